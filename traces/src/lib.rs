@@ -1,0 +1,33 @@
+//! # traces — numasim's trace records, formats and generators
+//!
+//! Turns bytes into a stream of [`Record`]s and back; knows nothing of the
+//! simulator and opens no files (callers hand it `Read`/`Write` objects).
+//!
+//! - [`record`]: the 32-byte record model (thread, kind, address, size,
+//!   optional PC, optional gap / absolute time).
+//! - Readers, all streaming with bounded memory: [`lackey`], [`csvfmt`],
+//!   [`din`], [`champsim`], [`native`]; [`format::open`] detects which.
+//! - Writers: [`native::NativeWriter`], [`csvfmt::CsvWriter`].
+//! - [`synth`]: seeded synthetic patterns.
+//! - [`readahead`]: decode on a second thread.
+//!
+//! Invariant: bad input never panics; every error names the line or byte
+//! offset, the record index and the problem ([`TraceError`]).
+
+pub mod champsim;
+pub mod csvfmt;
+pub mod din;
+pub mod error;
+pub mod format;
+pub mod synth;
+pub mod lackey;
+mod lines;
+pub mod native;
+pub mod readahead;
+pub mod record;
+pub mod source;
+
+pub use error::{Location, Problem, TraceError};
+pub use format::{Format, open};
+pub use record::{Kind, Record, Timing};
+pub use source::{BATCH, Fields, RecordSource, VecSource, collect_all};

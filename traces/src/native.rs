@@ -1,0 +1,661 @@
+//! The native numasim trace format (`.nst`, `.nst.zst`); spec in
+//! `docs/trace-format.md`.
+//!
+//! Layout: a 32-byte header plus a JSON metadata blob, then blocks of
+//! fixed-size little-endian records, each block with its own xxh3-64
+//! checksum and optionally zstd-compressed, then an end trailer that carries
+//! the total record count (so a file cut at a block boundary is still caught).
+//!
+//! Speed: records are 16 bytes (24/32 with the optional PC / time columns);
+//! decoding is a straight loop of unaligned little-endian loads with no
+//! branches beyond validation, done one [`BATCH`] at a time so the decoded
+//! batch stays in L2. Memory is bounded by one block.
+
+use std::io::{Read, Write};
+
+use xxhash_rust::xxh3::xxh3_64;
+
+use crate::error::{Problem, Result, TraceError};
+use crate::record::{FLAG_GAP, FLAG_MASK, FLAG_PC, FLAG_TIME, Kind, Record};
+use crate::source::{BATCH, Fields, RecordSource};
+
+/// File magic, 8 bytes.
+pub const MAGIC: &[u8; 8] = b"NUMASIMT";
+/// Current format version.
+pub const VERSION: u16 = 1;
+/// Header bytes before the metadata blob.
+pub const HEADER_BYTES: usize = 32;
+/// Block header bytes.
+pub const BLOCK_HEADER_BYTES: usize = 24;
+/// Tag of a data block.
+pub const BLOCK_TAG: &[u8; 4] = b"NSTB";
+/// Tag of the end trailer.
+pub const END_TAG: &[u8; 4] = b"NSTE";
+/// Default records per block (1 MiB of 16-byte records).
+pub const DEFAULT_BLOCK_RECORDS: u32 = 65536;
+/// Largest block a reader accepts (records).
+pub const MAX_BLOCK_RECORDS: u32 = 1 << 22;
+/// Largest metadata blob a reader accepts (bytes).
+pub const MAX_META: u32 = 1 << 20;
+
+const FIELD_PC: u32 = 1;
+const FIELD_TIME: u32 = 2;
+
+/// Block payload encoding.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Codec {
+    None = 0,
+    Zstd = 1,
+}
+
+/// Bytes per record for a field set.
+pub fn record_bytes(fields: Fields) -> usize {
+    16 + 8 * fields.pc as usize + 8 * fields.time as usize
+}
+
+fn field_bits(fields: Fields) -> u32 {
+    (fields.pc as u32 * FIELD_PC) | (fields.time as u32 * FIELD_TIME)
+}
+
+/// Header checksum: low 32 bits of xxh3-64 over header bytes 0..28 and the metadata.
+fn header_checksum(head: &[u8], meta: &[u8]) -> u32 {
+    let mut h = xxhash_rust::xxh3::Xxh3::new();
+    h.update(&head[..28]);
+    h.update(meta);
+    h.digest() as u32
+}
+
+/// Streaming native writer.
+pub struct NativeWriter<W: Write> {
+    out: W,
+    fields: Fields,
+    codec: Codec,
+    block_records: usize,
+    raw: Vec<u8>,
+    packed: Vec<u8>,
+    in_block: usize,
+    total: u64,
+    level: i32,
+}
+
+impl<W: Write> NativeWriter<W> {
+    /// Writes the header. `meta` is a JSON object describing the source.
+    pub fn new(mut out: W, fields: Fields, codec: Codec, meta: &serde_json::Value) -> std::io::Result<Self> {
+        let meta = serde_json::to_vec(meta).map_err(std::io::Error::other)?;
+        let rec_bytes = record_bytes(fields);
+        let block_records = DEFAULT_BLOCK_RECORDS as usize;
+        let mut head = [0u8; HEADER_BYTES];
+        head[0..8].copy_from_slice(MAGIC);
+        head[8..10].copy_from_slice(&VERSION.to_le_bytes());
+        head[10..12].copy_from_slice(&(rec_bytes as u16).to_le_bytes());
+        head[12..16].copy_from_slice(&field_bits(fields).to_le_bytes());
+        head[16] = codec as u8;
+        head[20..24].copy_from_slice(&(block_records as u32).to_le_bytes());
+        head[24..28].copy_from_slice(&(meta.len() as u32).to_le_bytes());
+        let ck = header_checksum(&head, &meta);
+        head[28..32].copy_from_slice(&ck.to_le_bytes());
+        out.write_all(&head)?;
+        out.write_all(&meta)?;
+        Ok(NativeWriter {
+            out,
+            fields,
+            codec,
+            block_records,
+            raw: Vec::with_capacity(block_records * rec_bytes),
+            packed: Vec::new(),
+            in_block: 0,
+            total: 0,
+            level: 3,
+        })
+    }
+
+    /// Appends one record.
+    #[inline]
+    pub fn write(&mut self, r: &Record) -> std::io::Result<()> {
+        if (r.flags & FLAG_PC != 0 && !self.fields.pc)
+            || (r.flags & (FLAG_GAP | FLAG_TIME) != 0 && !self.fields.time)
+        {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                format!(
+                    "record {} carries a column (pc or time) the output was not opened with",
+                    self.total
+                ),
+            ));
+        }
+        let mut b = [0u8; 32];
+        b[0..8].copy_from_slice(&r.addr.to_le_bytes());
+        b[8..12].copy_from_slice(&r.thread.to_le_bytes());
+        b[12..14].copy_from_slice(&r.size.to_le_bytes());
+        b[14] = r.kind as u8;
+        b[15] = r.flags;
+        let mut n = 16;
+        if self.fields.pc {
+            b[n..n + 8].copy_from_slice(&r.pc.to_le_bytes());
+            n += 8;
+        }
+        if self.fields.time {
+            b[n..n + 8].copy_from_slice(&r.time.to_le_bytes());
+            n += 8;
+        }
+        self.raw.extend_from_slice(&b[..n]);
+        self.in_block += 1;
+        self.total += 1;
+        if self.in_block == self.block_records {
+            self.flush_block()?;
+        }
+        Ok(())
+    }
+
+    fn write_block(&mut self, tag: &[u8; 4], n: u32, payload_is_packed: bool) -> std::io::Result<()> {
+        let payload: &[u8] = if payload_is_packed { &self.packed } else { &self.raw };
+        let mut h = [0u8; BLOCK_HEADER_BYTES];
+        h[0..4].copy_from_slice(tag);
+        h[4..8].copy_from_slice(&n.to_le_bytes());
+        h[8..12].copy_from_slice(&(payload.len() as u32).to_le_bytes());
+        h[16..24].copy_from_slice(&xxh3_64(payload).to_le_bytes());
+        self.out.write_all(&h)?;
+        self.out.write_all(payload)
+    }
+
+    fn flush_block(&mut self) -> std::io::Result<()> {
+        if self.in_block == 0 {
+            return Ok(());
+        }
+        let n = self.in_block as u32;
+        match self.codec {
+            Codec::None => self.write_block(BLOCK_TAG, n, false)?,
+            Codec::Zstd => {
+                self.packed = zstd::bulk::compress(&self.raw, self.level)?;
+                self.write_block(BLOCK_TAG, n, true)?;
+            }
+        }
+        self.raw.clear();
+        self.in_block = 0;
+        Ok(())
+    }
+
+    /// Writes the last block and the trailer, flushes, returns the inner writer.
+    pub fn finish(mut self) -> std::io::Result<W> {
+        self.flush_block()?;
+        self.raw.clear();
+        self.raw.extend_from_slice(&self.total.to_le_bytes());
+        self.write_block(END_TAG, 0, false)?;
+        self.out.flush()?;
+        Ok(self.out)
+    }
+}
+
+/// Streaming native reader.
+pub struct NativeReader<R> {
+    inner: R,
+    fields: Fields,
+    codec: Codec,
+    rec_bytes: usize,
+    block_records: u32,
+    meta: serde_json::Value,
+    /// Decoded (raw) payload of the current block and the next record in it.
+    raw: Vec<u8>,
+    packed: Vec<u8>,
+    block_n: usize,
+    block_pos: usize,
+    /// File offset of the current block's payload, and the block's index.
+    block_offset: u64,
+    block_index: u64,
+    offset: u64,
+    records: u64,
+    done: bool,
+    dctx: Option<zstd::bulk::Decompressor<'static>>,
+}
+
+fn read_exact_or_eof<R: Read>(r: &mut R, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut got = 0;
+    while got < buf.len() {
+        match r.read(&mut buf[got..]) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(got)
+}
+
+impl<R: Read + Send> NativeReader<R> {
+    /// Reads and checks the header.
+    pub fn new(mut inner: R) -> Result<Self> {
+        let err = |offset: u64, p: Problem| TraceError::at_offset(offset, 0, p);
+        let mut head = [0u8; HEADER_BYTES];
+        let got = read_exact_or_eof(&mut inner, &mut head).map_err(|e| err(0, Problem::Io(e)))?;
+        if got == 0 {
+            return Err(err(0, Problem::Empty));
+        }
+        if got < 8 || &head[0..8] != MAGIC {
+            return Err(err(
+                0,
+                Problem::BadMagic {
+                    format: "numasim native trace",
+                    found: String::from_utf8_lossy(&head[..got.min(8)]).into_owned(),
+                },
+            ));
+        }
+        if got < HEADER_BYTES {
+            return Err(err(
+                got as u64,
+                Problem::Truncated(format!("header has {got} of {HEADER_BYTES} bytes")),
+            ));
+        }
+        let version = u16::from_le_bytes([head[8], head[9]]);
+        if version > VERSION {
+            return Err(err(
+                8,
+                Problem::FutureVersion {
+                    found: version as u32,
+                    supported: VERSION as u32,
+                },
+            ));
+        }
+        if version == 0 {
+            return Err(err(8, Problem::Invalid("format version 0 does not exist".into())));
+        }
+        let rec_bytes = u16::from_le_bytes([head[10], head[11]]) as usize;
+        let bits = u32::from_le_bytes(head[12..16].try_into().expect("4 bytes"));
+        if bits & !(FIELD_PC | FIELD_TIME) != 0 {
+            return Err(err(12, Problem::Invalid(format!("unknown field bits {bits:#x}"))));
+        }
+        let fields = Fields {
+            pc: bits & FIELD_PC != 0,
+            time: bits & FIELD_TIME != 0,
+        };
+        if rec_bytes != record_bytes(fields) {
+            return Err(err(
+                10,
+                Problem::Invalid(format!(
+                    "record size {rec_bytes} does not match the field set (expected {})",
+                    record_bytes(fields)
+                )),
+            ));
+        }
+        let codec = match head[16] {
+            0 => Codec::None,
+            1 => Codec::Zstd,
+            c => return Err(err(16, Problem::Invalid(format!("unknown codec {c}")))),
+        };
+        let block_records = u32::from_le_bytes(head[20..24].try_into().expect("4 bytes"));
+        if block_records == 0 || block_records > MAX_BLOCK_RECORDS {
+            return Err(err(
+                20,
+                Problem::Invalid(format!("records per block {block_records} out of range")),
+            ));
+        }
+        let meta_len = u32::from_le_bytes(head[24..28].try_into().expect("4 bytes"));
+        if meta_len > MAX_META {
+            return Err(err(24, Problem::Invalid(format!("metadata length {meta_len} too large"))));
+        }
+        let mut meta = vec![0u8; meta_len as usize];
+        let got = read_exact_or_eof(&mut inner, &mut meta)
+            .map_err(|e| err(HEADER_BYTES as u64, Problem::Io(e)))?;
+        if got < meta.len() {
+            return Err(err(
+                (HEADER_BYTES + got) as u64,
+                Problem::Truncated(format!("metadata has {got} of {meta_len} bytes")),
+            ));
+        }
+        let stored = u32::from_le_bytes(head[28..32].try_into().expect("4 bytes"));
+        let computed = header_checksum(&head, &meta);
+        if stored != computed {
+            return Err(err(
+                28,
+                Problem::Invalid(format!(
+                    "header checksum mismatch: stored {stored:#010x}, computed {computed:#010x}"
+                )),
+            ));
+        }
+        let meta_json = if meta.is_empty() {
+            serde_json::Value::Null
+        } else {
+            serde_json::from_slice(&meta).map_err(|e| {
+                err(HEADER_BYTES as u64, Problem::Invalid(format!("metadata is not JSON: {e}")))
+            })?
+        };
+        Ok(NativeReader {
+            inner,
+            fields,
+            codec,
+            rec_bytes,
+            block_records,
+            meta: meta_json,
+            raw: Vec::new(),
+            packed: Vec::new(),
+            block_n: 0,
+            block_pos: 0,
+            block_offset: 0,
+            block_index: 0,
+            offset: (HEADER_BYTES + meta.len()) as u64,
+            records: 0,
+            done: false,
+            dctx: None,
+        })
+    }
+
+    /// The metadata blob written with the trace.
+    pub fn meta(&self) -> &serde_json::Value {
+        &self.meta
+    }
+
+    /// Reads the next block; returns false at the trailer.
+    fn next_block(&mut self) -> Result<bool> {
+        let at = self.offset;
+        let mut h = [0u8; BLOCK_HEADER_BYTES];
+        let got = read_exact_or_eof(&mut self.inner, &mut h)
+            .map_err(|e| TraceError::at_offset(at, self.records, Problem::Io(e)))?;
+        if got < BLOCK_HEADER_BYTES {
+            return Err(TraceError::at_offset(
+                at,
+                self.records,
+                Problem::Truncated(if got == 0 {
+                    "file ends without the end-of-trace trailer".into()
+                } else {
+                    format!("block header has {got} of {BLOCK_HEADER_BYTES} bytes")
+                }),
+            ));
+        }
+        let tag: &[u8; 4] = h[0..4].try_into().expect("4 bytes");
+        let n = u32::from_le_bytes(h[4..8].try_into().expect("4 bytes"));
+        let stored_len = u32::from_le_bytes(h[8..12].try_into().expect("4 bytes")) as usize;
+        let checksum = u64::from_le_bytes(h[16..24].try_into().expect("8 bytes"));
+        let invalid = |p: String| TraceError::at_offset(at, self.records, Problem::Invalid(p));
+        let is_end = tag == END_TAG;
+        if !is_end && tag != BLOCK_TAG {
+            return Err(invalid(format!(
+                "block {}: bad block tag {:?}",
+                self.block_index,
+                String::from_utf8_lossy(tag)
+            )));
+        }
+        let raw_len = n as usize * self.rec_bytes;
+        if is_end {
+            if n != 0 || stored_len != 8 {
+                return Err(invalid("malformed end-of-trace trailer".into()));
+            }
+        } else if n == 0 || n > self.block_records {
+            return Err(invalid(format!(
+                "block {}: record count {n} out of range 1..={}",
+                self.block_index, self.block_records
+            )));
+        } else if self.codec == Codec::None && stored_len != raw_len {
+            return Err(invalid(format!(
+                "block {}: payload length {stored_len} != {n} records × {} bytes",
+                self.block_index, self.rec_bytes
+            )));
+        } else if stored_len > raw_len + raw_len / 8 + 1024 {
+            return Err(invalid(format!(
+                "block {}: payload length {stored_len} too large",
+                self.block_index
+            )));
+        }
+        let payload_at = at + BLOCK_HEADER_BYTES as u64;
+        let buf = if self.codec == Codec::None || is_end {
+            &mut self.raw
+        } else {
+            &mut self.packed
+        };
+        buf.resize(stored_len, 0);
+        let got = read_exact_or_eof(&mut self.inner, buf)
+            .map_err(|e| TraceError::at_offset(payload_at, self.records, Problem::Io(e)))?;
+        if got < stored_len {
+            return Err(TraceError::at_offset(
+                payload_at + got as u64,
+                self.records,
+                Problem::Truncated(format!(
+                    "block {} has {got} of {stored_len} payload bytes",
+                    self.block_index
+                )),
+            ));
+        }
+        let computed = xxh3_64(buf);
+        if computed != checksum {
+            return Err(TraceError::at_offset(
+                payload_at,
+                self.records,
+                Problem::Checksum {
+                    block: self.block_index,
+                    stored: checksum,
+                    computed,
+                },
+            ));
+        }
+        self.offset = payload_at + stored_len as u64;
+        if is_end {
+            let total = u64::from_le_bytes(self.raw[0..8].try_into().expect("8 bytes"));
+            if total != self.records {
+                return Err(TraceError::at_offset(
+                    at,
+                    self.records,
+                    Problem::Invalid(format!(
+                        "trailer says {total} records, the blocks hold {}",
+                        self.records
+                    )),
+                ));
+            }
+            return Ok(false);
+        }
+        if self.codec == Codec::Zstd {
+            self.raw.resize(raw_len, 0);
+            let dctx = match &mut self.dctx {
+                Some(d) => d,
+                None => self.dctx.insert(zstd::bulk::Decompressor::new().map_err(|e| {
+                    TraceError::at_offset(at, self.records, Problem::Io(e))
+                })?),
+            };
+            let out = dctx.decompress_to_buffer(&self.packed, &mut self.raw[..]);
+            match out {
+                Ok(len) if len == raw_len => {}
+                Ok(len) => {
+                    return Err(invalid(format!(
+                        "block {}: decompressed to {len} bytes, expected {raw_len}",
+                        self.block_index
+                    )));
+                }
+                Err(e) => {
+                    return Err(invalid(format!(
+                        "block {}: zstd decompression failed: {e}",
+                        self.block_index
+                    )));
+                }
+            }
+        }
+        self.block_offset = payload_at;
+        self.block_n = n as usize;
+        self.block_pos = 0;
+        self.block_index += 1;
+        Ok(true)
+    }
+
+    /// Decodes records `[block_pos, block_pos + take)` of the current block.
+    #[inline]
+    fn decode<const PC: bool, const TIME: bool>(&mut self, take: usize, out: &mut Vec<Record>) -> Result<()> {
+        let rb = self.rec_bytes;
+        let bytes = &self.raw[self.block_pos * rb..(self.block_pos + take) * rb];
+        out.reserve(take);
+        for (i, c) in bytes.chunks_exact(rb).enumerate() {
+            let addr = u64::from_le_bytes(c[0..8].try_into().expect("8"));
+            let thread = u32::from_le_bytes(c[8..12].try_into().expect("4"));
+            let size = u16::from_le_bytes(c[12..14].try_into().expect("2"));
+            let code = c[14];
+            let flags = c[15];
+            let mut o = 16;
+            let pc = if PC {
+                o += 8;
+                u64::from_le_bytes(c[16..24].try_into().expect("8"))
+            } else {
+                0
+            };
+            let time = if TIME {
+                u64::from_le_bytes(c[o..o + 8].try_into().expect("8"))
+            } else {
+                0
+            };
+            let kind = Kind::from_code(code);
+            let flags_ok = flags & !FLAG_MASK == 0
+                && (PC || flags & FLAG_PC == 0)
+                && (TIME || flags & (FLAG_GAP | FLAG_TIME) == 0)
+                && flags & (FLAG_GAP | FLAG_TIME) != (FLAG_GAP | FLAG_TIME);
+            match kind {
+                Some(kind) if size != 0 && flags_ok => out.push(Record {
+                    addr,
+                    pc,
+                    time,
+                    thread,
+                    size,
+                    kind,
+                    flags,
+                }),
+                _ => {
+                    let idx = self.block_pos + i;
+                    let problem = if kind.is_none() {
+                        Problem::UnknownOp(format!("kind code {code}"))
+                    } else if size == 0 {
+                        Problem::ZeroSize
+                    } else {
+                        Problem::Invalid(format!("bad record flags {flags:#04x}"))
+                    };
+                    let offset = if self.codec == Codec::None {
+                        self.block_offset + (idx * rb) as u64
+                    } else {
+                        // Inside a compressed block: name the block's offset.
+                        self.block_offset
+                    };
+                    return Err(TraceError::at_offset(offset, self.records + i as u64, problem));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl<R: Read + Send> RecordSource for NativeReader<R> {
+    fn fill(&mut self, out: &mut Vec<Record>) -> Result<usize> {
+        if self.done {
+            return Ok(0);
+        }
+        if self.block_pos == self.block_n && !self.next_block()? {
+            self.done = true;
+            return Ok(0);
+        }
+        let take = (self.block_n - self.block_pos).min(BATCH);
+        match (self.fields.pc, self.fields.time) {
+            (false, false) => self.decode::<false, false>(take, out)?,
+            (true, false) => self.decode::<true, false>(take, out)?,
+            (false, true) => self.decode::<false, true>(take, out)?,
+            (true, true) => self.decode::<true, true>(take, out)?,
+        }
+        self.block_pos += take;
+        self.records += take as u64;
+        Ok(take)
+    }
+
+    fn fields(&self) -> Fields {
+        self.fields
+    }
+
+    fn format_name(&self) -> &'static str {
+        "native"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::source::collect_all;
+
+    fn sample(n: usize) -> Vec<Record> {
+        (0..n)
+            .map(|i| {
+                let k = Kind::ALL[i % 4];
+                let r = Record::access((i % 3) as u32, k, (i as u64) * 40 + 7, 1 + (i % 64) as u16);
+                match i % 5 {
+                    0 => r.with_pc(0x400000 + i as u64),
+                    1 => r.with_gap(i as u64),
+                    2 => r.with_time(i as u64 * 3).with_pc(9),
+                    _ => r,
+                }
+            })
+            .collect()
+    }
+
+    fn write(recs: &[Record], fields: Fields, codec: Codec) -> Vec<u8> {
+        let mut w = NativeWriter::new(Vec::new(), fields, codec, &serde_json::json!({"t": 1})).unwrap();
+        for r in recs {
+            w.write(r).unwrap();
+        }
+        w.finish().unwrap()
+    }
+
+    #[test]
+    fn round_trip_all_layouts_and_codecs() {
+        let all = sample(200_000);
+        let plain: Vec<Record> = all.iter().map(|r| Record::access(r.thread, r.kind, r.addr, r.size)).collect();
+        for codec in [Codec::None, Codec::Zstd] {
+            let f = Fields { pc: true, time: true };
+            let bytes = write(&all, f, codec);
+            let mut rd = NativeReader::new(&bytes[..]).unwrap();
+            assert_eq!(rd.meta()["t"], 1);
+            assert_eq!(collect_all(&mut rd).unwrap(), all);
+            let bytes = write(&plain, Fields::default(), codec);
+            assert_eq!(collect_all(&mut NativeReader::new(&bytes[..]).unwrap()).unwrap(), plain);
+        }
+        // 16-byte records for the plain layout.
+        let bytes = write(&plain[..10], Fields::default(), Codec::None);
+        assert_eq!(bytes.len(), HEADER_BYTES + 7 + BLOCK_HEADER_BYTES + 160 + BLOCK_HEADER_BYTES + 8);
+    }
+
+    #[test]
+    fn corruption_is_detected() {
+        let recs = sample(1000);
+        let f = Fields { pc: true, time: true };
+        let bytes = write(&recs, f, Codec::None);
+        let meta_len = 7; // {"t":1}
+        let payload = HEADER_BYTES + meta_len + BLOCK_HEADER_BYTES;
+        // Flipped byte in a block payload.
+        let mut b = bytes.clone();
+        b[payload + 100] ^= 0x40;
+        let e = collect_all(&mut NativeReader::new(&b[..]).unwrap()).unwrap_err();
+        assert!(matches!(e.problem, Problem::Checksum { block: 0, .. }), "{e}");
+        assert_eq!(e.location, crate::error::Location::Offset { offset: payload as u64, record: 0 });
+        // Truncated mid-block.
+        let e = collect_all(&mut NativeReader::new(&bytes[..payload + 50]).unwrap()).unwrap_err();
+        assert!(matches!(e.problem, Problem::Truncated(_)), "{e}");
+        // Truncated exactly before the trailer.
+        let cut = bytes.len() - BLOCK_HEADER_BYTES - 8;
+        let e = collect_all(&mut NativeReader::new(&bytes[..cut]).unwrap()).unwrap_err();
+        assert!(e.to_string().contains("without the end-of-trace trailer"), "{e}");
+        // Future version.
+        let mut b = bytes.clone();
+        b[8] = 9;
+        let e = NativeReader::new(&b[..]).err().unwrap();
+        assert!(matches!(e.problem, Problem::FutureVersion { found: 9, supported: 1 }), "{e}");
+        // Wrong magic, empty.
+        let e = NativeReader::new(&b"NOTATRACE-------------------------------"[..]).err().unwrap();
+        assert!(matches!(e.problem, Problem::BadMagic { .. }), "{e}");
+        let e = NativeReader::new(&b""[..]).err().unwrap();
+        assert!(matches!(e.problem, Problem::Empty), "{e}");
+    }
+
+    #[test]
+    fn invalid_record_names_its_index_and_offset() {
+        let recs = sample(10);
+        let bytes = write(&recs, Fields { pc: true, time: true }, Codec::None);
+        let mut b = bytes.clone();
+        let payload = HEADER_BYTES + 7 + BLOCK_HEADER_BYTES;
+        // Record 4's kind byte := 9, then fix the block checksum so only the record is wrong.
+        b[payload + 4 * 32 + 14] = 9;
+        let ck = xxh3_64(&b[payload..payload + 320]);
+        b[payload - 8..payload].copy_from_slice(&ck.to_le_bytes());
+        let e = collect_all(&mut NativeReader::new(&b[..]).unwrap()).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            format!("byte offset {}, record 4: unknown op \"kind code 9\"", payload + 128)
+        );
+    }
+}
