@@ -1,0 +1,423 @@
+//! General set-associative caches: replacement policies, write-back, dirty state.
+//!
+//! Used by the timing model and the `--replacement` replay mode (the
+//! cachegrind mode has its own MRU-list store in [`crate::cachegrind`]).
+//!
+//! Layout: `tags` is a flat array, `assoc` ways per set, [`INVALID`] for an
+//! empty way; `dirty` is one bit mask per set (hence assoc ≤ 64). Policy
+//! state is a flat array too: an LRU stamp per way, an RRPV per way (SRRIP),
+//! a tree-PLRU bit mask per set, or one xorshift state (random). Empty ways
+//! are always filled first, lowest index first, under every policy.
+
+use serde::{Deserialize, Serialize};
+
+use crate::geometry::Geometry;
+
+/// Tag value of an empty way.
+pub const INVALID: u64 = u64::MAX;
+
+/// Replacement policy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Replacement {
+    /// True least-recently-used.
+    Lru,
+    /// Tree pseudo-LRU (associativity must be a power of two).
+    Plru,
+    /// Static re-reference interval prediction, 2-bit RRPV, insert at 2
+    /// (Jaleel et al., ISCA 2010, SRRIP-HP).
+    Srrip,
+    /// Uniformly random victim from a seeded xorshift64* stream.
+    Random,
+}
+
+impl Replacement {
+    /// Names accepted on the command line.
+    pub const NAMES: [(&'static str, Replacement); 4] = [
+        ("lru", Replacement::Lru),
+        ("plru", Replacement::Plru),
+        ("srrip", Replacement::Srrip),
+        ("random", Replacement::Random),
+    ];
+
+    pub fn from_name(s: &str) -> Option<Replacement> {
+        Replacement::NAMES.iter().find(|(n, _)| *n == s).map(|(_, r)| *r)
+    }
+}
+
+/// A line pushed out of the cache.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Evicted {
+    /// Block number (address >> log2(line)).
+    pub block: u64,
+    /// The line was modified and must be written back.
+    pub dirty: bool,
+}
+
+/// Result of an access.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Lookup {
+    Hit,
+    /// Missed and was allocated; what it displaced, if anything.
+    Miss(Option<Evicted>),
+}
+
+impl Lookup {
+    #[inline]
+    pub fn is_miss(self) -> bool {
+        matches!(self, Lookup::Miss(_))
+    }
+}
+
+const RRPV_MAX: u8 = 3;
+const RRPV_INSERT: u8 = 2;
+
+/// One set-associative cache.
+#[derive(Clone, Debug)]
+pub struct Cache {
+    geometry: Geometry,
+    policy: Replacement,
+    assoc: usize,
+    set_mask: u64,
+    tags: Vec<u64>,
+    dirty: Vec<u64>,
+    stamps: Vec<u64>,
+    rrpv: Vec<u8>,
+    plru: Vec<u64>,
+    clock: u64,
+    rng: u64,
+}
+
+impl Cache {
+    /// An empty cache. `seed` only matters for [`Replacement::Random`].
+    /// Panics if `policy` is PLRU and the associativity is not a power of two;
+    /// check with [`Cache::check`] first.
+    pub fn new(geometry: Geometry, policy: Replacement, seed: u64) -> Cache {
+        let sets = geometry.sets() as usize;
+        let assoc = geometry.assoc as usize;
+        let ways = sets * assoc;
+        Cache {
+            geometry,
+            policy,
+            assoc,
+            set_mask: sets as u64 - 1,
+            tags: vec![INVALID; ways],
+            dirty: vec![0; sets],
+            stamps: if policy == Replacement::Lru { vec![0; ways] } else { Vec::new() },
+            rrpv: if policy == Replacement::Srrip { vec![RRPV_MAX; ways] } else { Vec::new() },
+            plru: if policy == Replacement::Plru { vec![0; sets] } else { Vec::new() },
+            clock: 0,
+            // xorshift state must be non-zero.
+            rng: seed ^ 0x9E37_79B9_7F4A_7C15 | 1,
+        }
+    }
+
+    /// Whether `policy` can run on `geometry`.
+    pub fn check(geometry: &Geometry, policy: Replacement) -> Result<(), String> {
+        if policy == Replacement::Plru && !geometry.assoc.is_power_of_two() {
+            return Err(format!(
+                "tree-PLRU needs a power-of-two associativity, {geometry} has {}",
+                geometry.assoc
+            ));
+        }
+        Ok(())
+    }
+
+    pub fn geometry(&self) -> &Geometry {
+        &self.geometry
+    }
+
+    /// Block number of an address.
+    #[inline]
+    pub fn block_of(&self, addr: u64) -> u64 {
+        addr >> self.geometry.line_bits()
+    }
+
+    #[inline]
+    fn set_base(&self, block: u64) -> usize {
+        (block & self.set_mask) as usize * self.assoc
+    }
+
+    #[inline]
+    fn find(&self, base: usize, block: u64) -> Option<usize> {
+        self.tags[base..base + self.assoc].iter().position(|&t| t == block)
+    }
+
+    /// True if the block is resident (no state change).
+    #[inline]
+    pub fn contains(&self, block: u64) -> bool {
+        self.find(self.set_base(block), block).is_some()
+    }
+
+    /// True if the block is resident and dirty.
+    pub fn is_dirty(&self, block: u64) -> bool {
+        let base = self.set_base(block);
+        self.find(base, block)
+            .is_some_and(|w| self.dirty[base / self.assoc] >> w & 1 == 1)
+    }
+
+    #[inline]
+    fn touch(&mut self, base: usize, way: usize, fill: bool) {
+        match self.policy {
+            Replacement::Lru => {
+                self.clock += 1;
+                self.stamps[base + way] = self.clock;
+            }
+            Replacement::Srrip => {
+                self.rrpv[base + way] = if fill { RRPV_INSERT } else { 0 };
+            }
+            Replacement::Plru => {
+                let set = base / self.assoc;
+                let levels = self.assoc.trailing_zeros();
+                let mut node = 1usize;
+                let mut bits = self.plru[set];
+                for level in (0..levels).rev() {
+                    let dir = (way >> level) & 1;
+                    // Point the node away from the way just used.
+                    if dir == 1 {
+                        bits &= !(1 << node);
+                    } else {
+                        bits |= 1 << node;
+                    }
+                    node = node * 2 + dir;
+                }
+                self.plru[set] = bits;
+            }
+            Replacement::Random => {}
+        }
+    }
+
+    #[inline]
+    fn victim(&mut self, base: usize) -> usize {
+        if let Some(w) = self.tags[base..base + self.assoc].iter().position(|&t| t == INVALID) {
+            return w;
+        }
+        match self.policy {
+            Replacement::Lru => {
+                let s = &self.stamps[base..base + self.assoc];
+                let mut best = 0;
+                for w in 1..s.len() {
+                    if s[w] < s[best] {
+                        best = w;
+                    }
+                }
+                best
+            }
+            Replacement::Srrip => loop {
+                let r = &mut self.rrpv[base..base + self.assoc];
+                if let Some(w) = r.iter().position(|&v| v == RRPV_MAX) {
+                    return w;
+                }
+                for v in r.iter_mut() {
+                    *v += 1;
+                }
+            },
+            Replacement::Plru => {
+                let bits = self.plru[base / self.assoc];
+                let mut node = 1usize;
+                let mut way = 0usize;
+                for _ in 0..self.assoc.trailing_zeros() {
+                    let dir = (bits >> node & 1) as usize;
+                    way = way * 2 + dir;
+                    node = node * 2 + dir;
+                }
+                way
+            }
+            Replacement::Random => {
+                // xorshift64*
+                let mut x = self.rng;
+                x ^= x >> 12;
+                x ^= x << 25;
+                x ^= x >> 27;
+                self.rng = x;
+                (x.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 32) as usize % self.assoc
+            }
+        }
+    }
+
+    /// Places `block` in `base`'s set, returning what it displaced.
+    #[inline]
+    fn allocate(&mut self, base: usize, block: u64, dirty: bool) -> Option<Evicted> {
+        let way = self.victim(base);
+        let set = base / self.assoc;
+        let old = self.tags[base + way];
+        let evicted = (old != INVALID).then(|| Evicted {
+            block: old,
+            dirty: self.dirty[set] >> way & 1 == 1,
+        });
+        self.tags[base + way] = block;
+        if dirty {
+            self.dirty[set] |= 1 << way;
+        } else {
+            self.dirty[set] &= !(1 << way);
+        }
+        self.touch(base, way, true);
+        evicted
+    }
+
+    /// Demand access to a block: a hit updates recency (and sets dirty on a
+    /// write); a miss allocates (write-allocate) and reports the victim.
+    #[inline]
+    pub fn access(&mut self, block: u64, write: bool) -> Lookup {
+        let base = self.set_base(block);
+        match self.find(base, block) {
+            Some(way) => {
+                if write {
+                    self.dirty[base / self.assoc] |= 1 << way;
+                }
+                self.touch(base, way, false);
+                Lookup::Hit
+            }
+            None => Lookup::Miss(self.allocate(base, block, write)),
+        }
+    }
+
+    /// Inserts a block that is not resident (a fill from below, a prefetch,
+    /// a write-back from above); a resident block only gets `dirty` or-ed in.
+    pub fn fill(&mut self, block: u64, dirty: bool) -> Option<Evicted> {
+        let base = self.set_base(block);
+        match self.find(base, block) {
+            Some(way) => {
+                if dirty {
+                    self.dirty[base / self.assoc] |= 1 << way;
+                }
+                None
+            }
+            None => self.allocate(base, block, dirty),
+        }
+    }
+
+    /// Removes a block (coherence invalidation); returns whether it was dirty,
+    /// `None` if it was not resident.
+    pub fn invalidate(&mut self, block: u64) -> Option<bool> {
+        let base = self.set_base(block);
+        let way = self.find(base, block)?;
+        let set = base / self.assoc;
+        let was_dirty = self.dirty[set] >> way & 1 == 1;
+        self.dirty[set] &= !(1 << way);
+        self.tags[base + way] = INVALID;
+        if self.policy == Replacement::Srrip {
+            self.rrpv[base + way] = RRPV_MAX;
+        }
+        Some(was_dirty)
+    }
+
+    /// Clears a resident block's dirty bit (after a write-back or a downgrade
+    /// to shared); returns whether it was dirty.
+    pub fn clean(&mut self, block: u64) -> bool {
+        let base = self.set_base(block);
+        match self.find(base, block) {
+            Some(way) => {
+                let set = base / self.assoc;
+                let was = self.dirty[set] >> way & 1 == 1;
+                self.dirty[set] &= !(1 << way);
+                was
+            }
+            None => false,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cachegrind::LruSets;
+
+    fn one_set(assoc: u32, policy: Replacement) -> Cache {
+        Cache::new(Geometry::new(64 * assoc as u64, assoc, 64).unwrap(), policy, 7)
+    }
+
+    fn misses(c: &mut Cache, seq: &[u64]) -> Vec<bool> {
+        seq.iter().map(|&b| c.access(b, false).is_miss()).collect()
+    }
+
+    #[test]
+    fn lru_matches_cachegrind_mru_list_on_random_streams() {
+        // Two independent LRU implementations (timestamps vs MRU list) must agree.
+        let g = Geometry::new(8192, 4, 64).unwrap();
+        let mut a = Cache::new(g, Replacement::Lru, 0);
+        let mut b = LruSets::new(&g);
+        let mut x: u64 = 12345;
+        for _ in 0..200_000 {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let block = 1 + (x >> 33) % 700; // never block 0 (cachegrind's zero tags)
+            assert_eq!(a.access(block, false).is_miss(), b.set_ref(block));
+        }
+    }
+
+    #[test]
+    fn plru_hand_sequence_differs_from_lru() {
+        // A B C D fill ways 0..3; A hits; E misses. Tree-PLRU: after touching
+        // way 3 the root points left and node 2 points to way 0, A's hit flips
+        // the root right and node 3 points at way 2 (C), so E evicts C — where
+        // LRU would evict B.
+        let (a, b, c, d, e) = (1, 2, 3, 4, 5);
+        let mut p = one_set(4, Replacement::Plru);
+        assert_eq!(misses(&mut p, &[a, b, c, d, a, e]), [true, true, true, true, false, true]);
+        assert!(p.contains(b) && !p.contains(c));
+        let mut l = one_set(4, Replacement::Lru);
+        misses(&mut l, &[a, b, c, d, a, e]);
+        assert!(!l.contains(b) && l.contains(c));
+    }
+
+    #[test]
+    fn srrip_hand_sequence() {
+        // Fill A B C D at RRPV 2; A hits → 0. E: no RRPV 3, age all (A1 B3 C3 D3),
+        // evict B (first at 3), E inserted at 2. F: evict C. A survives both.
+        let (a, b, c, d, e, f) = (1, 2, 3, 4, 5, 6);
+        let mut s = one_set(4, Replacement::Srrip);
+        misses(&mut s, &[a, b, c, d, a, e]);
+        assert!(!s.contains(b) && s.contains(c));
+        misses(&mut s, &[f]);
+        assert!(!s.contains(c) && s.contains(a) && s.contains(d) && s.contains(e));
+    }
+
+    #[test]
+    fn srrip_resists_a_scan_that_flushes_lru() {
+        // A hot block re-used between single-use scan blocks survives under
+        // SRRIP (scan blocks insert at RRPV 2, the hot one sits at 0).
+        let mut s = one_set(4, Replacement::Srrip);
+        let mut hot_misses = 0;
+        for i in 0..1000u64 {
+            if s.access(1, false).is_miss() {
+                hot_misses += 1;
+            }
+            for j in 0..3 {
+                s.access(100 + 3 * i + j, false);
+            }
+        }
+        assert_eq!(hot_misses, 1);
+    }
+
+    #[test]
+    fn random_is_seeded_and_fills_empty_ways_first() {
+        let seq: Vec<u64> = (0..5000).map(|i| (i * 7919) % 37 + 1).collect();
+        let mut r1 = one_set(8, Replacement::Random);
+        let mut r2 = one_set(8, Replacement::Random);
+        assert_eq!(misses(&mut r1, &seq), misses(&mut r2, &seq));
+        let mut r = one_set(8, Replacement::Random);
+        assert!(misses(&mut r, &[1, 2, 3, 4, 5, 6, 7, 8, 1, 2, 3, 4, 5, 6, 7, 8]).iter().skip(8).all(|m| !m));
+    }
+
+    #[test]
+    fn write_back_reports_dirty_victims() {
+        let mut c = one_set(2, Replacement::Lru);
+        assert_eq!(c.access(1, true), Lookup::Miss(None));
+        assert_eq!(c.access(2, false), Lookup::Miss(None));
+        assert_eq!(c.access(3, false), Lookup::Miss(Some(Evicted { block: 1, dirty: true })));
+        assert_eq!(c.access(4, false), Lookup::Miss(Some(Evicted { block: 2, dirty: false })));
+        assert_eq!(c.access(4, true), Lookup::Hit);
+        assert!(c.is_dirty(4));
+        assert_eq!(c.invalidate(4), Some(true));
+        assert_eq!(c.invalidate(4), None);
+        assert_eq!(c.fill(9, true), None, "the invalidated way is reused");
+        assert!(c.clean(9) && !c.is_dirty(9));
+    }
+
+    #[test]
+    fn plru_rejects_non_power_of_two_ways() {
+        let g = Geometry::new(12 * 64 * 4, 12, 64).unwrap();
+        assert!(Cache::check(&g, Replacement::Plru).is_err());
+        assert!(Cache::check(&g, Replacement::Lru).is_ok());
+    }
+}
