@@ -41,7 +41,10 @@ impl Replacement {
     ];
 
     pub fn from_name(s: &str) -> Option<Replacement> {
-        Replacement::NAMES.iter().find(|(n, _)| *n == s).map(|(_, r)| *r)
+        Replacement::NAMES
+            .iter()
+            .find(|(n, _)| *n == s)
+            .map(|(_, r)| *r)
     }
 }
 
@@ -103,9 +106,21 @@ impl Cache {
             set_mask: sets as u64 - 1,
             tags: vec![INVALID; ways],
             dirty: vec![0; sets],
-            stamps: if policy == Replacement::Lru { vec![0; ways] } else { Vec::new() },
-            rrpv: if policy == Replacement::Srrip { vec![RRPV_MAX; ways] } else { Vec::new() },
-            plru: if policy == Replacement::Plru { vec![0; sets] } else { Vec::new() },
+            stamps: if policy == Replacement::Lru {
+                vec![0; ways]
+            } else {
+                Vec::new()
+            },
+            rrpv: if policy == Replacement::Srrip {
+                vec![RRPV_MAX; ways]
+            } else {
+                Vec::new()
+            },
+            plru: if policy == Replacement::Plru {
+                vec![0; sets]
+            } else {
+                Vec::new()
+            },
             clock: 0,
             // xorshift state must be non-zero.
             rng: seed ^ 0x9E37_79B9_7F4A_7C15 | 1,
@@ -140,7 +155,9 @@ impl Cache {
 
     #[inline]
     fn find(&self, base: usize, block: u64) -> Option<usize> {
-        self.tags[base..base + self.assoc].iter().position(|&t| t == block)
+        self.tags[base..base + self.assoc]
+            .iter()
+            .position(|&t| t == block)
     }
 
     /// True if the block is resident (no state change).
@@ -189,7 +206,10 @@ impl Cache {
 
     #[inline]
     fn victim(&mut self, base: usize) -> usize {
-        if let Some(w) = self.tags[base..base + self.assoc].iter().position(|&t| t == INVALID) {
+        if let Some(w) = self.tags[base..base + self.assoc]
+            .iter()
+            .position(|&t| t == INVALID)
+        {
             return w;
         }
         match self.policy {
@@ -324,7 +344,11 @@ mod tests {
     use crate::cachegrind::LruSets;
 
     fn one_set(assoc: u32, policy: Replacement) -> Cache {
-        Cache::new(Geometry::new(64 * assoc as u64, assoc, 64).unwrap(), policy, 7)
+        Cache::new(
+            Geometry::new(64 * assoc as u64, assoc, 64).unwrap(),
+            policy,
+            7,
+        )
     }
 
     fn misses(c: &mut Cache, seq: &[u64]) -> Vec<bool> {
@@ -339,7 +363,9 @@ mod tests {
         let mut b = LruSets::new(&g);
         let mut x: u64 = 12345;
         for _ in 0..200_000 {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             let block = 1 + (x >> 33) % 700; // never block 0 (cachegrind's zero tags)
             assert_eq!(a.access(block, false).is_miss(), b.set_ref(block));
         }
@@ -353,7 +379,10 @@ mod tests {
         // LRU would evict B.
         let (a, b, c, d, e) = (1, 2, 3, 4, 5);
         let mut p = one_set(4, Replacement::Plru);
-        assert_eq!(misses(&mut p, &[a, b, c, d, a, e]), [true, true, true, true, false, true]);
+        assert_eq!(
+            misses(&mut p, &[a, b, c, d, a, e]),
+            [true, true, true, true, false, true]
+        );
         assert!(p.contains(b) && !p.contains(c));
         let mut l = one_set(4, Replacement::Lru);
         misses(&mut l, &[a, b, c, d, a, e]);
@@ -396,7 +425,12 @@ mod tests {
         let mut r2 = one_set(8, Replacement::Random);
         assert_eq!(misses(&mut r1, &seq), misses(&mut r2, &seq));
         let mut r = one_set(8, Replacement::Random);
-        assert!(misses(&mut r, &[1, 2, 3, 4, 5, 6, 7, 8, 1, 2, 3, 4, 5, 6, 7, 8]).iter().skip(8).all(|m| !m));
+        assert!(
+            misses(&mut r, &[1, 2, 3, 4, 5, 6, 7, 8, 1, 2, 3, 4, 5, 6, 7, 8])
+                .iter()
+                .skip(8)
+                .all(|m| !m)
+        );
     }
 
     #[test]
@@ -404,8 +438,20 @@ mod tests {
         let mut c = one_set(2, Replacement::Lru);
         assert_eq!(c.access(1, true), Lookup::Miss(None));
         assert_eq!(c.access(2, false), Lookup::Miss(None));
-        assert_eq!(c.access(3, false), Lookup::Miss(Some(Evicted { block: 1, dirty: true })));
-        assert_eq!(c.access(4, false), Lookup::Miss(Some(Evicted { block: 2, dirty: false })));
+        assert_eq!(
+            c.access(3, false),
+            Lookup::Miss(Some(Evicted {
+                block: 1,
+                dirty: true
+            }))
+        );
+        assert_eq!(
+            c.access(4, false),
+            Lookup::Miss(Some(Evicted {
+                block: 2,
+                dirty: false
+            }))
+        );
         assert_eq!(c.access(4, true), Lookup::Hit);
         assert!(c.is_dirty(4));
         assert_eq!(c.invalidate(4), Some(true));

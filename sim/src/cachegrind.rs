@@ -231,7 +231,15 @@ mod tests {
     fn lru_two_way_hand_sequence() {
         // One set, 2 ways, 64-byte lines: blocks A=1, B=2, C=3.
         let mut c = LruSets::new(&g(128, 2, 64));
-        let seq = [(1, true), (2, true), (1, false), (3, true), (2, true), (1, true), (3, true)];
+        let seq = [
+            (1, true),
+            (2, true),
+            (1, false),
+            (3, true),
+            (2, true),
+            (1, true),
+            (3, true),
+        ];
         for (i, (b, miss)) in seq.iter().enumerate() {
             assert_eq!(c.set_ref(*b), *miss, "step {i} block {b}");
         }

@@ -64,7 +64,10 @@ impl Geometry {
         }
         let way_bytes = self.assoc as u64 * self.line;
         if self.size == 0 || self.size % way_bytes != 0 {
-            return Err(GeometryError::NotWhole(*self, self.size as f64 / way_bytes as f64));
+            return Err(GeometryError::NotWhole(
+                *self,
+                self.size as f64 / way_bytes as f64,
+            ));
         }
         let sets = self.size / way_bytes;
         if !sets.is_power_of_two() {
@@ -130,12 +133,33 @@ mod tests {
         assert_eq!("32K,8,64".parse::<Geometry>().unwrap(), g);
         // 48 KiB 12-way: 64 sets, fine (this VM's D1).
         assert_eq!("49152,12,64".parse::<Geometry>().unwrap().sets(), 64);
-        assert!(matches!("24576,8,64".parse::<Geometry>(), Err(GeometryError::SetsNotPow2(_, 48))));
-        assert!(matches!("32768,8,48".parse::<Geometry>(), Err(GeometryError::LineNotPow2(..))));
-        assert!(matches!("32768,8,8".parse::<Geometry>(), Err(GeometryError::LineTooSmall(..))));
-        assert!(matches!("1000,8,64".parse::<Geometry>(), Err(GeometryError::NotWhole(..))));
-        assert!(matches!("32768,0,64".parse::<Geometry>(), Err(GeometryError::ZeroAssoc(..))));
-        assert!(matches!("32768,8".parse::<Geometry>(), Err(GeometryError::Syntax(_))));
-        assert!(matches!("a,8,64".parse::<Geometry>(), Err(GeometryError::Syntax(_))));
+        assert!(matches!(
+            "24576,8,64".parse::<Geometry>(),
+            Err(GeometryError::SetsNotPow2(_, 48))
+        ));
+        assert!(matches!(
+            "32768,8,48".parse::<Geometry>(),
+            Err(GeometryError::LineNotPow2(..))
+        ));
+        assert!(matches!(
+            "32768,8,8".parse::<Geometry>(),
+            Err(GeometryError::LineTooSmall(..))
+        ));
+        assert!(matches!(
+            "1000,8,64".parse::<Geometry>(),
+            Err(GeometryError::NotWhole(..))
+        ));
+        assert!(matches!(
+            "32768,0,64".parse::<Geometry>(),
+            Err(GeometryError::ZeroAssoc(..))
+        ));
+        assert!(matches!(
+            "32768,8".parse::<Geometry>(),
+            Err(GeometryError::Syntax(_))
+        ));
+        assert!(matches!(
+            "a,8,64".parse::<Geometry>(),
+            Err(GeometryError::Syntax(_))
+        ));
     }
 }

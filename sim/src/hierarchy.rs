@@ -90,7 +90,11 @@ impl Hierarchy {
         let size = (r.size as u64).min(self.min_line);
         let instr = r.kind == Kind::IFetch;
         let write = matches!(r.kind, Kind::Store | Kind::Modify);
-        let line_bits = if instr { self.i1.geometry().line_bits() } else { self.d1.geometry().line_bits() };
+        let line_bits = if instr {
+            self.i1.geometry().line_bits()
+        } else {
+            self.d1.geometry().line_bits()
+        };
         let first = r.addr >> line_bits;
         let last = r.addr.wrapping_add(size - 1) >> line_bits;
         let (mut m1, mut mll) = self.line(instr, r.addr, write);
@@ -137,8 +141,14 @@ mod tests {
         let mut x = seed;
         (0..n)
             .map(|_| {
-                x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-                let kind = if x >> 63 == 1 { Kind::Load } else { Kind::IFetch };
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                let kind = if x >> 63 == 1 {
+                    Kind::Load
+                } else {
+                    Kind::IFetch
+                };
                 // Avoid block 0 (cachegrind's resident-zero-tag quirk).
                 let addr = 4096 + ((x >> 20) % (1 << 18)) / 16 * 16;
                 Record::access(0, kind, addr, 1 + ((x >> 8) % 16) as u16)
@@ -159,7 +169,10 @@ mod tests {
         h.run(&recs);
         cg.run(&recs);
         assert_eq!(h.events, cg.events);
-        assert!(h.events.dlmr > 1000 && h.events.ilmr > 1000, "the LL is exercised");
+        assert!(
+            h.events.dlmr > 1000 && h.events.ilmr > 1000,
+            "the LL is exercised"
+        );
         assert_eq!(h.writebacks, Writebacks::default());
     }
 
@@ -168,10 +181,20 @@ mod tests {
         // D1: one set of 1 way; LL: one set of 1 way. Store A, load B (evicts dirty A
         // into LL, which evicts clean... LL holds A dirty, B's LL miss evicts A → memory).
         let g = Geometry::new(64, 1, 64).unwrap();
-        let cfg = CgConfig { i1: g, d1: g, ll: g };
+        let cfg = CgConfig {
+            i1: g,
+            d1: g,
+            ll: g,
+        };
         let mut h = Hierarchy::new(&cfg, Replacement::Lru, 0).unwrap();
         h.access(&Record::access(0, Kind::Store, 0x1000, 8));
         h.access(&Record::access(0, Kind::Load, 0x2000, 8));
-        assert_eq!(h.writebacks, Writebacks { d1_writebacks: 1, ll_writebacks: 1 });
+        assert_eq!(
+            h.writebacks,
+            Writebacks {
+                d1_writebacks: 1,
+                ll_writebacks: 1
+            }
+        );
     }
 }

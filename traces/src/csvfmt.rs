@@ -267,7 +267,13 @@ mod tests {
                     2,modify,0x40,2,,,99\n\
                     0,I,0x400,4,,,\n";
         let mut r = CsvReader::new(text.as_bytes()).unwrap();
-        assert_eq!(r.fields(), Fields { pc: true, time: true });
+        assert_eq!(
+            r.fields(),
+            Fields {
+                pc: true,
+                time: true
+            }
+        );
         let v = collect_all(&mut r).unwrap();
         assert_eq!(
             v,
@@ -302,7 +308,10 @@ mod tests {
             Record::access(1, Kind::Store, 4096, 4).with_gap(12),
             Record::access(2, Kind::IFetch, 0x40, 2).with_time(99),
         ];
-        let f = Fields { pc: true, time: true };
+        let f = Fields {
+            pc: true,
+            time: true,
+        };
         let mut w = CsvWriter::new(Vec::new(), f).unwrap();
         for r in &recs {
             w.write(r).unwrap();

@@ -116,7 +116,8 @@ mod tests {
 
     #[test]
     fn classic_and_extended_forms() {
-        let text = b"2 0 \n0 1000 comment here\n1 70f6088c\n3 1234\n4 0\nr 0x40 8\nm 80 0x10\n# c\n";
+        let text =
+            b"2 0 \n0 1000 comment here\n1 70f6088c\n3 1234\n4 0\nr 0x40 8\nm 80 0x10\n# c\n";
         let v = collect_all(&mut DinReader::new(&text[..])).unwrap();
         assert_eq!(
             v,

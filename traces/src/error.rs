@@ -34,7 +34,9 @@ pub enum Problem {
     Empty,
     #[error("bad magic {found:?}: not a {format} file")]
     BadMagic { format: &'static str, found: String },
-    #[error("format version {found} is newer than this numasim supports ({supported}); upgrade numasim")]
+    #[error(
+        "format version {found} is newer than this numasim supports ({supported}); upgrade numasim"
+    )]
     FutureVersion { found: u32, supported: u32 },
     #[error("truncated: {0}")]
     Truncated(String),

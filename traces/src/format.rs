@@ -81,9 +81,9 @@ fn is_text(prefix: &[u8]) -> bool {
     let sample = &prefix[..prefix.len().min(4096)];
     // A cut UTF-8 sequence at the end of the sample is still text.
     !sample.is_empty()
-        && sample
-            .iter()
-            .all(|&c| c == b'\n' || c == b'\r' || c == b'\t' || (0x20..0x7f).contains(&c) || c >= 0x80)
+        && sample.iter().all(|&c| {
+            c == b'\n' || c == b'\r' || c == b'\t' || (0x20..0x7f).contains(&c) || c >= 0x80
+        })
 }
 
 /// Guesses the format of an uncompressed prefix; `None` if nothing fits.
@@ -100,7 +100,9 @@ pub fn detect(prefix: &[u8], name: Option<&str>, compressed: bool) -> Option<For
             .unwrap_or(b"");
         if first.starts_with(b"==")
             || first.starts_with(b"I  ")
-            || [b" L ", b" S ", b" M "].iter().any(|p| first.starts_with(*p))
+            || [b" L ", b" S ", b" M "]
+                .iter()
+                .any(|p| first.starts_with(*p))
         {
             return Some(Format::Lackey);
         }
@@ -108,9 +110,14 @@ pub fn detect(prefix: &[u8], name: Option<&str>, compressed: bool) -> Option<For
         if lower.contains(&b',') && lower.windows(6).any(|w| w == b"thread") {
             return Some(Format::Csv);
         }
-        let mut it = first.split(|c| *c == b' ' || *c == b'\t').filter(|f| !f.is_empty());
+        let mut it = first
+            .split(|c| *c == b' ' || *c == b'\t')
+            .filter(|f| !f.is_empty());
         if let (Some(label), Some(addr)) = (it.next(), it.next())
-            && matches!(label, b"0" | b"1" | b"2" | b"3" | b"4" | b"r" | b"w" | b"i" | b"m")
+            && matches!(
+                label,
+                b"0" | b"1" | b"2" | b"3" | b"4" | b"r" | b"w" | b"i" | b"m"
+            )
             && addr.iter().all(|c| c.is_ascii_hexdigit() || *c == b'x')
         {
             return Some(Format::Din);
@@ -171,16 +178,17 @@ pub fn open(
         return Err(TraceError::at_offset(0, 0, Problem::Empty));
     }
     let compression = sniff_compression(&prefix);
-    let (mut rd, prefix): (BufReader<Box<dyn Read + Send>>, Vec<u8>) = if compression == Compression::None {
-        (BufReader::with_capacity(BUF, Box::new(outer)), prefix)
-    } else {
-        let mut d = BufReader::with_capacity(BUF, decompress(compression, Box::new(outer))?);
-        let p = peek(&mut d)?;
-        if p.is_empty() {
-            return Err(TraceError::at_offset(0, 0, Problem::Empty));
-        }
-        (d, p)
-    };
+    let (mut rd, prefix): (BufReader<Box<dyn Read + Send>>, Vec<u8>) =
+        if compression == Compression::None {
+            (BufReader::with_capacity(BUF, Box::new(outer)), prefix)
+        } else {
+            let mut d = BufReader::with_capacity(BUF, decompress(compression, Box::new(outer))?);
+            let p = peek(&mut d)?;
+            if p.is_empty() {
+                return Err(TraceError::at_offset(0, 0, Problem::Empty));
+            }
+            (d, p)
+        };
     let format = match forced {
         Some(f) => f,
         None => detect(&prefix, name, compression != Compression::None).ok_or_else(|| {
@@ -211,12 +219,24 @@ mod tests {
 
     #[test]
     fn detects_by_content() {
-        assert_eq!(detect(b"==12== Lackey\nI  0400,3\n", None, false), Some(Format::Lackey));
+        assert_eq!(
+            detect(b"==12== Lackey\nI  0400,3\n", None, false),
+            Some(Format::Lackey)
+        );
         assert_eq!(detect(b"I  0400,3\n", None, false), Some(Format::Lackey));
-        assert_eq!(detect(b"thread,op,addr,size\n", None, false), Some(Format::Csv));
+        assert_eq!(
+            detect(b"thread,op,addr,size\n", None, false),
+            Some(Format::Csv)
+        );
         assert_eq!(detect(b"2 0\n0 1000\n", None, false), Some(Format::Din));
-        assert_eq!(detect(b"NUMASIMT\x01\x00", None, false), Some(Format::Native));
-        assert_eq!(detect(&[0u8, 1, 2, 200, 7], Some("x.champsimtrace"), false), Some(Format::ChampSim));
+        assert_eq!(
+            detect(b"NUMASIMT\x01\x00", None, false),
+            Some(Format::Native)
+        );
+        assert_eq!(
+            detect(&[0u8, 1, 2, 200, 7], Some("x.champsimtrace"), false),
+            Some(Format::ChampSim)
+        );
         assert_eq!(detect(&[0u8, 1, 2, 200, 7], Some("x.bin"), false), None);
         assert_eq!(detect(b"hello world\n", None, false), None);
     }

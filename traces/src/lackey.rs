@@ -116,7 +116,8 @@ mod tests {
 
     #[test]
     fn parses_all_ops_and_skips_banner() {
-        let text = b"==123== Lackey\nI  04017a0,3\n S 1ffefffd38,8\n L 04229f08,8\n M 0422a0c0,4\n\n";
+        let text =
+            b"==123== Lackey\nI  04017a0,3\n S 1ffefffd38,8\n L 04229f08,8\n M 0422a0c0,4\n\n";
         let mut r = LackeyReader::new(&text[..]);
         let v = collect_all(&mut r).unwrap();
         assert_eq!(

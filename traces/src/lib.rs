@@ -19,13 +19,13 @@ pub mod csvfmt;
 pub mod din;
 pub mod error;
 pub mod format;
-pub mod synth;
 pub mod lackey;
 mod lines;
 pub mod native;
 pub mod readahead;
 pub mod record;
 pub mod source;
+pub mod synth;
 
 pub use error::{Location, Problem, TraceError};
 pub use format::{Format, open};

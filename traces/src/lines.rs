@@ -94,7 +94,11 @@ impl<R: Read> Lines<R> {
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
                 Err(e) => {
-                    return Err(TraceError::at_line(self.line_no + 1, record, Problem::Io(e)));
+                    return Err(TraceError::at_line(
+                        self.line_no + 1,
+                        record,
+                        Problem::Io(e),
+                    ));
                 }
             }
         }

@@ -80,7 +80,12 @@ pub struct NativeWriter<W: Write> {
 
 impl<W: Write> NativeWriter<W> {
     /// Writes the header. `meta` is a JSON object describing the source.
-    pub fn new(mut out: W, fields: Fields, codec: Codec, meta: &serde_json::Value) -> std::io::Result<Self> {
+    pub fn new(
+        mut out: W,
+        fields: Fields,
+        codec: Codec,
+        meta: &serde_json::Value,
+    ) -> std::io::Result<Self> {
         let meta = serde_json::to_vec(meta).map_err(std::io::Error::other)?;
         let rec_bytes = record_bytes(fields);
         let block_records = DEFAULT_BLOCK_RECORDS as usize;
@@ -147,8 +152,17 @@ impl<W: Write> NativeWriter<W> {
         Ok(())
     }
 
-    fn write_block(&mut self, tag: &[u8; 4], n: u32, payload_is_packed: bool) -> std::io::Result<()> {
-        let payload: &[u8] = if payload_is_packed { &self.packed } else { &self.raw };
+    fn write_block(
+        &mut self,
+        tag: &[u8; 4],
+        n: u32,
+        payload_is_packed: bool,
+    ) -> std::io::Result<()> {
+        let payload: &[u8] = if payload_is_packed {
+            &self.packed
+        } else {
+            &self.raw
+        };
         let mut h = [0u8; BLOCK_HEADER_BYTES];
         h[0..4].copy_from_slice(tag);
         h[4..8].copy_from_slice(&n.to_le_bytes());
@@ -256,12 +270,18 @@ impl<R: Read + Send> NativeReader<R> {
             ));
         }
         if version == 0 {
-            return Err(err(8, Problem::Invalid("format version 0 does not exist".into())));
+            return Err(err(
+                8,
+                Problem::Invalid("format version 0 does not exist".into()),
+            ));
         }
         let rec_bytes = u16::from_le_bytes([head[10], head[11]]) as usize;
         let bits = u32::from_le_bytes(head[12..16].try_into().expect("4 bytes"));
         if bits & !(FIELD_PC | FIELD_TIME) != 0 {
-            return Err(err(12, Problem::Invalid(format!("unknown field bits {bits:#x}"))));
+            return Err(err(
+                12,
+                Problem::Invalid(format!("unknown field bits {bits:#x}")),
+            ));
         }
         let fields = Fields {
             pc: bits & FIELD_PC != 0,
@@ -290,7 +310,10 @@ impl<R: Read + Send> NativeReader<R> {
         }
         let meta_len = u32::from_le_bytes(head[24..28].try_into().expect("4 bytes"));
         if meta_len > MAX_META {
-            return Err(err(24, Problem::Invalid(format!("metadata length {meta_len} too large"))));
+            return Err(err(
+                24,
+                Problem::Invalid(format!("metadata length {meta_len} too large")),
+            ));
         }
         let mut meta = vec![0u8; meta_len as usize];
         let got = read_exact_or_eof(&mut inner, &mut meta)
@@ -315,7 +338,10 @@ impl<R: Read + Send> NativeReader<R> {
             serde_json::Value::Null
         } else {
             serde_json::from_slice(&meta).map_err(|e| {
-                err(HEADER_BYTES as u64, Problem::Invalid(format!("metadata is not JSON: {e}")))
+                err(
+                    HEADER_BYTES as u64,
+                    Problem::Invalid(format!("metadata is not JSON: {e}")),
+                )
             })?
         };
         Ok(NativeReader {
@@ -438,15 +464,26 @@ impl<R: Read + Send> NativeReader<R> {
                     )),
                 ));
             }
+            let mut extra = [0u8; 1];
+            let n = read_exact_or_eof(&mut self.inner, &mut extra)
+                .map_err(|e| TraceError::at_offset(self.offset, self.records, Problem::Io(e)))?;
+            if n != 0 {
+                return Err(TraceError::at_offset(
+                    self.offset,
+                    self.records,
+                    Problem::Invalid("trailing bytes after the end-of-trace trailer".into()),
+                ));
+            }
             return Ok(false);
         }
         if self.codec == Codec::Zstd {
             self.raw.resize(raw_len, 0);
             let dctx = match &mut self.dctx {
                 Some(d) => d,
-                None => self.dctx.insert(zstd::bulk::Decompressor::new().map_err(|e| {
-                    TraceError::at_offset(at, self.records, Problem::Io(e))
-                })?),
+                None => self.dctx.insert(
+                    zstd::bulk::Decompressor::new()
+                        .map_err(|e| TraceError::at_offset(at, self.records, Problem::Io(e)))?,
+                ),
             };
             let out = dctx.decompress_to_buffer(&self.packed, &mut self.raw[..]);
             match out {
@@ -474,7 +511,11 @@ impl<R: Read + Send> NativeReader<R> {
 
     /// Decodes records `[block_pos, block_pos + take)` of the current block.
     #[inline]
-    fn decode<const PC: bool, const TIME: bool>(&mut self, take: usize, out: &mut Vec<Record>) -> Result<()> {
+    fn decode<const PC: bool, const TIME: bool>(
+        &mut self,
+        take: usize,
+        out: &mut Vec<Record>,
+    ) -> Result<()> {
         let rb = self.rec_bytes;
         let bytes = &self.raw[self.block_pos * rb..(self.block_pos + take) * rb];
         out.reserve(take);
@@ -526,7 +567,11 @@ impl<R: Read + Send> NativeReader<R> {
                         // Inside a compressed block: name the block's offset.
                         self.block_offset
                     };
-                    return Err(TraceError::at_offset(offset, self.records + i as u64, problem));
+                    return Err(TraceError::at_offset(
+                        offset,
+                        self.records + i as u64,
+                        problem,
+                    ));
                 }
             }
         }
@@ -585,7 +630,8 @@ mod tests {
     }
 
     fn write(recs: &[Record], fields: Fields, codec: Codec) -> Vec<u8> {
-        let mut w = NativeWriter::new(Vec::new(), fields, codec, &serde_json::json!({"t": 1})).unwrap();
+        let mut w =
+            NativeWriter::new(Vec::new(), fields, codec, &serde_json::json!({"t": 1})).unwrap();
         for r in recs {
             w.write(r).unwrap();
         }
@@ -595,25 +641,40 @@ mod tests {
     #[test]
     fn round_trip_all_layouts_and_codecs() {
         let all = sample(200_000);
-        let plain: Vec<Record> = all.iter().map(|r| Record::access(r.thread, r.kind, r.addr, r.size)).collect();
+        let plain: Vec<Record> = all
+            .iter()
+            .map(|r| Record::access(r.thread, r.kind, r.addr, r.size))
+            .collect();
         for codec in [Codec::None, Codec::Zstd] {
-            let f = Fields { pc: true, time: true };
+            let f = Fields {
+                pc: true,
+                time: true,
+            };
             let bytes = write(&all, f, codec);
             let mut rd = NativeReader::new(&bytes[..]).unwrap();
             assert_eq!(rd.meta()["t"], 1);
             assert_eq!(collect_all(&mut rd).unwrap(), all);
             let bytes = write(&plain, Fields::default(), codec);
-            assert_eq!(collect_all(&mut NativeReader::new(&bytes[..]).unwrap()).unwrap(), plain);
+            assert_eq!(
+                collect_all(&mut NativeReader::new(&bytes[..]).unwrap()).unwrap(),
+                plain
+            );
         }
         // 16-byte records for the plain layout.
         let bytes = write(&plain[..10], Fields::default(), Codec::None);
-        assert_eq!(bytes.len(), HEADER_BYTES + 7 + BLOCK_HEADER_BYTES + 160 + BLOCK_HEADER_BYTES + 8);
+        assert_eq!(
+            bytes.len(),
+            HEADER_BYTES + 7 + BLOCK_HEADER_BYTES + 160 + BLOCK_HEADER_BYTES + 8
+        );
     }
 
     #[test]
     fn corruption_is_detected() {
         let recs = sample(1000);
-        let f = Fields { pc: true, time: true };
+        let f = Fields {
+            pc: true,
+            time: true,
+        };
         let bytes = write(&recs, f, Codec::None);
         let meta_len = 7; // {"t":1}
         let payload = HEADER_BYTES + meta_len + BLOCK_HEADER_BYTES;
@@ -621,22 +682,50 @@ mod tests {
         let mut b = bytes.clone();
         b[payload + 100] ^= 0x40;
         let e = collect_all(&mut NativeReader::new(&b[..]).unwrap()).unwrap_err();
-        assert!(matches!(e.problem, Problem::Checksum { block: 0, .. }), "{e}");
-        assert_eq!(e.location, crate::error::Location::Offset { offset: payload as u64, record: 0 });
+        assert!(
+            matches!(e.problem, Problem::Checksum { block: 0, .. }),
+            "{e}"
+        );
+        assert_eq!(
+            e.location,
+            crate::error::Location::Offset {
+                offset: payload as u64,
+                record: 0
+            }
+        );
         // Truncated mid-block.
         let e = collect_all(&mut NativeReader::new(&bytes[..payload + 50]).unwrap()).unwrap_err();
         assert!(matches!(e.problem, Problem::Truncated(_)), "{e}");
         // Truncated exactly before the trailer.
         let cut = bytes.len() - BLOCK_HEADER_BYTES - 8;
         let e = collect_all(&mut NativeReader::new(&bytes[..cut]).unwrap()).unwrap_err();
-        assert!(e.to_string().contains("without the end-of-trace trailer"), "{e}");
+        assert!(
+            e.to_string().contains("without the end-of-trace trailer"),
+            "{e}"
+        );
+        // Junk after the trailer.
+        let mut b = bytes.clone();
+        b.push(0);
+        let e = collect_all(&mut NativeReader::new(&b[..]).unwrap()).unwrap_err();
+        assert!(e.to_string().contains("trailing bytes"), "{e}");
         // Future version.
         let mut b = bytes.clone();
         b[8] = 9;
         let e = NativeReader::new(&b[..]).err().unwrap();
-        assert!(matches!(e.problem, Problem::FutureVersion { found: 9, supported: 1 }), "{e}");
+        assert!(
+            matches!(
+                e.problem,
+                Problem::FutureVersion {
+                    found: 9,
+                    supported: 1
+                }
+            ),
+            "{e}"
+        );
         // Wrong magic, empty.
-        let e = NativeReader::new(&b"NOTATRACE-------------------------------"[..]).err().unwrap();
+        let e = NativeReader::new(&b"NOTATRACE-------------------------------"[..])
+            .err()
+            .unwrap();
         assert!(matches!(e.problem, Problem::BadMagic { .. }), "{e}");
         let e = NativeReader::new(&b""[..]).err().unwrap();
         assert!(matches!(e.problem, Problem::Empty), "{e}");
@@ -645,7 +734,14 @@ mod tests {
     #[test]
     fn invalid_record_names_its_index_and_offset() {
         let recs = sample(10);
-        let bytes = write(&recs, Fields { pc: true, time: true }, Codec::None);
+        let bytes = write(
+            &recs,
+            Fields {
+                pc: true,
+                time: true,
+            },
+            Codec::None,
+        );
         let mut b = bytes.clone();
         let payload = HEADER_BYTES + 7 + BLOCK_HEADER_BYTES;
         // Record 4's kind byte := 9, then fix the block checksum so only the record is wrong.
@@ -655,7 +751,10 @@ mod tests {
         let e = collect_all(&mut NativeReader::new(&b[..]).unwrap()).unwrap_err();
         assert_eq!(
             e.to_string(),
-            format!("byte offset {}, record 4: unknown op \"kind code 9\"", payload + 128)
+            format!(
+                "byte offset {}, record 4: unknown op \"kind code 9\"",
+                payload + 128
+            )
         );
     }
 }

@@ -89,7 +89,9 @@ mod tests {
 
     #[test]
     fn preserves_order_and_ends() {
-        let recs: Vec<Record> = (0..20_000u64).map(|i| Record::access(0, Kind::Load, i, 1)).collect();
+        let recs: Vec<Record> = (0..20_000u64)
+            .map(|i| Record::access(0, Kind::Load, i, 1))
+            .collect();
         let mut ra = ReadAhead::spawn(Box::new(VecSource::new(recs.clone(), Fields::default())));
         let mut got = Vec::new();
         while let Some(b) = ra.next_batch() {
@@ -102,7 +104,9 @@ mod tests {
 
     #[test]
     fn early_drop_does_not_hang() {
-        let recs: Vec<Record> = (0..100_000u64).map(|i| Record::access(0, Kind::Load, i, 1)).collect();
+        let recs: Vec<Record> = (0..100_000u64)
+            .map(|i| Record::access(0, Kind::Load, i, 1))
+            .collect();
         let mut ra = ReadAhead::spawn(Box::new(VecSource::new(recs, Fields::default())));
         let _ = ra.next_batch();
         drop(ra);

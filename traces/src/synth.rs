@@ -52,7 +52,10 @@ impl Pattern {
 
     /// Parses a pattern name.
     pub fn from_name(s: &str) -> Option<Pattern> {
-        Pattern::NAMES.iter().find(|(n, _)| *n == s).map(|(_, p)| *p)
+        Pattern::NAMES
+            .iter()
+            .find(|(n, _)| *n == s)
+            .map(|(_, p)| *p)
     }
 }
 
@@ -126,14 +129,22 @@ impl Generator {
             return Err(bad("size must be at least 1".into()));
         }
         if !(0.0..=1.0).contains(&cfg.write_ratio) {
-            return Err(bad(format!("write ratio {} is not in [0, 1]", cfg.write_ratio)));
+            return Err(bad(format!(
+                "write ratio {} is not in [0, 1]",
+                cfg.write_ratio
+            )));
         }
         let lines = cfg.footprint / LINE;
         if lines == 0 {
-            return Err(bad(format!("footprint {} is smaller than one {LINE}-byte line", cfg.footprint)));
+            return Err(bad(format!(
+                "footprint {} is smaller than one {LINE}-byte line",
+                cfg.footprint
+            )));
         }
         if matches!(cfg.pattern, Pattern::Chase | Pattern::Zipf) && lines > u32::MAX as u64 {
-            return Err(bad("footprint too large for chase/zipf (max 2^32 lines)".into()));
+            return Err(bad(
+                "footprint too large for chase/zipf (max 2^32 lines)".into()
+            ));
         }
         if cfg.pattern == Pattern::Stride && cfg.stride == 0 {
             return Err(bad("stride must be at least 1".into()));
@@ -160,7 +171,10 @@ impl Generator {
             }
             Pattern::Zipf => {
                 if cfg.zipf_s < 0.0 {
-                    return Err(bad(format!("zipf exponent {} must be non-negative", cfg.zipf_s)));
+                    return Err(bad(format!(
+                        "zipf exponent {} must be non-negative",
+                        cfg.zipf_s
+                    )));
                 }
                 let mut order: Vec<u32> = (0..lines as u32).collect();
                 for i in (1..order.len()).rev() {
@@ -191,7 +205,11 @@ impl Generator {
         let c = &self.cfg;
         match c.pattern {
             Pattern::Sequential | Pattern::Stride => {
-                let step = if c.pattern == Pattern::Sequential { c.size as u64 } else { c.stride };
+                let step = if c.pattern == Pattern::Sequential {
+                    c.size as u64
+                } else {
+                    c.stride
+                };
                 let off = self.cursor[t];
                 let mut next = off + step;
                 if next + c.size as u64 > c.footprint {

@@ -1,0 +1,425 @@
+//! `numasim trace gen|convert|info`.
+
+use std::collections::{BTreeMap, HashSet};
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use clap::{Args, Subcommand};
+use serde_json::json;
+use traces::csvfmt::CsvWriter;
+use traces::native::{Codec, NativeWriter};
+use traces::synth::{GenConfig, Generator, Pattern};
+use traces::{Fields, Format, Kind, Record, RecordSource};
+
+use crate::input::{open_trace, parse_format, trace_err};
+use crate::output::AtomicFile;
+use crate::progress::Progress;
+
+#[derive(Subcommand, Debug)]
+pub enum TraceCmd {
+    /// Generate a synthetic trace (seeded, reproducible).
+    Gen(GenArgs),
+    /// Convert a trace between formats (output format from OUT's extension).
+    Convert(ConvertArgs),
+    /// Summarise a trace: records by kind and thread, footprint, address range.
+    Info(InfoArgs),
+}
+
+/// Output formats a trace can be written in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OutFormat {
+    Native,
+    NativeZstd,
+    Csv,
+    Lackey,
+}
+
+fn parse_out_format(s: &str) -> Result<OutFormat, String> {
+    Ok(match s {
+        "native" | "nst" => OutFormat::Native,
+        "native-zstd" | "nst.zst" => OutFormat::NativeZstd,
+        "csv" => OutFormat::Csv,
+        "lackey" => OutFormat::Lackey,
+        _ => {
+            return Err(format!(
+                "unknown output format {s:?}; expected native, native-zstd, csv or lackey"
+            ));
+        }
+    })
+}
+
+/// The output format named by a file's extension.
+pub fn out_format_of(path: &Path) -> Result<OutFormat> {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().to_ascii_lowercase())
+        .unwrap_or_default();
+    Ok(if name.ends_with(".nst.zst") {
+        OutFormat::NativeZstd
+    } else if name.ends_with(".nst") {
+        OutFormat::Native
+    } else if name.ends_with(".csv") {
+        OutFormat::Csv
+    } else if name.ends_with(".lackey") {
+        OutFormat::Lackey
+    } else {
+        bail!(
+            "{}: cannot tell the output format from the extension (.nst, .nst.zst, .csv, .lackey); pass --to",
+            path.display()
+        )
+    })
+}
+
+/// Streams every record of `src` into `out`; returns the record count.
+/// Nothing is left at `out` unless the whole stream was written.
+pub fn write_trace(
+    src: &mut dyn RecordSource,
+    src_name: &Path,
+    out: &Path,
+    format: OutFormat,
+    meta: serde_json::Value,
+    mut on_batch: impl FnMut(),
+) -> Result<u64> {
+    let fields = src.fields();
+    let mut file = AtomicFile::create(out)?;
+    let sink = file.take();
+    let werr = |e: std::io::Error| anyhow::anyhow!("{}: write failed: {e}", out.display());
+    let mut batch: Vec<Record> = Vec::with_capacity(traces::BATCH);
+    let mut n = 0u64;
+    let next = |batch: &mut Vec<Record>, src: &mut dyn RecordSource| -> Result<bool> {
+        batch.clear();
+        Ok(src.fill(batch).map_err(|e| trace_err(src_name, e))? > 0)
+    };
+    let sink = match format {
+        OutFormat::Native | OutFormat::NativeZstd => {
+            let codec = if format == OutFormat::NativeZstd {
+                Codec::Zstd
+            } else {
+                Codec::None
+            };
+            let mut w = NativeWriter::new(sink, fields, codec, &meta).map_err(werr)?;
+            while next(&mut batch, src)? {
+                for r in &batch {
+                    w.write(r).map_err(werr)?;
+                }
+                n += batch.len() as u64;
+                on_batch();
+            }
+            w.finish().map_err(werr)?
+        }
+        OutFormat::Csv => {
+            let mut w = CsvWriter::new(sink, fields).map_err(werr)?;
+            while next(&mut batch, src)? {
+                for r in &batch {
+                    w.write(r).map_err(werr)?;
+                }
+                n += batch.len() as u64;
+                on_batch();
+            }
+            w.finish().map_err(werr)?
+        }
+        OutFormat::Lackey => {
+            let mut sink = sink;
+            while next(&mut batch, src)? {
+                for r in &batch {
+                    traces::lackey::write_record(&mut sink, r).map_err(werr)?;
+                }
+                n += batch.len() as u64;
+                on_batch();
+            }
+            sink
+        }
+    };
+    file.commit_with(sink)?;
+    Ok(n)
+}
+
+#[derive(Args, Debug)]
+pub struct GenArgs {
+    /// Pattern: sequential, stride, random, chase (pointer chase) or zipf.
+    pub pattern: String,
+    /// Output file; format from the extension (.nst, .nst.zst, .csv, .lackey).
+    #[arg(short, long)]
+    pub out: PathBuf,
+    /// Output format, overriding the extension.
+    #[arg(long, value_parser = parse_out_format)]
+    pub to: Option<OutFormat>,
+    /// Records to generate.
+    #[arg(short = 'n', long, default_value_t = 1_000_000)]
+    pub count: u64,
+    /// Bytes of address space covered (K/M/G suffixes), per thread for sequential/stride.
+    #[arg(long, default_value = "64M", value_parser = parse_size)]
+    pub footprint: u64,
+    /// Bytes per access.
+    #[arg(long, default_value_t = 8)]
+    pub size: u16,
+    /// Step in bytes for `stride`.
+    #[arg(long, default_value_t = 64)]
+    pub stride: u64,
+    /// Threads (records interleave round-robin).
+    #[arg(long, default_value_t = 1)]
+    pub threads: u32,
+    /// Fraction of accesses that are stores.
+    #[arg(long, default_value_t = 0.0)]
+    pub write_ratio: f64,
+    /// Zipf exponent for `zipf`.
+    #[arg(long, default_value_t = 1.0)]
+    pub zipf_s: f64,
+    /// First address of the footprint (hex with 0x, or decimal).
+    #[arg(long, default_value = "0x10000000", value_parser = parse_addr)]
+    pub base: u64,
+    /// Compute gap in ns to attach to every record (closed-loop timing).
+    #[arg(long)]
+    pub gap_ns: Option<u64>,
+    /// Random seed.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+}
+
+fn parse_size(s: &str) -> Result<u64, String> {
+    sim::geometry::parse_bytes(s).ok_or_else(|| format!("bad size {s:?} (e.g. 4096, 64K, 1G)"))
+}
+
+fn parse_addr(s: &str) -> Result<u64, String> {
+    let r = match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+        Some(h) => u64::from_str_radix(h, 16),
+        None => s.parse(),
+    };
+    r.map_err(|_| format!("bad address {s:?}"))
+}
+
+#[derive(Args, Debug)]
+pub struct ConvertArgs {
+    /// Input trace (format detected; --format overrides).
+    pub input: PathBuf,
+    /// Output file; format from the extension (.nst, .nst.zst, .csv, .lackey).
+    pub output: PathBuf,
+    /// Input format: native, lackey, csv, din, champsim.
+    #[arg(long, value_parser = parse_format)]
+    pub format: Option<Format>,
+    /// Output format (native, native-zstd, csv, lackey), overriding the extension.
+    #[arg(long, value_parser = parse_out_format)]
+    pub to: Option<OutFormat>,
+}
+
+#[derive(Args, Debug)]
+pub struct InfoArgs {
+    /// Trace file.
+    pub input: PathBuf,
+    /// Input format: native, lackey, csv, din, champsim.
+    #[arg(long, value_parser = parse_format)]
+    pub format: Option<Format>,
+    /// Line size for the footprint count.
+    #[arg(long, default_value_t = 64)]
+    pub line: u64,
+    /// Page size for the footprint count.
+    #[arg(long, default_value_t = 4096)]
+    pub page: u64,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(cmd: TraceCmd) -> Result<()> {
+    match cmd {
+        TraceCmd::Gen(a) => generate(a),
+        TraceCmd::Convert(a) => convert(a),
+        TraceCmd::Info(a) => info(a),
+    }
+}
+
+fn generate(a: GenArgs) -> Result<()> {
+    let pattern = Pattern::from_name(&a.pattern).with_context(|| {
+        let names: Vec<&str> = Pattern::NAMES.iter().map(|(n, _)| *n).collect();
+        format!(
+            "unknown pattern {:?}; expected one of {}",
+            a.pattern,
+            names.join(", ")
+        )
+    })?;
+    let cfg = GenConfig {
+        pattern,
+        count: a.count,
+        footprint: a.footprint,
+        size: a.size,
+        stride: a.stride,
+        threads: a.threads,
+        write_ratio: a.write_ratio,
+        zipf_s: a.zipf_s,
+        base: a.base,
+        gap_ns: a.gap_ns,
+        seed: a.seed,
+    };
+    let format = match a.to {
+        Some(f) => f,
+        None => out_format_of(&a.out)?,
+    };
+    let mut g =
+        Generator::new(cfg.clone()).map_err(|e| anyhow::anyhow!("trace gen: {}", e.problem))?;
+    let meta = json!({ "source": "numasim trace gen", "generator": cfg });
+    let mut progress = Progress::new(a.count, "generating");
+    let mut done = 0u64;
+    let n = write_trace(&mut g, Path::new("generator"), &a.out, format, meta, || {
+        done += traces::BATCH as u64;
+        progress.update(done);
+    })?;
+    progress.finish();
+    eprintln!("wrote {n} records to {}", a.out.display());
+    Ok(())
+}
+
+fn convert(a: ConvertArgs) -> Result<()> {
+    let format = match a.to {
+        Some(f) => f,
+        None => out_format_of(&a.output)?,
+    };
+    let mut input = open_trace(&a.input, a.format)?;
+    let meta = json!({
+        "source": "numasim trace convert",
+        "from_format": input.source.format_name(),
+        "from_file": a.input.file_name().map(|n| n.to_string_lossy().into_owned()),
+    });
+    let mut progress = Progress::new(input.file_len, "converting");
+    let tap = input.tap.clone();
+    let n = write_trace(
+        input.source.as_mut(),
+        &a.input,
+        &a.output,
+        format,
+        meta,
+        || progress.update(tap.bytes()),
+    )?;
+    progress.finish();
+    eprintln!(
+        "converted {n} records ({} → {})",
+        input.source.format_name(),
+        a.output.display()
+    );
+    Ok(())
+}
+
+/// Summary statistics of a trace.
+#[derive(Default, serde::Serialize)]
+pub struct TraceStats {
+    pub records: u64,
+    pub by_kind: BTreeMap<&'static str, u64>,
+    pub by_thread: BTreeMap<u32, u64>,
+    pub footprint_lines: u64,
+    pub footprint_pages: u64,
+    pub line: u64,
+    pub page: u64,
+    pub min_addr: Option<String>,
+    pub max_addr: Option<String>,
+    pub with_pc: u64,
+    pub with_gap: u64,
+    pub with_time: u64,
+}
+
+fn info(a: InfoArgs) -> Result<()> {
+    if !a.line.is_power_of_two() || !a.page.is_power_of_two() {
+        bail!("--line and --page must be powers of two");
+    }
+    let mut input = open_trace(&a.input, a.format)?;
+    let mut st = TraceStats {
+        line: a.line,
+        page: a.page,
+        ..Default::default()
+    };
+    for k in Kind::ALL {
+        st.by_kind.insert(k.name(), 0);
+    }
+    let (lb, pb) = (a.line.trailing_zeros(), a.page.trailing_zeros());
+    let mut lines = HashSet::new();
+    let mut pages = HashSet::new();
+    let (mut lo, mut hi) = (u64::MAX, 0u64);
+    let mut batch = Vec::with_capacity(traces::BATCH);
+    let mut progress = Progress::new(input.file_len, "scanning");
+    loop {
+        batch.clear();
+        if input
+            .source
+            .fill(&mut batch)
+            .map_err(|e| trace_err(&a.input, e))?
+            == 0
+        {
+            break;
+        }
+        for r in &batch {
+            st.records += 1;
+            *st.by_kind.entry(r.kind.name()).or_default() += 1;
+            *st.by_thread.entry(r.thread).or_default() += 1;
+            let end = r.addr.saturating_add(r.size as u64 - 1);
+            for l in (r.addr >> lb)..=(end >> lb) {
+                lines.insert(l);
+            }
+            for p in (r.addr >> pb)..=(end >> pb) {
+                pages.insert(p);
+            }
+            lo = lo.min(r.addr);
+            hi = hi.max(end);
+            st.with_pc += r.pc().is_some() as u64;
+            match r.timing() {
+                traces::Timing::Gap(_) => st.with_gap += 1,
+                traces::Timing::At(_) => st.with_time += 1,
+                traces::Timing::None => {}
+            }
+        }
+        progress.update(input.tap.bytes());
+    }
+    progress.finish();
+    st.footprint_lines = lines.len() as u64;
+    st.footprint_pages = pages.len() as u64;
+    if st.records > 0 {
+        st.min_addr = Some(format!("{lo:#x}"));
+        st.max_addr = Some(format!("{hi:#x}"));
+    }
+    let fields: Fields = input.source.fields();
+    if a.json {
+        let v = json!({
+            "file": a.input.display().to_string(),
+            "format": input.source.format_name(),
+            "bytes": input.file_len,
+            "checksum": input.tap.checksum(),
+            "fields": fields,
+            "stats": st,
+        });
+        println!("{}", serde_json::to_string_pretty(&v)?);
+        return Ok(());
+    }
+    println!("file:        {}", a.input.display());
+    println!(
+        "format:      {} ({} bytes)",
+        input.source.format_name(),
+        input.file_len
+    );
+    println!("checksum:    {}", input.tap.checksum());
+    println!("records:     {}", st.records);
+    for (k, n) in &st.by_kind {
+        println!("  {k:<10} {n}");
+    }
+    println!("threads:     {}", st.by_thread.len());
+    for (t, n) in st.by_thread.iter().take(32) {
+        println!("  thread {t:<4} {n}");
+    }
+    if st.by_thread.len() > 32 {
+        println!("  ... {} more threads", st.by_thread.len() - 32);
+    }
+    println!(
+        "footprint:   {} lines of {} B ({} KiB), {} pages of {} B ({} KiB)",
+        st.footprint_lines,
+        a.line,
+        st.footprint_lines * a.line / 1024,
+        st.footprint_pages,
+        a.page,
+        st.footprint_pages * a.page / 1024
+    );
+    if let (Some(lo), Some(hi)) = (&st.min_addr, &st.max_addr) {
+        println!("addresses:   {lo} .. {hi}");
+    }
+    println!("with pc:     {}", st.with_pc);
+    println!(
+        "with gap_ns: {}, with time_ns: {}",
+        st.with_gap, st.with_time
+    );
+    Ok(())
+}
