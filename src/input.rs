@@ -15,7 +15,9 @@ use xxhash_rust::xxh3::Xxh3;
 #[derive(Default)]
 pub struct Tap {
     bytes: AtomicU64,
-    hash: Mutex<Xxh3>,
+    /// `None` when no one asked for the checksum (hashing costs ~10% of a
+    /// native replay).
+    hash: Option<Mutex<Xxh3>>,
 }
 
 impl Tap {
@@ -26,9 +28,9 @@ impl Tap {
 
     /// `xxh3-128:<hex>` of every byte read so far (the whole file once the
     /// reader has finished).
-    pub fn checksum(&self) -> String {
-        let h = self.hash.lock().map(|h| h.digest128()).unwrap_or(0);
-        format!("xxh3-128:{h:032x}")
+    pub fn checksum(&self) -> Option<String> {
+        let h = self.hash.as_ref()?.lock().map(|h| h.digest128()).ok()?;
+        Some(format!("xxh3-128:{h:032x}"))
     }
 }
 
@@ -41,7 +43,7 @@ impl Read for TapReader {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         let n = self.file.read(buf)?;
         self.tap.bytes.fetch_add(n as u64, Ordering::Relaxed);
-        if let Ok(mut h) = self.tap.hash.lock() {
+        if let Some(Ok(mut h)) = self.tap.hash.as_ref().map(|m| m.lock()) {
             h.update(&buf[..n]);
         }
         Ok(n)
@@ -68,8 +70,9 @@ pub fn parse_format(s: &str) -> Result<Format, String> {
     })
 }
 
-/// Opens `path` as a trace, detecting its format unless `forced`.
-pub fn open_trace(path: &Path, forced: Option<Format>) -> Result<TraceInput> {
+/// Opens `path` as a trace, detecting its format unless `forced`; with
+/// `checksum`, every byte read is hashed for [`Tap::checksum`].
+pub fn open_trace(path: &Path, forced: Option<Format>, checksum: bool) -> Result<TraceInput> {
     let file =
         File::open(path).with_context(|| format!("{}: cannot open trace", path.display()))?;
     let meta = file
@@ -78,7 +81,10 @@ pub fn open_trace(path: &Path, forced: Option<Format>) -> Result<TraceInput> {
     if meta.is_dir() {
         anyhow::bail!("{}: is a directory, not a trace file", path.display());
     }
-    let tap = Arc::new(Tap::default());
+    let tap = Arc::new(Tap {
+        bytes: AtomicU64::new(0),
+        hash: checksum.then(|| Mutex::new(Xxh3::new())),
+    });
     let reader = TapReader {
         file,
         tap: tap.clone(),

@@ -21,7 +21,26 @@ struct Cli {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            use clap::error::ErrorKind;
+            if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion)
+                || matches!(
+                    e.kind(),
+                    ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+                )
+            {
+                e.exit();
+            }
+            // One line: clap's first line, without its own "error: " prefix.
+            let text = e.render().to_string();
+            let first = text.lines().next().unwrap_or("bad arguments");
+            let first = first.strip_prefix("error: ").unwrap_or(first);
+            eprintln!("numasim: error: {first} (see numasim --help)");
+            return ExitCode::from(2);
+        }
+    };
     match cmd::run(cli.command) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

@@ -13,7 +13,7 @@
 //! as real hardware would, otherwise.
 
 use serde::{Deserialize, Serialize};
-use traces::{Kind, Record};
+use traces::{Access, Kind};
 
 use crate::cache::{Cache, Lookup, Replacement};
 use crate::cachegrind::{CgConfig, Events};
@@ -86,7 +86,7 @@ impl Hierarchy {
 
     /// Simulates one record.
     #[inline]
-    pub fn access(&mut self, r: &Record) {
+    pub fn access(&mut self, r: &Access) {
         let size = (r.size as u64).min(self.min_line);
         let instr = r.kind == Kind::IFetch;
         let write = matches!(r.kind, Kind::Store | Kind::Modify);
@@ -123,7 +123,7 @@ impl Hierarchy {
         }
     }
 
-    pub fn run(&mut self, batch: &[Record]) {
+    pub fn run(&mut self, batch: &[Access]) {
         for r in batch {
             self.access(r);
         }
@@ -137,7 +137,7 @@ mod tests {
     use crate::geometry::Geometry;
 
     /// Loads and instruction fetches, aligned so none straddles a 32-byte line.
-    fn read_stream(n: usize, seed: u64) -> Vec<Record> {
+    fn read_stream(n: usize, seed: u64) -> Vec<Access> {
         let mut x = seed;
         (0..n)
             .map(|_| {
@@ -151,7 +151,7 @@ mod tests {
                 };
                 // Avoid block 0 (cachegrind's resident-zero-tag quirk).
                 let addr = 4096 + ((x >> 20) % (1 << 18)) / 16 * 16;
-                Record::access(0, kind, addr, 1 + ((x >> 8) % 16) as u16)
+                Access::new(0, kind, addr, 1 + ((x >> 8) % 16) as u16)
             })
             .collect()
     }
@@ -168,7 +168,7 @@ mod tests {
         let mut cg = Cachegrind::new(&cfg);
         h.run(&recs);
         cg.run(&recs);
-        assert_eq!(h.events, cg.events);
+        assert_eq!(h.events, cg.events());
         assert!(
             h.events.dlmr > 1000 && h.events.ilmr > 1000,
             "the LL is exercised"
@@ -187,8 +187,8 @@ mod tests {
             ll: g,
         };
         let mut h = Hierarchy::new(&cfg, Replacement::Lru, 0).unwrap();
-        h.access(&Record::access(0, Kind::Store, 0x1000, 8));
-        h.access(&Record::access(0, Kind::Load, 0x2000, 8));
+        h.access(&Access::new(0, Kind::Store, 0x1000, 8));
+        h.access(&Access::new(0, Kind::Load, 0x2000, 8));
         assert_eq!(
             h.writebacks,
             Writebacks {

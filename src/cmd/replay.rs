@@ -70,7 +70,7 @@ pub fn run(a: ReplayArgs) -> Result<()> {
             (name, Model::Hierarchy(Box::new(h)))
         }
     };
-    let input = open_trace(&a.trace, a.format)?;
+    let input = open_trace(&a.trace, a.format, a.out.is_some())?;
     let format = input.source.format_name();
     let tap = input.tap.clone();
     let mut progress = Progress::new(input.file_len, "replaying");
@@ -78,8 +78,8 @@ pub fn run(a: ReplayArgs) -> Result<()> {
     while let Some(batch) = ra.next_batch() {
         let batch = batch.map_err(|e| trace_err(&a.trace, e))?;
         match &mut model {
-            Model::Cachegrind(m) => m.run(&batch),
-            Model::Hierarchy(m) => m.run(&batch),
+            Model::Cachegrind(m) => m.run(&batch.acc),
+            Model::Hierarchy(m) => m.run(&batch.acc),
         }
         progress.update(tap.bytes());
         ra.recycle(batch);
@@ -87,7 +87,7 @@ pub fn run(a: ReplayArgs) -> Result<()> {
     drop(ra);
     progress.finish();
     let (events, writebacks) = match &model {
-        Model::Cachegrind(m) => (m.events, None),
+        Model::Cachegrind(m) => (m.events(), None),
         Model::Hierarchy(m) => (m.events, Some(m.writebacks)),
     };
     let mut summary = json!({

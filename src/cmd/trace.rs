@@ -9,7 +9,7 @@ use serde_json::json;
 use traces::csvfmt::CsvWriter;
 use traces::native::{Codec, NativeWriter};
 use traces::synth::{GenConfig, Generator, Pattern};
-use traces::{Fields, Format, Kind, Record, RecordSource};
+use traces::{Batch, Fields, Format, Kind, RecordSource};
 
 use crate::input::{open_trace, parse_format, trace_err};
 use crate::output::AtomicFile;
@@ -84,9 +84,9 @@ pub fn write_trace(
     let mut file = AtomicFile::create(out)?;
     let sink = file.take();
     let werr = |e: std::io::Error| anyhow::anyhow!("{}: write failed: {e}", out.display());
-    let mut batch: Vec<Record> = Vec::with_capacity(traces::BATCH);
+    let mut batch = Batch::new(fields);
     let mut n = 0u64;
-    let next = |batch: &mut Vec<Record>, src: &mut dyn RecordSource| -> Result<bool> {
+    let next = |batch: &mut Batch, src: &mut dyn RecordSource| -> Result<bool> {
         batch.clear();
         Ok(src.fill(batch).map_err(|e| trace_err(src_name, e))? > 0)
     };
@@ -99,8 +99,8 @@ pub fn write_trace(
             };
             let mut w = NativeWriter::new(sink, fields, codec, &meta).map_err(werr)?;
             while next(&mut batch, src)? {
-                for r in &batch {
-                    w.write(r).map_err(werr)?;
+                for r in batch.iter() {
+                    w.write(&r).map_err(werr)?;
                 }
                 n += batch.len() as u64;
                 on_batch();
@@ -110,8 +110,8 @@ pub fn write_trace(
         OutFormat::Csv => {
             let mut w = CsvWriter::new(sink, fields).map_err(werr)?;
             while next(&mut batch, src)? {
-                for r in &batch {
-                    w.write(r).map_err(werr)?;
+                for r in batch.iter() {
+                    w.write(&r).map_err(werr)?;
                 }
                 n += batch.len() as u64;
                 on_batch();
@@ -121,8 +121,8 @@ pub fn write_trace(
         OutFormat::Lackey => {
             let mut sink = sink;
             while next(&mut batch, src)? {
-                for r in &batch {
-                    traces::lackey::write_record(&mut sink, r).map_err(werr)?;
+                for r in batch.iter() {
+                    traces::lackey::write_record(&mut sink, &r).map_err(werr)?;
                 }
                 n += batch.len() as u64;
                 on_batch();
@@ -273,7 +273,7 @@ fn convert(a: ConvertArgs) -> Result<()> {
         Some(f) => f,
         None => out_format_of(&a.output)?,
     };
-    let mut input = open_trace(&a.input, a.format)?;
+    let mut input = open_trace(&a.input, a.format, false)?;
     let meta = json!({
         "source": "numasim trace convert",
         "from_format": input.source.format_name(),
@@ -319,7 +319,7 @@ fn info(a: InfoArgs) -> Result<()> {
     if !a.line.is_power_of_two() || !a.page.is_power_of_two() {
         bail!("--line and --page must be powers of two");
     }
-    let mut input = open_trace(&a.input, a.format)?;
+    let mut input = open_trace(&a.input, a.format, true)?;
     let mut st = TraceStats {
         line: a.line,
         page: a.page,
@@ -332,7 +332,7 @@ fn info(a: InfoArgs) -> Result<()> {
     let mut lines = HashSet::new();
     let mut pages = HashSet::new();
     let (mut lo, mut hi) = (u64::MAX, 0u64);
-    let mut batch = Vec::with_capacity(traces::BATCH);
+    let mut batch = Batch::new(input.source.fields());
     let mut progress = Progress::new(input.file_len, "scanning");
     loop {
         batch.clear();
@@ -344,7 +344,7 @@ fn info(a: InfoArgs) -> Result<()> {
         {
             break;
         }
-        for r in &batch {
+        for r in batch.iter() {
             st.records += 1;
             *st.by_kind.entry(r.kind.name()).or_default() += 1;
             *st.by_thread.entry(r.thread).or_default() += 1;
@@ -392,7 +392,7 @@ fn info(a: InfoArgs) -> Result<()> {
         input.source.format_name(),
         input.file_len
     );
-    println!("checksum:    {}", input.tap.checksum());
+    println!("checksum:    {}", input.tap.checksum().unwrap_or_default());
     println!("records:     {}", st.records);
     for (k, n) in &st.by_kind {
         println!("  {k:<10} {n}");

@@ -22,7 +22,7 @@
 use std::io::Read;
 
 use crate::error::{Problem, Result, TraceError};
-use crate::record::{Kind, Record};
+use crate::record::{Batch, Kind, Record};
 use crate::source::{BATCH, Fields, RecordSource};
 
 /// Bytes per ChampSim instruction record.
@@ -92,7 +92,7 @@ fn u64_at(b: &[u8], off: usize) -> u64 {
 }
 
 impl<R: Read + Send> RecordSource for ChampSimReader<R> {
-    fn fill(&mut self, out: &mut Vec<Record>) -> Result<usize> {
+    fn fill(&mut self, out: &mut Batch) -> Result<usize> {
         let start = out.len();
         // One instruction adds at most 7 records.
         while out.len() - start + 7 <= BATCH {

@@ -11,7 +11,7 @@ use std::io::{Read, Write};
 
 use crate::error::{Problem, Result, TraceError};
 use crate::lines::{check_size, parse_dec, parse_hex, show};
-use crate::record::{FLAG_GAP, FLAG_PC, FLAG_TIME, Kind, Record};
+use crate::record::{Batch, FLAG_GAP, FLAG_PC, FLAG_TIME, Kind, Record};
 use crate::source::{BATCH, Fields, RecordSource};
 
 struct Columns {
@@ -152,7 +152,7 @@ impl<R: Read + Send> CsvReader<R> {
 }
 
 impl<R: Read + Send> RecordSource for CsvReader<R> {
-    fn fill(&mut self, out: &mut Vec<Record>) -> Result<usize> {
+    fn fill(&mut self, out: &mut Batch) -> Result<usize> {
         let start = out.len();
         while out.len() - start < BATCH {
             let more = self

@@ -14,7 +14,7 @@ use std::io::Read;
 
 use crate::error::{Problem, Result, TraceError};
 use crate::lines::{Lines, check_size, parse_dec, parse_hex, show};
-use crate::record::{Kind, Record};
+use crate::record::{Batch, Kind, Record};
 use crate::source::{BATCH, Fields, RecordSource};
 
 /// Size given to classic din records, which carry none.
@@ -81,7 +81,7 @@ fn parse_line(line: &[u8]) -> Result<Option<Record>, Problem> {
 }
 
 impl<R: Read + Send> RecordSource for DinReader<R> {
-    fn fill(&mut self, out: &mut Vec<Record>) -> Result<usize> {
+    fn fill(&mut self, out: &mut Batch) -> Result<usize> {
         let start = out.len();
         while out.len() - start < BATCH {
             let record = self.records;

@@ -92,6 +92,10 @@ pub fn detect(prefix: &[u8], name: Option<&str>, compressed: bool) -> Option<For
         return Some(Format::Native);
     }
     let lname = name.map(|n| n.to_ascii_lowercase()).unwrap_or_default();
+    if lname.ends_with(".nst") || lname.ends_with(".nst.zst") {
+        // Named native: let the native reader say what is wrong with it.
+        return Some(Format::Native);
+    }
     if is_text(prefix) {
         let first = prefix
             .split(|&c| c == b'\n')

@@ -3,8 +3,9 @@
 //! Turns bytes into a stream of [`Record`]s and back; knows nothing of the
 //! simulator and opens no files (callers hand it `Read`/`Write` objects).
 //!
-//! - [`record`]: the 32-byte record model (thread, kind, address, size,
-//!   optional PC, optional gap / absolute time).
+//! - [`record`]: the record model — a 16-byte [`Access`] core (thread,
+//!   kind, address, size) plus optional PC and gap / absolute time, stored
+//!   column-wise in a [`Batch`].
 //! - Readers, all streaming with bounded memory: [`lackey`], [`csvfmt`],
 //!   [`din`], [`champsim`], [`native`]; [`format::open`] detects which.
 //! - Writers: [`native::NativeWriter`], [`csvfmt::CsvWriter`].
@@ -29,5 +30,5 @@ pub mod synth;
 
 pub use error::{Location, Problem, TraceError};
 pub use format::{Format, open};
-pub use record::{Kind, Record, Timing};
+pub use record::{Access, Batch, Kind, Record, Timing};
 pub use source::{BATCH, Fields, RecordSource, VecSource, collect_all};

@@ -5,18 +5,22 @@
 //! fixed-size little-endian records, each block with its own xxh3-64
 //! checksum and optionally zstd-compressed, then an end trailer that carries
 //! the total record count (so a file cut at a block boundary is still caught).
+//! Inside a block the records are stored column-wise: the 16-byte
+//! [`Access`] cores, then the PC column, then the time column (each present
+//! only if the header says so).
 //!
-//! Speed: records are 16 bytes (24/32 with the optional PC / time columns);
-//! decoding is a straight loop of unaligned little-endian loads with no
-//! branches beyond validation, done one [`BATCH`] at a time so the decoded
-//! batch stays in L2. Memory is bounded by one block.
+//! Speed: the 16-byte core on disk is exactly [`Access`] in memory (on a
+//! little-endian machine), so decoding a batch is one validation pass (a
+//! branch-free OR over kind, size and flag checks) and one copy, done one
+//! [`BATCH`] at a time so the decoded batch stays in L2. Memory is bounded
+//! by one block.
 
 use std::io::{Read, Write};
 
 use xxhash_rust::xxh3::xxh3_64;
 
 use crate::error::{Problem, Result, TraceError};
-use crate::record::{FLAG_GAP, FLAG_MASK, FLAG_PC, FLAG_TIME, Kind, Record};
+use crate::record::{Access, Batch, FLAG_GAP, FLAG_MASK, FLAG_PC, FLAG_TIME, Record};
 use crate::source::{BATCH, Fields, RecordSource};
 
 /// File magic, 8 bytes.
@@ -71,6 +75,10 @@ pub struct NativeWriter<W: Write> {
     fields: Fields,
     codec: Codec,
     block_records: usize,
+    /// Column buffers of the block being filled.
+    acc: Vec<u8>,
+    pc: Vec<u8>,
+    time: Vec<u8>,
     raw: Vec<u8>,
     packed: Vec<u8>,
     in_block: usize,
@@ -106,7 +114,10 @@ impl<W: Write> NativeWriter<W> {
             fields,
             codec,
             block_records,
-            raw: Vec::with_capacity(block_records * rec_bytes),
+            acc: Vec::with_capacity(block_records * 16),
+            pc: Vec::new(),
+            time: Vec::new(),
+            raw: Vec::new(),
             packed: Vec::new(),
             in_block: 0,
             total: 0,
@@ -128,26 +139,31 @@ impl<W: Write> NativeWriter<W> {
                 ),
             ));
         }
-        let mut b = [0u8; 32];
+        let mut b = [0u8; 16];
         b[0..8].copy_from_slice(&r.addr.to_le_bytes());
         b[8..12].copy_from_slice(&r.thread.to_le_bytes());
         b[12..14].copy_from_slice(&r.size.to_le_bytes());
         b[14] = r.kind as u8;
         b[15] = r.flags;
-        let mut n = 16;
+        self.acc.extend_from_slice(&b);
         if self.fields.pc {
-            b[n..n + 8].copy_from_slice(&r.pc.to_le_bytes());
-            n += 8;
+            self.pc.extend_from_slice(&r.pc.to_le_bytes());
         }
         if self.fields.time {
-            b[n..n + 8].copy_from_slice(&r.time.to_le_bytes());
-            n += 8;
+            self.time.extend_from_slice(&r.time.to_le_bytes());
         }
-        self.raw.extend_from_slice(&b[..n]);
         self.in_block += 1;
         self.total += 1;
         if self.in_block == self.block_records {
             self.flush_block()?;
+        }
+        Ok(())
+    }
+
+    /// Appends every record of a batch.
+    pub fn write_batch(&mut self, b: &Batch) -> std::io::Result<()> {
+        for r in b.iter() {
+            self.write(&r)?;
         }
         Ok(())
     }
@@ -177,6 +193,10 @@ impl<W: Write> NativeWriter<W> {
             return Ok(());
         }
         let n = self.in_block as u32;
+        self.raw.clear();
+        self.raw.extend_from_slice(&self.acc);
+        self.raw.extend_from_slice(&self.pc);
+        self.raw.extend_from_slice(&self.time);
         match self.codec {
             Codec::None => self.write_block(BLOCK_TAG, n, false)?,
             Codec::Zstd => {
@@ -184,7 +204,9 @@ impl<W: Write> NativeWriter<W> {
                 self.write_block(BLOCK_TAG, n, true)?;
             }
         }
-        self.raw.clear();
+        self.acc.clear();
+        self.pc.clear();
+        self.time.clear();
         self.in_block = 0;
         Ok(())
     }
@@ -509,78 +531,121 @@ impl<R: Read + Send> NativeReader<R> {
         Ok(true)
     }
 
-    /// Decodes records `[block_pos, block_pos + take)` of the current block.
+    /// Decodes records `[block_pos, block_pos + take)` of the current block
+    /// into `out`: one validation pass over the 16-byte cores, then copies.
     #[inline]
-    fn decode<const PC: bool, const TIME: bool>(
-        &mut self,
-        take: usize,
-        out: &mut Vec<Record>,
-    ) -> Result<()> {
-        let rb = self.rec_bytes;
-        let bytes = &self.raw[self.block_pos * rb..(self.block_pos + take) * rb];
-        out.reserve(take);
-        for (i, c) in bytes.chunks_exact(rb).enumerate() {
-            let addr = u64::from_le_bytes(c[0..8].try_into().expect("8"));
-            let thread = u32::from_le_bytes(c[8..12].try_into().expect("4"));
-            let size = u16::from_le_bytes(c[12..14].try_into().expect("2"));
-            let code = c[14];
+    fn decode(&mut self, take: usize, out: &mut Batch) -> Result<()> {
+        let n = self.block_n;
+        let (lo, hi) = (self.block_pos, self.block_pos + take);
+        let cores = &self.raw[lo * 16..hi * 16];
+        let allowed = FLAG_MASK
+            & !(if self.fields.pc { 0 } else { FLAG_PC })
+            & !(if self.fields.time {
+                0
+            } else {
+                FLAG_GAP | FLAG_TIME
+            });
+        let bad_record = |c: &[u8]| -> bool {
+            let size = u16::from_le_bytes([c[12], c[13]]);
             let flags = c[15];
-            let mut o = 16;
-            let pc = if PC {
-                o += 8;
-                u64::from_le_bytes(c[16..24].try_into().expect("8"))
+            (c[14] > 3)
+                | (size == 0)
+                | (flags & !allowed != 0)
+                | (flags & (FLAG_GAP | FLAG_TIME) == (FLAG_GAP | FLAG_TIME))
+        };
+        if cores
+            .chunks_exact(16)
+            .fold(false, |acc, c| acc | bad_record(c))
+        {
+            let i = cores.chunks_exact(16).position(bad_record).unwrap_or(0);
+            let c = &cores[i * 16..(i + 1) * 16];
+            let problem = if c[14] > 3 {
+                Problem::UnknownOp(format!("kind code {}", c[14]))
+            } else if u16::from_le_bytes([c[12], c[13]]) == 0 {
+                Problem::ZeroSize
             } else {
-                0
+                Problem::Invalid(format!("bad record flags {:#04x}", c[15]))
             };
-            let time = if TIME {
-                u64::from_le_bytes(c[o..o + 8].try_into().expect("8"))
+            let offset = if self.codec == Codec::None {
+                self.block_offset + ((lo + i) * 16) as u64
             } else {
-                0
+                // Inside a compressed block: name the block's offset.
+                self.block_offset
             };
-            let kind = Kind::from_code(code);
-            let flags_ok = flags & !FLAG_MASK == 0
-                && (PC || flags & FLAG_PC == 0)
-                && (TIME || flags & (FLAG_GAP | FLAG_TIME) == 0)
-                && flags & (FLAG_GAP | FLAG_TIME) != (FLAG_GAP | FLAG_TIME);
-            match kind {
-                Some(kind) if size != 0 && flags_ok => out.push(Record {
-                    addr,
-                    pc,
-                    time,
-                    thread,
-                    size,
-                    kind,
-                    flags,
-                }),
-                _ => {
-                    let idx = self.block_pos + i;
-                    let problem = if kind.is_none() {
-                        Problem::UnknownOp(format!("kind code {code}"))
-                    } else if size == 0 {
-                        Problem::ZeroSize
-                    } else {
-                        Problem::Invalid(format!("bad record flags {flags:#04x}"))
-                    };
-                    let offset = if self.codec == Codec::None {
-                        self.block_offset + (idx * rb) as u64
-                    } else {
-                        // Inside a compressed block: name the block's offset.
-                        self.block_offset
-                    };
-                    return Err(TraceError::at_offset(
-                        offset,
-                        self.records + i as u64,
-                        problem,
-                    ));
-                }
+            return Err(TraceError::at_offset(
+                offset,
+                self.records + i as u64,
+                problem,
+            ));
+        }
+        push_cores(cores, &mut out.acc);
+        let mut col = n * 16;
+        let fields = out.fields();
+        if self.fields.pc {
+            if fields.pc {
+                push_u64s(&self.raw[col + lo * 8..col + hi * 8], &mut out.pc);
+            }
+            col += n * 8;
+        }
+        if self.fields.time && fields.time {
+            push_u64s(&self.raw[col + lo * 8..col + hi * 8], &mut out.time);
+        }
+        // A batch without a column for data the file has: clear the flags.
+        if (self.fields.pc && !fields.pc) || (self.fields.time && !fields.time) {
+            let drop = (!fields.pc as u8 * FLAG_PC) | (!fields.time as u8 * (FLAG_GAP | FLAG_TIME));
+            let len = out.acc.len();
+            for a in &mut out.acc[len - take..] {
+                a.flags &= !drop;
             }
         }
         Ok(())
     }
 }
 
+/// Appends validated 16-byte cores (kind ≤ 3 checked by the caller).
+#[inline]
+fn push_cores(bytes: &[u8], out: &mut Vec<Access>) {
+    let n = bytes.len() / 16;
+    #[cfg(target_endian = "little")]
+    {
+        out.reserve(n);
+        let len = out.len();
+        // SAFETY: `Access` is `repr(C)`, 16 bytes, no padding, with fields in
+        // on-disk order; on a little-endian machine its bytes are the on-disk
+        // bytes. Every integer bit pattern is valid for its fields except
+        // `kind`, and the caller has checked every kind byte is 0..=3 (a
+        // valid `Kind`). `reserve` made room for `n` more elements, the source
+        // holds `n * 16` bytes, and the regions cannot overlap.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                bytes.as_ptr(),
+                out.as_mut_ptr().add(len) as *mut u8,
+                n * 16,
+            );
+            out.set_len(len + n);
+        }
+    }
+    #[cfg(not(target_endian = "little"))]
+    out.extend(bytes.chunks_exact(16).map(|c| Access {
+        addr: u64::from_le_bytes(c[0..8].try_into().expect("8")),
+        thread: u32::from_le_bytes(c[8..12].try_into().expect("4")),
+        size: u16::from_le_bytes([c[12], c[13]]),
+        kind: crate::record::Kind::from_code(c[14]).unwrap_or(crate::record::Kind::Load),
+        flags: c[15],
+    }));
+}
+
+#[inline]
+fn push_u64s(bytes: &[u8], out: &mut Vec<u64>) {
+    out.extend(
+        bytes
+            .chunks_exact(8)
+            .map(|c| u64::from_le_bytes(c.try_into().expect("8"))),
+    );
+}
+
 impl<R: Read + Send> RecordSource for NativeReader<R> {
-    fn fill(&mut self, out: &mut Vec<Record>) -> Result<usize> {
+    fn fill(&mut self, out: &mut Batch) -> Result<usize> {
         if self.done {
             return Ok(0);
         }
@@ -589,12 +654,7 @@ impl<R: Read + Send> RecordSource for NativeReader<R> {
             return Ok(0);
         }
         let take = (self.block_n - self.block_pos).min(BATCH);
-        match (self.fields.pc, self.fields.time) {
-            (false, false) => self.decode::<false, false>(take, out)?,
-            (true, false) => self.decode::<true, false>(take, out)?,
-            (false, true) => self.decode::<false, true>(take, out)?,
-            (true, true) => self.decode::<true, true>(take, out)?,
-        }
+        self.decode(take, out)?;
         self.block_pos += take;
         self.records += take as u64;
         Ok(take)
@@ -612,6 +672,7 @@ impl<R: Read + Send> RecordSource for NativeReader<R> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::record::Kind;
     use crate::source::collect_all;
 
     fn sample(n: usize) -> Vec<Record> {
@@ -745,7 +806,7 @@ mod tests {
         let mut b = bytes.clone();
         let payload = HEADER_BYTES + 7 + BLOCK_HEADER_BYTES;
         // Record 4's kind byte := 9, then fix the block checksum so only the record is wrong.
-        b[payload + 4 * 32 + 14] = 9;
+        b[payload + 4 * 16 + 14] = 9;
         let ck = xxh3_64(&b[payload..payload + 320]);
         b[payload - 8..payload].copy_from_slice(&ck.to_le_bytes());
         let e = collect_all(&mut NativeReader::new(&b[..]).unwrap()).unwrap_err();
@@ -753,7 +814,7 @@ mod tests {
             e.to_string(),
             format!(
                 "byte offset {}, record 4: unknown op \"kind code 9\"",
-                payload + 128
+                payload + 64
             )
         );
     }

@@ -9,26 +9,26 @@ use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::thread::JoinHandle;
 
 use crate::error::Result;
-use crate::record::Record;
-use crate::source::{BATCH, RecordSource};
+use crate::record::Batch;
+use crate::source::RecordSource;
 
 /// Batches in flight between the decoder and the consumer.
 const DEPTH: usize = 4;
 
 /// A background decoder.
 pub struct ReadAhead {
-    full: Receiver<Result<Vec<Record>>>,
-    empty: SyncSender<Vec<Record>>,
+    full: Receiver<Result<Batch>>,
+    empty: SyncSender<Batch>,
     handle: Option<JoinHandle<()>>,
 }
 
 impl ReadAhead {
     /// Starts decoding `src` on a new thread.
     pub fn spawn(mut src: Box<dyn RecordSource>) -> ReadAhead {
-        let (full_tx, full) = sync_channel::<Result<Vec<Record>>>(DEPTH);
-        let (empty, empty_rx) = sync_channel::<Vec<Record>>(DEPTH + 2);
+        let (full_tx, full) = sync_channel::<Result<Batch>>(DEPTH);
+        let (empty, empty_rx) = sync_channel::<Batch>(DEPTH + 2);
         for _ in 0..DEPTH + 1 {
-            let _ = empty.send(Vec::with_capacity(BATCH + 8));
+            let _ = empty.send(Batch::new(src.fields()));
         }
         let handle = std::thread::Builder::new()
             .name("numasim-decode".into())
@@ -58,12 +58,12 @@ impl ReadAhead {
     }
 
     /// The next batch, `None` at end of stream.
-    pub fn next_batch(&mut self) -> Option<Result<Vec<Record>>> {
+    pub fn next_batch(&mut self) -> Option<Result<Batch>> {
         self.full.recv().ok()
     }
 
     /// Returns a consumed batch for reuse.
-    pub fn recycle(&self, buf: Vec<Record>) {
+    pub fn recycle(&self, buf: Batch) {
         let _ = self.empty.send(buf);
     }
 }
@@ -84,7 +84,7 @@ impl Drop for ReadAhead {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::record::Kind;
+    use crate::record::{Kind, Record};
     use crate::source::{Fields, VecSource};
 
     #[test]
@@ -96,7 +96,7 @@ mod tests {
         let mut got = Vec::new();
         while let Some(b) = ra.next_batch() {
             let b = b.unwrap();
-            got.extend_from_slice(&b);
+            got.extend(b.iter());
             ra.recycle(b);
         }
         assert_eq!(got, recs);

@@ -1,9 +1,15 @@
 //! The one record model every format reads into and writes from.
 //!
-//! A [`Record`] is a plain 32-byte value (no heap, `Copy`) so readers can fill
-//! flat `Vec<Record>` batches and the simulator can walk them without pointer
-//! chasing. Optional fields (PC, timing) live in the record behind `flags`
-//! bits rather than in `Option`s, which keeps the layout fixed.
+//! Two views of one access:
+//! - [`Access`], 16 bytes (`addr`, `thread`, `size`, `kind`, `flags`): the
+//!   hot core the simulator walks, and byte-for-byte the native format's
+//!   on-disk record, so decoding is "validate, then copy";
+//! - [`Record`], the full logical record: an access plus its optional PC and
+//!   timing (valid when the `FLAG_*` bits say so).
+//!
+//! A [`Batch`] stores records column-wise: a `Vec<Access>` plus PC and time
+//! columns that exist only when the stream carries them. The simulator's hot
+//! loops read `&[Access]` (16 B per record, four per cache line).
 
 use serde::{Deserialize, Serialize};
 
@@ -75,7 +81,40 @@ pub enum Timing {
     At(u64),
 }
 
-/// One memory access.
+/// The 16-byte core of a record: what the cache and memory model need.
+///
+/// `#[repr(C)]` with no padding (8 + 4 + 2 + 1 + 1 bytes); on a
+/// little-endian machine its bytes are exactly the native format's record.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(C)]
+pub struct Access {
+    /// Virtual address of the first byte.
+    pub addr: u64,
+    /// Trace thread id.
+    pub thread: u32,
+    /// Bytes accessed, at least 1.
+    pub size: u16,
+    /// Access kind.
+    pub kind: Kind,
+    /// `FLAG_*` bits: which of the record's optional columns are valid.
+    pub flags: u8,
+}
+
+impl Access {
+    /// A plain access with no PC and no timing.
+    #[inline]
+    pub fn new(thread: u32, kind: Kind, addr: u64, size: u16) -> Access {
+        Access {
+            addr,
+            thread,
+            size,
+            kind,
+            flags: 0,
+        }
+    }
+}
+
+/// One memory access with its optional PC and timing.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Record {
     /// Virtual address of the first byte.
@@ -139,6 +178,36 @@ impl Record {
         self
     }
 
+    /// The 16-byte core.
+    #[inline]
+    pub fn core(&self) -> Access {
+        Access {
+            addr: self.addr,
+            thread: self.thread,
+            size: self.size,
+            kind: self.kind,
+            flags: self.flags,
+        }
+    }
+
+    /// Rebuilds a record from its core and column values.
+    #[inline]
+    pub fn from_parts(a: Access, pc: u64, time: u64) -> Record {
+        Record {
+            addr: a.addr,
+            pc: if a.flags & FLAG_PC != 0 { pc } else { 0 },
+            time: if a.flags & (FLAG_GAP | FLAG_TIME) != 0 {
+                time
+            } else {
+                0
+            },
+            thread: a.thread,
+            size: a.size,
+            kind: a.kind,
+            flags: a.flags,
+        }
+    }
+
     /// The PC, if the trace carries one.
     #[inline]
     pub fn pc(&self) -> Option<u64> {
@@ -158,13 +227,140 @@ impl Record {
     }
 }
 
+/// Records stored column-wise; see the module docs.
+///
+/// Invariant: `pc` is empty unless the batch was made with a PC column, in
+/// which case `pc.len() == acc.len()`; the same for `time`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Batch {
+    /// The hot columns.
+    pub acc: Vec<Access>,
+    /// PC per record (0 where the record has none), if the column exists.
+    pub pc: Vec<u64>,
+    /// Gap or time per record (0 where the record has none), if the column exists.
+    pub time: Vec<u64>,
+    has_pc: bool,
+    has_time: bool,
+}
+
+impl Batch {
+    /// An empty batch with the columns `fields` asks for.
+    pub fn new(fields: crate::source::Fields) -> Batch {
+        Batch {
+            acc: Vec::with_capacity(crate::source::BATCH),
+            pc: Vec::new(),
+            time: Vec::new(),
+            has_pc: fields.pc,
+            has_time: fields.time,
+        }
+    }
+
+    /// Which optional columns this batch keeps.
+    pub fn fields(&self) -> crate::source::Fields {
+        crate::source::Fields {
+            pc: self.has_pc,
+            time: self.has_time,
+        }
+    }
+
+    /// Empties the batch, keeping its columns and capacity.
+    #[inline]
+    pub fn clear(&mut self) {
+        self.acc.clear();
+        self.pc.clear();
+        self.time.clear();
+    }
+
+    /// Records held.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.acc.len()
+    }
+
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.acc.is_empty()
+    }
+
+    /// Appends a record. A PC or timing the batch has no column for is
+    /// dropped from the record (its flag cleared).
+    #[inline]
+    pub fn push(&mut self, r: Record) {
+        let mut a = r.core();
+        if self.has_pc {
+            self.pc.push(r.pc);
+        } else {
+            a.flags &= !FLAG_PC;
+        }
+        if self.has_time {
+            self.time.push(r.time);
+        } else {
+            a.flags &= !(FLAG_GAP | FLAG_TIME);
+        }
+        self.acc.push(a);
+    }
+
+    /// Record `i` in full.
+    #[inline]
+    pub fn get(&self, i: usize) -> Record {
+        let pc = if self.has_pc { self.pc[i] } else { 0 };
+        let time = if self.has_time { self.time[i] } else { 0 };
+        Record::from_parts(self.acc[i], pc, time)
+    }
+
+    /// All records in full.
+    pub fn iter(&self) -> impl Iterator<Item = Record> + '_ {
+        (0..self.len()).map(|i| self.get(i))
+    }
+
+    /// The PC of record `i`, if it has one.
+    #[inline]
+    pub fn pc_of(&self, i: usize) -> Option<u64> {
+        (self.acc[i].flags & FLAG_PC != 0).then(|| self.pc[i])
+    }
+
+    /// The timing of record `i`.
+    #[inline]
+    pub fn timing_of(&self, i: usize) -> Timing {
+        let f = self.acc[i].flags;
+        if f & FLAG_GAP != 0 {
+            Timing::Gap(self.time[i])
+        } else if f & FLAG_TIME != 0 {
+            Timing::At(self.time[i])
+        } else {
+            Timing::None
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn record_is_32_bytes() {
-        assert_eq!(std::mem::size_of::<Record>(), 32);
+    fn access_is_16_bytes_without_padding() {
+        assert_eq!(std::mem::size_of::<Access>(), 16);
+        assert_eq!(std::mem::align_of::<Access>(), 8);
+    }
+
+    #[test]
+    fn batch_columns_round_trip_and_drop_missing_columns() {
+        let r = Record::access(1, Kind::Store, 64, 8)
+            .with_pc(0x400)
+            .with_gap(9);
+        let mut full = Batch::new(crate::source::Fields {
+            pc: true,
+            time: true,
+        });
+        full.push(r);
+        full.push(Record::access(2, Kind::Load, 128, 4));
+        assert_eq!(full.get(0), r);
+        assert_eq!(full.pc_of(1), None);
+        assert_eq!(full.timing_of(0), Timing::Gap(9));
+        let mut bare = Batch::new(crate::source::Fields::default());
+        bare.push(r);
+        assert_eq!(bare.get(0), Record::access(1, Kind::Store, 64, 8));
+        assert!(bare.pc.is_empty() && bare.time.is_empty());
     }
 
     #[test]

@@ -1,12 +1,12 @@
 //! The streaming interface every reader and generator implements.
 
 use crate::error::Result;
-use crate::record::Record;
+use crate::record::{Batch, Record};
 
 /// Records per batch a reader appends in one [`RecordSource::fill`] call.
 ///
-/// 4096 records × 32 B = 128 KiB: a batch stays in L2 between the decoder
-/// and the simulator.
+/// 4096 records × 16 B = 64 KiB of hot columns: a batch stays in L2 between
+/// the decoder and the simulator.
 pub const BATCH: usize = 4096;
 
 /// Which optional columns a stream carries (known before the first record).
@@ -20,9 +20,10 @@ pub struct Fields {
 
 /// A stream of records, read in batches with bounded memory.
 pub trait RecordSource: Send {
-    /// Appends up to [`BATCH`] records to `out` and returns how many it
-    /// appended; `Ok(0)` means the stream is finished.
-    fn fill(&mut self, out: &mut Vec<Record>) -> Result<usize>;
+    /// Appends up to [`BATCH`] records to `out` (made with
+    /// `Batch::new(self.fields())`) and returns how many it appended;
+    /// `Ok(0)` means the stream is finished.
+    fn fill(&mut self, out: &mut Batch) -> Result<usize>;
 
     /// Optional columns this stream may carry.
     fn fields(&self) -> Fields;
@@ -34,13 +35,13 @@ pub trait RecordSource: Send {
 /// Reads every record of a source into memory (tests and small traces only).
 pub fn collect_all(src: &mut dyn RecordSource) -> Result<Vec<Record>> {
     let mut all = Vec::new();
-    let mut batch = Vec::with_capacity(BATCH);
+    let mut batch = Batch::new(src.fields());
     loop {
         batch.clear();
         if src.fill(&mut batch)? == 0 {
             return Ok(all);
         }
-        all.extend_from_slice(&batch);
+        all.extend(batch.iter());
     }
 }
 
@@ -63,9 +64,11 @@ impl VecSource {
 }
 
 impl RecordSource for VecSource {
-    fn fill(&mut self, out: &mut Vec<Record>) -> Result<usize> {
+    fn fill(&mut self, out: &mut Batch) -> Result<usize> {
         let end = (self.pos + BATCH).min(self.records.len());
-        out.extend_from_slice(&self.records[self.pos..end]);
+        for r in &self.records[self.pos..end] {
+            out.push(*r);
+        }
         let n = end - self.pos;
         self.pos = end;
         Ok(n)

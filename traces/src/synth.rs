@@ -23,7 +23,7 @@ use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, Zipf};
 
 use crate::error::{Problem, Result, TraceError};
-use crate::record::{Kind, Record};
+use crate::record::{Batch, Kind, Record};
 use crate::source::{BATCH, Fields, RecordSource};
 
 /// Line granularity of the random, chase and zipf patterns.
@@ -235,7 +235,7 @@ impl Generator {
 }
 
 impl RecordSource for Generator {
-    fn fill(&mut self, out: &mut Vec<Record>) -> Result<usize> {
+    fn fill(&mut self, out: &mut Batch) -> Result<usize> {
         let n = (self.cfg.count - self.produced).min(BATCH as u64) as usize;
         for _ in 0..n {
             let t = (self.produced % self.cfg.threads as u64) as usize;

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Replay-speed benchmark (issue 2): numasim's cachegrind-mode replay of a
+# lackey trace, as lackey text and as native .nst, against the plain C model
+# in ../shared/baselines/cgsim_lackey.c (fgets/strtoull), all in one run on
+# the same trace and geometry. Prints accesses/s, ratios and peak RSS.
+#
+#   bench/replay_speed.sh [SCALE]      # SCALE = ints sorted by the workload (default 40000)
+#
+# Needs gcc and valgrind. Work files go to bench/out/ (git-ignored).
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/.." && pwd)
+out="$here/out"
+mkdir -p "$out"
+scale=${1:-40000}
+geom=(--I1=32768,8,64 --D1=32768,8,64 --LL=1048576,16,64)
+baseline_src="${NUMASIM_BASELINE:-$root/../shared/baselines/cgsim_lackey.c}"
+
+cargo build --release --quiet --manifest-path "$root/Cargo.toml"
+bin="$root/target/release/numasim"
+gcc -O2 -o "$out/cgsim_lackey" "$baseline_src"
+gcc -O1 -o "$out/workload" "$here/workload.c"
+
+trace="$out/workload-$scale.lackey"
+if [ ! -s "$trace" ]; then
+  echo "tracing the workload with valgrind lackey (once)..." >&2
+  (cd "$out" && env -i PATH=/usr/bin:/bin LC_ALL=C valgrind --tool=lackey --trace-mem=yes \
+      --log-file="$trace" ./workload "$scale" >/dev/null)
+fi
+"$bin" trace convert "$trace" "$out/workload.nst" 2>/dev/null
+"$bin" trace convert "$trace" "$out/workload.nst.zst" 2>/dev/null
+accesses=$(grep -c -v '^==' "$trace")
+cat "$trace" > /dev/null; cat "$out/workload.nst" > /dev/null  # warm the page cache
+
+# time_run STDIN CMD... -> prints "best_seconds peak_kib" over 3 runs
+time_run() {
+  local best=999999 rss=0 input=$1
+  shift
+  for _ in 1 2 3; do
+    local t0 t1
+    t0=$(date +%s.%N)
+    /usr/bin/time -f %M -o "$out/rss" "$@" < "$input" > "$out/last.out"
+    t1=$(date +%s.%N)
+    local dt; dt=$(echo "$t1 - $t0" | bc -l)
+    if (( $(echo "$dt < $best" | bc -l) )); then best=$dt; fi
+    rss=$(cat "$out/rss")
+  done
+  echo "$best $rss"
+}
+
+read -r tb rb < <(time_run "$trace" "$out/cgsim_lackey" 32768,8,64 32768,8,64 1048576,16,64)
+cp "$out/last.out" "$out/baseline.txt"
+read -r tl rl < <(time_run /dev/null "$bin" replay "$trace" "${geom[@]}" --json)
+cp "$out/last.out" "$out/lackey.json"
+read -r tn rn < <(time_run /dev/null "$bin" replay "$out/workload.nst" "${geom[@]}" --json)
+cp "$out/last.out" "$out/native.json"
+read -r tz rz < <(time_run /dev/null "$bin" replay "$out/workload.nst.zst" "${geom[@]}" --json)
+
+# The counts must agree before speed means anything.
+b_ir=$(sed -n 's/^Ir=\([0-9]*\).*/\1/p' "$out/baseline.txt")
+for f in lackey native; do
+  ir=$(python3 -c "import json,sys; print(json.load(open('$out/$f.json'))['events']['Ir'])")
+  [ "$ir" = "$b_ir" ] || { echo "MISMATCH: $f Ir=$ir baseline Ir=$b_ir" >&2; exit 1; }
+done
+
+rate() { echo "$accesses / $1 / 1000000" | bc -l; }
+printf '\ntrace: %s accesses (%s bytes lackey, %s bytes .nst, %s bytes .nst.zst)\n' "$accesses" \
+  "$(stat -c %s "$trace")" "$(stat -c %s "$out/workload.nst")" "$(stat -c %s "$out/workload.nst.zst")"
+printf '%-26s %9s %12s %9s %10s\n' "run" "seconds" "M access/s" "× C" "peak RSS"
+printf '%-26s %9.3f %12.1f %9.2f %8s KiB\n' "C baseline (lackey text)" "$tb" "$(rate "$tb")" 1 "$rb"
+printf '%-26s %9.3f %12.1f %9.2f %8s KiB\n' "numasim lackey text" "$tl" "$(rate "$tl")" "$(echo "$tb / $tl" | bc -l)" "$rl"
+printf '%-26s %9.3f %12.1f %9.2f %8s KiB\n' "numasim native .nst" "$tn" "$(rate "$tn")" "$(echo "$tb / $tn" | bc -l)" "$rn"
+printf '%-26s %9.3f %12.1f %9.2f %8s KiB\n' "numasim native .nst.zst" "$tz" "$(rate "$tz")" "$(echo "$tb / $tz" | bc -l)" "$rz"
