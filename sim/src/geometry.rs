@@ -63,7 +63,7 @@ impl Geometry {
             return Err(GeometryError::LineTooSmall(*self, self.line));
         }
         let way_bytes = self.assoc as u64 * self.line;
-        if self.size == 0 || self.size % way_bytes != 0 {
+        if self.size == 0 || !self.size.is_multiple_of(way_bytes) {
             return Err(GeometryError::NotWhole(
                 *self,
                 self.size as f64 / way_bytes as f64,

@@ -46,10 +46,15 @@ pub struct ReplayArgs {
     /// Also write summary.json and manifest.json into this directory.
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// Decode the trace on a second thread while simulating. Helps where a
+    /// spare physical core exists; on the 2-vCPU VM it was measured slower
+    /// (bench/replay_speed.sh), so it is off by default.
+    #[arg(long)]
+    pub read_ahead: bool,
 }
 
 enum Model {
-    Cachegrind(Cachegrind),
+    Cachegrind(Box<Cachegrind>),
     Hierarchy(Box<Hierarchy>),
 }
 
@@ -61,7 +66,7 @@ pub fn run(a: ReplayArgs) -> Result<()> {
         ll: a.ll.unwrap_or(defaults.ll),
     };
     let (mode, mut model) = match a.replacement.as_deref() {
-        None => ("cachegrind", Model::Cachegrind(Cachegrind::new(&cfg))),
+        None => ("cachegrind", Model::Cachegrind(Box::new(Cachegrind::new(&cfg)))),
         Some(name) => {
             let Some(policy) = Replacement::from_name(name) else {
                 bail!("unknown replacement policy {name:?}; expected lru, plru, srrip or random");
@@ -74,17 +79,30 @@ pub fn run(a: ReplayArgs) -> Result<()> {
     let format = input.source.format_name();
     let tap = input.tap.clone();
     let mut progress = Progress::new(input.file_len, "replaying");
-    let mut ra = ReadAhead::spawn(input.source);
-    while let Some(batch) = ra.next_batch() {
-        let batch = batch.map_err(|e| trace_err(&a.trace, e))?;
-        match &mut model {
-            Model::Cachegrind(m) => m.run(&batch.acc),
-            Model::Hierarchy(m) => m.run(&batch.acc),
+    let mut run_batch = |batch: &traces::Batch| match &mut model {
+        Model::Cachegrind(m) => m.run(&batch.acc),
+        Model::Hierarchy(m) => m.run(&batch.acc),
+    };
+    if a.read_ahead {
+        let mut ra = ReadAhead::spawn(input.source);
+        while let Some(batch) = ra.next_batch() {
+            let batch = batch.map_err(|e| trace_err(&a.trace, e))?;
+            run_batch(&batch);
+            progress.update(tap.bytes());
+            ra.recycle(batch);
         }
-        progress.update(tap.bytes());
-        ra.recycle(batch);
+    } else {
+        let mut src = input.source;
+        let mut batch = traces::Batch::new(src.fields());
+        loop {
+            batch.clear();
+            if src.fill(&mut batch).map_err(|e| trace_err(&a.trace, e))? == 0 {
+                break;
+            }
+            run_batch(&batch);
+            progress.update(tap.bytes());
+        }
     }
-    drop(ra);
     progress.finish();
     let (events, writebacks) = match &model {
         Model::Cachegrind(m) => (m.events(), None),

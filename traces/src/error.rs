@@ -40,11 +40,11 @@ pub enum Problem {
     FutureVersion { found: u32, supported: u32 },
     #[error("truncated: {0}")]
     Truncated(String),
-    #[error("checksum mismatch in block {block}: stored {stored:#018x}, computed {computed:#018x}")]
+    #[error("checksum mismatch in block {block}: stored {stored:#010x}, computed {computed:#010x}")]
     Checksum {
         block: u64,
-        stored: u64,
-        computed: u64,
+        stored: u32,
+        computed: u32,
     },
     #[error("bad hex address {0:?}")]
     BadHex(String),

@@ -182,7 +182,7 @@ pub fn open(
         return Err(TraceError::at_offset(0, 0, Problem::Empty));
     }
     let compression = sniff_compression(&prefix);
-    let (mut rd, prefix): (BufReader<Box<dyn Read + Send>>, Vec<u8>) =
+    let (rd, prefix): (BufReader<Box<dyn Read + Send>>, Vec<u8>) =
         if compression == Compression::None {
             (BufReader::with_capacity(BUF, Box::new(outer)), prefix)
         } else {
@@ -207,9 +207,13 @@ pub fn open(
             )
         })?,
     };
-    let _ = &mut rd;
     Ok(match format {
-        Format::Native => Box::new(NativeReader::new(rd)?),
+        // The native reader reads whole blocks: hand it the bytes already
+        // buffered, then the stream itself, so payloads are not copied twice.
+        Format::Native => {
+            let buffered = std::io::Cursor::new(rd.buffer().to_vec());
+            Box::new(NativeReader::new(buffered.chain(rd.into_inner()))?)
+        }
         Format::Lackey => Box::new(LackeyReader::new(rd)),
         Format::Csv => Box::new(CsvReader::new(rd)?),
         Format::Din => Box::new(DinReader::new(rd)),

@@ -10,23 +10,241 @@
 use std::io::Read;
 
 use crate::error::{Problem, Result, TraceError};
-use crate::lines::{Lines, check_size, parse_dec, parse_hex, show};
+use crate::lines::{check_size, parse_dec, parse_hex, show};
 use crate::record::{Batch, Kind, Record};
 use crate::source::{BATCH, Fields, RecordSource};
 
 /// Streaming lackey reader.
+///
+/// Speed: the input is read in 1 MiB chunks; each chunk's complete lines
+/// are scanned in place by a table-driven fast path (fixed op prefix, hex
+/// digits to the comma, decimal size to the newline) with no per-line
+/// search or call. Any line the fast path does not recognise — banner
+/// lines, blank lines, `\r\n`, extra spaces, errors — goes to the careful
+/// per-line parser, which also produces the error messages.
 pub struct LackeyReader<R> {
-    lines: Lines<R>,
+    inner: R,
+    buf: Vec<u8>,
+    /// Unparsed bytes are `buf[start..end]`; `buf[start..limit]` holds whole lines.
+    start: usize,
+    end: usize,
+    eof: bool,
+    line_no: u64,
     records: u64,
 }
+
+const CHUNK: usize = 1 << 20;
+
+/// Hex digit value of each byte, 0xFF for non-digits.
+static HEX: [u8; 256] = {
+    let mut t = [0xFFu8; 256];
+    let mut i = 0;
+    while i < 10 {
+        t[b'0' as usize + i] = i as u8;
+        i += 1;
+    }
+    let mut i = 0;
+    while i < 6 {
+        t[b'a' as usize + i] = 10 + i as u8;
+        t[b'A' as usize + i] = 10 + i as u8;
+        i += 1;
+    }
+    t
+};
 
 impl<R: Read + Send> LackeyReader<R> {
     pub fn new(inner: R) -> Self {
         LackeyReader {
-            lines: Lines::new(inner),
+            inner,
+            buf: vec![0; CHUNK],
+            start: 0,
+            end: 0,
+            eof: false,
+            line_no: 0,
             records: 0,
         }
     }
+
+    /// Moves the partial line to the front and reads more input.
+    fn refill(&mut self) -> Result<()> {
+        self.buf.copy_within(self.start..self.end, 0);
+        self.end -= self.start;
+        self.start = 0;
+        if self.end == self.buf.len() {
+            if self.buf.len() >= 16 * CHUNK {
+                return Err(TraceError::at_line(
+                    self.line_no + 1,
+                    self.records,
+                    Problem::Invalid("line longer than 16 MiB".into()),
+                ));
+            }
+            self.buf.resize(self.buf.len() + CHUNK, 0);
+        }
+        loop {
+            match self.inner.read(&mut self.buf[self.end..]) {
+                Ok(0) => {
+                    self.eof = true;
+                    return Ok(());
+                }
+                Ok(n) => {
+                    self.end += n;
+                    return Ok(());
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    return Err(TraceError::at_line(
+                        self.line_no + 1,
+                        self.records,
+                        Problem::Io(e),
+                    ));
+                }
+            }
+        }
+    }
+
+    /// Parses one line at `p` (which ends at or before `limit`) the slow,
+    /// careful way; returns the index after its newline.
+    fn slow_line(&mut self, p: usize, limit: usize, out: &mut Batch) -> Result<usize> {
+        let nl = memchr::memchr(b'\n', &self.buf[p..limit]).map_or(limit, |i| p + i);
+        let mut line = &self.buf[p..nl];
+        if let [rest @ .., b'\r'] = line {
+            line = rest;
+        }
+        self.line_no += 1;
+        match parse_line(line) {
+            Ok(Some(r)) => {
+                out.push(r);
+                self.records += 1;
+            }
+            Ok(None) => {}
+            Err(p) => return Err(TraceError::at_line(self.line_no, self.records, p)),
+        }
+        Ok((nl + 1).min(limit))
+    }
+}
+
+const ONES: u64 = 0x0101_0101_0101_0101;
+const HIGH: u64 = 0x8080_8080_8080_8080;
+
+/// Per byte: high bit set iff the byte is ≥ `k` (bytes < 0x80, `k` ≤ 0x80; no
+/// borrow crosses bytes because every lane stays ≥ 0).
+#[inline(always)]
+fn ge(x: u64, k: u8) -> u64 {
+    (x | HIGH).wrapping_sub(ONES * k as u64) & HIGH
+}
+
+/// Per byte: high bit set iff the byte is an ASCII hex digit.
+#[inline(always)]
+fn hex_bytes(x: u64) -> u64 {
+    let digit = ge(x, b'0') & !ge(x, b'9' + 1);
+    let y = x | (ONES * 0x20); // 'A'..'F' -> 'a'..'f'; no other byte lands there
+    let alpha = ge(y, b'a') & !ge(y, b'f' + 1);
+    (digit | alpha) & !x & HIGH
+}
+
+/// Packs 8 nibble bytes (byte 0 = most significant digit) into a u32.
+#[inline(always)]
+fn pack8(w: u64) -> u64 {
+    let t1 = ((w << 4) & 0x00F0_00F0_00F0_00F0) | ((w >> 8) & 0x000F_000F_000F_000F);
+    let t2 = ((t1 << 8) & 0x0000_FF00_0000_FF00) | ((t1 >> 16) & 0x0000_00FF_0000_00FF);
+    ((t2 << 16) & 0x0000_0000_FFFF_0000) | ((t2 >> 32) & 0x0000_0000_0000_FFFF)
+}
+
+/// SWAR parse of 1..=16 hex digits at `q` followed by a comma, reading 16
+/// bytes at once: `(value, digits)`, or `None` (fewer than 16 bytes left,
+/// no comma within 16 bytes, or a non-hex byte before it).
+#[inline(always)]
+fn swar_hex(b: &[u8], q: usize) -> Option<(u64, usize)> {
+    let w = b.get(q..q + 16)?;
+    let lo = u64::from_le_bytes(w[0..8].try_into().ok()?);
+    let hi = u64::from_le_bytes(w[8..16].try_into().ok()?);
+    let zero = |v: u64| v.wrapping_sub(ONES) & !v & HIGH;
+    let comma = ONES * b',' as u64;
+    let (c_lo, c_hi) = (zero(lo ^ comma), zero(hi ^ comma));
+    // The lowest flagged byte of the zero-byte test is always exact.
+    let n = if c_lo != 0 {
+        (c_lo.trailing_zeros() / 8) as usize
+    } else if c_hi != 0 {
+        8 + (c_hi.trailing_zeros() / 8) as usize
+    } else {
+        return None;
+    };
+    if n == 0 {
+        return None;
+    }
+    let m_lo = if n >= 8 {
+        u64::MAX
+    } else {
+        (1u64 << (8 * n)) - 1
+    };
+    let m_hi = if n <= 8 {
+        0
+    } else if n == 16 {
+        u64::MAX
+    } else {
+        (1u64 << (8 * (n - 8))) - 1
+    };
+    if hex_bytes(lo) & m_lo != HIGH & m_lo || hex_bytes(hi) & m_hi != HIGH & m_hi {
+        return None;
+    }
+    let nib = |x: u64| (x & (ONES * 0x0F)) + ((x >> 6) & ONES) * 9;
+    let v = (pack8(nib(lo) & m_lo) << 32) | pack8(nib(hi) & m_hi);
+    Some((v >> (4 * (16 - n)), n))
+}
+
+/// The fast path for one well-formed line at `p`: returns the record and the
+/// index after its newline, or `None` to defer to the careful parser.
+#[inline(always)]
+fn fast_line(b: &[u8], p: usize) -> Option<(Kind, u64, u64, usize)> {
+    let kind = match (b.get(p)?, b.get(p + 1)?, b.get(p + 2)?) {
+        (b'I', b' ', b' ') => Kind::IFetch,
+        (b' ', b'L', b' ') => Kind::Load,
+        (b' ', b'S', b' ') => Kind::Store,
+        (b' ', b'M', b' ') => Kind::Modify,
+        _ => return None,
+    };
+    let mut q = p + 3;
+    let addr = match swar_hex(b, q) {
+        Some((v, n)) => {
+            q += n;
+            v
+        }
+        None => {
+            // Near the end of the buffer: one digit at a time.
+            let mut v = 0u64;
+            let digits_start = q;
+            loop {
+                let d = HEX[*b.get(q)? as usize];
+                if d > 15 {
+                    break;
+                }
+                v = (v << 4) | d as u64;
+                q += 1;
+            }
+            let nd = q - digits_start;
+            if nd == 0 || nd > 16 || *b.get(q)? != b',' {
+                return None;
+            }
+            v
+        }
+    };
+    q += 1;
+    let size_start = q;
+    let mut size = 0u64;
+    loop {
+        let c = *b.get(q)?;
+        let d = c.wrapping_sub(b'0');
+        if d > 9 {
+            break;
+        }
+        size = size * 10 + d as u64;
+        q += 1;
+    }
+    let ns = q - size_start;
+    if ns == 0 || ns > 5 || size == 0 || size > 65535 || *b.get(q)? != b'\n' {
+        return None;
+    }
+    Some((kind, addr, size, q + 1))
 }
 
 /// Parses one lackey line: `Ok(None)` for a line to skip.
@@ -70,22 +288,41 @@ fn parse_line(line: &[u8]) -> Result<Option<Record>, Problem> {
 
 impl<R: Read + Send> RecordSource for LackeyReader<R> {
     fn fill(&mut self, out: &mut Batch) -> Result<usize> {
-        let start = out.len();
-        while out.len() - start < BATCH {
-            let record = self.records;
-            let Some(line) = self.lines.next_line(record)? else {
-                break;
-            };
-            match parse_line(line) {
-                Ok(Some(r)) => {
-                    out.push(r);
-                    self.records += 1;
+        let first = out.len();
+        loop {
+            // Whole lines available: up to and including the last newline
+            // (or everything, at end of input).
+            let limit = if self.eof {
+                self.end
+            } else {
+                match memchr::memrchr(b'\n', &self.buf[self.start..self.end]) {
+                    Some(i) => self.start + i + 1,
+                    None => self.start,
                 }
-                Ok(None) => {}
-                Err(p) => return Err(TraceError::at_line(self.lines.line_no, record, p)),
+            };
+            let mut p = self.start;
+            while p < limit && out.len() - first < BATCH {
+                match fast_line(&self.buf[..limit], p) {
+                    Some((kind, addr, size, next)) => {
+                        out.push(Record::access(0, kind, addr, size as u16));
+                        self.records += 1;
+                        self.line_no += 1;
+                        p = next;
+                    }
+                    None => p = self.slow_line(p, limit, out)?,
+                }
+            }
+            self.start = p;
+            if out.len() - first >= BATCH || (self.eof && self.start >= self.end) {
+                return Ok(out.len() - first);
+            }
+            if self.start >= limit {
+                if self.eof {
+                    return Ok(out.len() - first);
+                }
+                self.refill()?;
             }
         }
-        Ok(out.len() - start)
     }
 
     fn fields(&self) -> Fields {
@@ -142,6 +379,112 @@ mod tests {
         let text = b" L 12,0\n";
         let e = collect_all(&mut LackeyReader::new(&text[..])).unwrap_err();
         assert_eq!(e.to_string(), "line 1, record 0: zero access size");
+    }
+
+    /// A reader that hands out 1..=7 bytes per call, to move chunk and line
+    /// boundaries everywhere.
+    struct Dribble<'a>(&'a [u8], usize);
+    impl std::io::Read for Dribble<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            self.1 = self.1 % 7 + 1;
+            let n = self.1.min(buf.len()).min(self.0.len());
+            buf[..n].copy_from_slice(&self.0[..n]);
+            self.0 = &self.0[n..];
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn fast_and_careful_paths_agree_across_any_boundaries() {
+        let mut text = Vec::new();
+        let mut expect = Vec::new();
+        for i in 0..5000u64 {
+            let (line, r): (String, Record) = match i % 6 {
+                0 => (
+                    format!("I  {:08x},{}\n", 0x400000 + i * 3, 1 + i % 15),
+                    Record::access(0, Kind::IFetch, 0x400000 + i * 3, (1 + i % 15) as u16),
+                ),
+                1 => (
+                    format!(" L {:x},8\n", 0x1ffefff000 + i),
+                    Record::access(0, Kind::Load, 0x1ffefff000 + i, 8),
+                ),
+                2 => (
+                    format!(" S {:08X},4\r\n", 0xABC0 + i),
+                    Record::access(0, Kind::Store, 0xABC0 + i, 4),
+                ),
+                3 => (
+                    format!(" M  {:x},16\n", i),
+                    Record::access(0, Kind::Modify, i, 16),
+                ),
+                4 => ("==77== banner line\n\n".to_string(), Record::default()),
+                _ => (
+                    format!(" L {:016x},512\n", u64::MAX - i),
+                    Record::access(0, Kind::Load, u64::MAX - i, 512),
+                ),
+            };
+            text.extend_from_slice(line.as_bytes());
+            if i % 6 != 4 {
+                expect.push(r);
+            }
+        }
+        text.extend_from_slice(b" L 10,2"); // last line without a newline
+        expect.push(Record::access(0, Kind::Load, 0x10, 2));
+        let whole = collect_all(&mut LackeyReader::new(&text[..])).unwrap();
+        assert_eq!(whole, expect);
+        let dribbled = collect_all(&mut LackeyReader::new(Dribble(&text, 0))).unwrap();
+        assert_eq!(dribbled, expect);
+        // An error deep in the stream names the right line.
+        let mut bad = text.clone();
+        bad.extend_from_slice(b"\n L 12,0\n");
+        let e = collect_all(&mut LackeyReader::new(Dribble(&bad, 0))).unwrap_err();
+        // The bad line is the last one: its number is the count of newlines.
+        let last_line = bad.iter().filter(|&&c| c == b'\n').count();
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "line {last_line}, record {}: zero access size",
+                expect.len()
+            )
+        );
+    }
+
+    #[test]
+    fn swar_hex_agrees_with_a_digit_loop() {
+        // Oracle: parse_hex on the text before the first comma.
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        let alphabet = b"0123456789abcdefABCDEF,,,g:/@` \n";
+        for _ in 0..200_000 {
+            let mut buf = [0u8; 20];
+            for c in buf.iter_mut() {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                // Mostly hex digits, sometimes a comma or an edge character.
+                *c = if x.is_multiple_of(5) {
+                    alphabet[(x >> 8) as usize % alphabet.len()]
+                } else {
+                    alphabet[(x >> 8) as usize % 22]
+                };
+            }
+            let expect = buf[..16]
+                .iter()
+                .position(|&c| c == b',')
+                .and_then(|n| parse_hex(&buf[..n]).map(|v| (v, n)));
+            assert_eq!(
+                swar_hex(&buf, 0),
+                expect,
+                "{:?}",
+                String::from_utf8_lossy(&buf)
+            );
+        }
+        // A comma must fall inside the 16 bytes read: 16 digits take the slow path.
+        assert_eq!(swar_hex(b"ffffffffffffffff,....", 0), None);
+        assert_eq!(
+            swar_hex(b"fffffffffffffff,.....", 0),
+            Some((u64::MAX >> 4, 15))
+        );
+        assert_eq!(swar_hex(b"0401b8a,3\n.........", 0), Some((0x401b8a, 7)));
+        assert_eq!(swar_hex(b",0401b8a,3\n........", 0), None);
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! `docs/trace-format.md`.
 //!
 //! Layout: a 32-byte header plus a JSON metadata blob, then blocks of
-//! fixed-size little-endian records, each block with its own xxh3-64
+//! fixed-size little-endian records, each block with its own CRC32C
 //! checksum and optionally zstd-compressed, then an end trailer that carries
 //! the total record count (so a file cut at a block boundary is still caught).
 //! Inside a block the records are stored column-wise: the 16-byte
@@ -16,8 +16,6 @@
 //! by one block.
 
 use std::io::{Read, Write};
-
-use xxhash_rust::xxh3::xxh3_64;
 
 use crate::error::{Problem, Result, TraceError};
 use crate::record::{Access, Batch, FLAG_GAP, FLAG_MASK, FLAG_PC, FLAG_TIME, Record};
@@ -61,12 +59,16 @@ fn field_bits(fields: Fields) -> u32 {
     (fields.pc as u32 * FIELD_PC) | (fields.time as u32 * FIELD_TIME)
 }
 
-/// Header checksum: low 32 bits of xxh3-64 over header bytes 0..28 and the metadata.
+/// Header checksum: CRC32C over header bytes 0..28, then the metadata.
 fn header_checksum(head: &[u8], meta: &[u8]) -> u32 {
-    let mut h = xxhash_rust::xxh3::Xxh3::new();
-    h.update(&head[..28]);
-    h.update(meta);
-    h.digest() as u32
+    crc32c::crc32c_append(crc32c::crc32c(&head[..28]), meta)
+}
+
+/// Block checksum: CRC32C (hardware-accelerated where the CPU has it, about
+/// twice the speed of xxh3 without AVX2 on the machines we measured).
+#[inline]
+pub fn block_checksum(payload: &[u8]) -> u32 {
+    crc32c::crc32c(payload)
 }
 
 /// Streaming native writer.
@@ -183,7 +185,7 @@ impl<W: Write> NativeWriter<W> {
         h[0..4].copy_from_slice(tag);
         h[4..8].copy_from_slice(&n.to_le_bytes());
         h[8..12].copy_from_slice(&(payload.len() as u32).to_le_bytes());
-        h[16..24].copy_from_slice(&xxh3_64(payload).to_le_bytes());
+        h[16..20].copy_from_slice(&block_checksum(payload).to_le_bytes());
         self.out.write_all(&h)?;
         self.out.write_all(payload)
     }
@@ -411,7 +413,7 @@ impl<R: Read + Send> NativeReader<R> {
         let tag: &[u8; 4] = h[0..4].try_into().expect("4 bytes");
         let n = u32::from_le_bytes(h[4..8].try_into().expect("4 bytes"));
         let stored_len = u32::from_le_bytes(h[8..12].try_into().expect("4 bytes")) as usize;
-        let checksum = u64::from_le_bytes(h[16..24].try_into().expect("8 bytes"));
+        let checksum = u32::from_le_bytes(h[16..20].try_into().expect("4 bytes"));
         let invalid = |p: String| TraceError::at_offset(at, self.records, Problem::Invalid(p));
         let is_end = tag == END_TAG;
         if !is_end && tag != BLOCK_TAG {
@@ -461,7 +463,7 @@ impl<R: Read + Send> NativeReader<R> {
                 )),
             ));
         }
-        let computed = xxh3_64(buf);
+        let computed = block_checksum(buf);
         if computed != checksum {
             return Err(TraceError::at_offset(
                 payload_at,
@@ -807,8 +809,8 @@ mod tests {
         let payload = HEADER_BYTES + 7 + BLOCK_HEADER_BYTES;
         // Record 4's kind byte := 9, then fix the block checksum so only the record is wrong.
         b[payload + 4 * 16 + 14] = 9;
-        let ck = xxh3_64(&b[payload..payload + 320]);
-        b[payload - 8..payload].copy_from_slice(&ck.to_le_bytes());
+        let ck = block_checksum(&b[payload..payload + 320]);
+        b[payload - 8..payload - 4].copy_from_slice(&ck.to_le_bytes());
         let e = collect_all(&mut NativeReader::new(&b[..]).unwrap()).unwrap_err();
         assert_eq!(
             e.to_string(),
