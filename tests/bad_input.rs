@@ -44,7 +44,7 @@ const CASES: &[(&str, &[&str], &str, &str)] = &[
     (
         "flipped_byte.nst",
         &[],
-        "record 0",
+        "byte offset 140, record 0",
         "checksum mismatch in block 0",
     ),
     (

@@ -66,7 +66,10 @@ pub fn run(a: ReplayArgs) -> Result<()> {
         ll: a.ll.unwrap_or(defaults.ll),
     };
     let (mode, mut model) = match a.replacement.as_deref() {
-        None => ("cachegrind", Model::Cachegrind(Box::new(Cachegrind::new(&cfg)))),
+        None => (
+            "cachegrind",
+            Model::Cachegrind(Box::new(Cachegrind::new(&cfg))),
+        ),
         Some(name) => {
             let Some(policy) = Replacement::from_name(name) else {
                 bail!("unknown replacement policy {name:?}; expected lru, plru, srrip or random");
