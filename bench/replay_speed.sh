@@ -55,8 +55,8 @@ cp "$out/last.out" "$out/lackey.json"
 read -r tn rn < <(time_run /dev/null "$bin" replay "$out/workload.nst" "${geom[@]}" --json)
 cp "$out/last.out" "$out/native.json"
 read -r tz rz < <(time_run /dev/null "$bin" replay "$out/workload.nst.zst" "${geom[@]}" --json)
-read -r tla rla < <(time_run /dev/null "$bin" replay "$trace" "${geom[@]}" --json --read-ahead)
-read -r tna rna < <(time_run /dev/null "$bin" replay "$out/workload.nst" "${geom[@]}" --json --read-ahead)
+read -r tla rla < <(time_run /dev/null "$bin" replay "$trace" "${geom[@]}" --json --single-thread)
+read -r tna rna < <(time_run /dev/null "$bin" replay "$out/workload.nst" "${geom[@]}" --json --single-thread)
 
 # The counts must agree before speed means anything.
 b_ir=$(sed -n 's/^Ir=\([0-9]*\).*/\1/p' "$out/baseline.txt")
@@ -73,5 +73,5 @@ printf '%-26s %9.3f %12.1f %9.2f %8s KiB\n' "C baseline (lackey text)" "$tb" "$(
 printf '%-26s %9.3f %12.1f %9.2f %8s KiB\n' "numasim lackey text" "$tl" "$(rate "$tl")" "$(echo "$tb / $tl" | bc -l)" "$rl"
 printf '%-26s %9.3f %12.1f %9.2f %8s KiB\n' "numasim native .nst" "$tn" "$(rate "$tn")" "$(echo "$tb / $tn" | bc -l)" "$rn"
 printf '%-26s %9.3f %12.1f %9.2f %8s KiB\n' "numasim native .nst.zst" "$tz" "$(rate "$tz")" "$(echo "$tb / $tz" | bc -l)" "$rz"
-printf '%-26s %9.3f %12.1f %9.2f %8s KiB\n' "  lackey --read-ahead" "$tla" "$(rate "$tla")" "$(echo "$tb / $tla" | bc -l)" "$rla"
-printf '%-26s %9.3f %12.1f %9.2f %8s KiB\n' "  native --read-ahead" "$tna" "$(rate "$tna")" "$(echo "$tb / $tna" | bc -l)" "$rna"
+printf '%-26s %9.3f %12.1f %9.2f %8s KiB\n' "  lackey --single-thread" "$tla" "$(rate "$tla")" "$(echo "$tb / $tla" | bc -l)" "$rla"
+printf '%-26s %9.3f %12.1f %9.2f %8s KiB\n' "  native --single-thread" "$tna" "$(rate "$tna")" "$(echo "$tb / $tna" | bc -l)" "$rna"

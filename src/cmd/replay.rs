@@ -46,11 +46,10 @@ pub struct ReplayArgs {
     /// Also write summary.json and manifest.json into this directory.
     #[arg(long)]
     pub out: Option<PathBuf>,
-    /// Decode the trace on a second thread while simulating. Helps where a
-    /// spare physical core exists; on the 2-vCPU VM it was measured slower
-    /// (bench/replay_speed.sh), so it is off by default.
+    /// Decode and simulate on one thread (by default the trace is decoded on
+    /// a second thread; bench/replay_speed.sh measures both).
     #[arg(long)]
-    pub read_ahead: bool,
+    pub single_thread: bool,
 }
 
 enum Model {
@@ -86,7 +85,7 @@ pub fn run(a: ReplayArgs) -> Result<()> {
         Model::Cachegrind(m) => m.run(&batch.acc),
         Model::Hierarchy(m) => m.run(&batch.acc),
     };
-    if a.read_ahead {
+    if !a.single_thread {
         let mut ra = ReadAhead::spawn(input.source);
         while let Some(batch) = ra.next_batch() {
             let batch = batch.map_err(|e| trace_err(&a.trace, e))?;

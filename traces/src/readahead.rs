@@ -13,7 +13,10 @@ use crate::record::Batch;
 use crate::source::RecordSource;
 
 /// Batches in flight between the decoder and the consumer.
-const DEPTH: usize = 4;
+const DEPTH: usize = 3;
+/// Source fills per batch handed over: a handoff wakes the other thread
+/// (a futex call each way), so hand over ~64K records at a time.
+const FILLS_PER_HANDOFF: usize = 16;
 
 /// A background decoder.
 pub struct ReadAhead {
@@ -33,19 +36,25 @@ impl ReadAhead {
         let handle = std::thread::Builder::new()
             .name("numasim-decode".into())
             .spawn(move || {
-                while let Ok(mut buf) = empty_rx.recv() {
+                'outer: while let Ok(mut buf) = empty_rx.recv() {
                     buf.clear();
-                    match src.fill(&mut buf) {
-                        Ok(0) => break,
-                        Ok(_) => {
-                            if full_tx.send(Ok(buf)).is_err() {
-                                break;
+                    for _ in 0..FILLS_PER_HANDOFF {
+                        match src.fill(&mut buf) {
+                            Ok(0) => {
+                                if !buf.is_empty() {
+                                    let _ = full_tx.send(Ok(buf));
+                                }
+                                break 'outer;
+                            }
+                            Ok(_) => {}
+                            Err(e) => {
+                                let _ = full_tx.send(Err(e));
+                                break 'outer;
                             }
                         }
-                        Err(e) => {
-                            let _ = full_tx.send(Err(e));
-                            break;
-                        }
+                    }
+                    if full_tx.send(Ok(buf)).is_err() {
+                        break;
                     }
                 }
             })
