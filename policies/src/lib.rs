@@ -1,1 +1,18 @@
-//! policies
+//! # policies — implementations of `sim`'s policy traits
+//!
+//! Each policy is one file, registered by name in its kind's `mod.rs`, so an
+//! experiment or a flag can name it (`--placement migrate:64`). Adding a
+//! policy never edits the engine.
+//!
+//! - [`placement`]: page placement — `first-touch`, `interleave`, `bind:N`,
+//!   `migrate:K` (first touch, then migrate a page to a node that has
+//!   accessed it remotely K times).
+//!
+//! ⚑ Policies see only what a real system could observe at that moment.
+
+pub mod placement;
+
+/// A policy name that does not resolve.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct PolicyError(pub String);

@@ -9,12 +9,28 @@
 //!   random), write-back and dirty state.
 //! - [`hierarchy`]: a cache-only I1/D1/LL hierarchy on [`cache`] with
 //!   write-back accounting.
+//! - [`machine`]: the NUMA machine description (nodes, caches, channels,
+//!   links as a `petgraph` graph; routes and distances derived), [`presets`].
+//! - [`engine`]: the discrete-event timing model; [`queue`] (FCFS channels
+//!   and links), [`directory`] (MESI sharers), [`placement`] (the page
+//!   placement trait), [`results`] (summary and time series).
 
 pub mod cache;
 pub mod cachegrind;
+pub mod directory;
+pub mod engine;
 pub mod geometry;
 pub mod hierarchy;
+pub mod machine;
+pub mod placement;
+pub mod presets;
+pub mod queue;
+pub mod results;
 
 pub use cache::{Cache, Replacement};
 pub use cachegrind::{Cachegrind, CgConfig, Events};
+pub use engine::{Config, Engine, EngineError, Pin};
 pub use geometry::Geometry;
+pub use machine::{Machine, MachineError};
+pub use placement::{Observed, Placement};
+pub use results::Summary;

@@ -1,0 +1,17 @@
+//! `first-touch`: a page lives on the node of the core that touches it first.
+
+use sim::{Machine, Placement};
+
+pub struct FirstTouch;
+
+impl Placement for FirstTouch {
+    fn name(&self) -> String {
+        "first-touch".into()
+    }
+
+    fn place(&mut self, _page: u64, from: u32, _m: &Machine) -> u32 {
+        // A node without memory (e.g. a CPU-only node) gets the engine's
+        // nearest-memory fallback.
+        from
+    }
+}

@@ -1,0 +1,34 @@
+//! `interleave`: pages round-robin over the memory nodes, in order of first touch.
+
+use sim::{Machine, Placement};
+
+#[derive(Default)]
+pub struct Interleave {
+    next: usize,
+}
+
+impl Placement for Interleave {
+    fn name(&self) -> String {
+        "interleave".into()
+    }
+
+    fn place(&mut self, _page: u64, _from: u32, m: &Machine) -> u32 {
+        let nodes = m.memory_nodes();
+        let n = nodes[self.next % nodes.len()];
+        self.next += 1;
+        n
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_robin_over_memory_nodes() {
+        let m = Machine::from_toml(sim::presets::preset("epyc-4numa").unwrap()).unwrap();
+        let mut p = Interleave::default();
+        let homes: Vec<u32> = (0..6).map(|pg| p.place(pg, 0, &m)).collect();
+        assert_eq!(homes, vec![0, 1, 2, 3, 0, 1]);
+    }
+}

@@ -1,0 +1,70 @@
+//! `migrate:K`: first touch, then migrate a page to a node whose cores have
+//! read it from memory remotely K times since it last moved (in the spirit
+//! of Linux AutoNUMA, which migrates on sampled remote faults).
+//!
+//! It observes only memory accesses as they happen (which node read which
+//! page), as NUMA hinting faults let a kernel do.
+
+use std::collections::HashMap;
+
+use sim::{Machine, Observed, Placement};
+
+pub struct MigrateOnRemote {
+    k: u32,
+    /// Page → (node counting remote reads, count). Only pages read remotely.
+    counts: HashMap<u64, (u32, u32)>,
+}
+
+impl MigrateOnRemote {
+    pub fn new(k: u32) -> Self {
+        MigrateOnRemote {
+            k,
+            counts: HashMap::new(),
+        }
+    }
+}
+
+impl Placement for MigrateOnRemote {
+    fn name(&self) -> String {
+        format!("migrate:{}", self.k)
+    }
+
+    fn place(&mut self, _page: u64, from: u32, _m: &Machine) -> u32 {
+        from
+    }
+
+    fn on_memory_access(&mut self, seen: Observed, m: &Machine) -> Option<u32> {
+        if seen.from == seen.home || m.spec.nodes[seen.from as usize].memory.is_none() {
+            return None;
+        }
+        let e = self.counts.entry(seen.page).or_insert((seen.from, 0));
+        if e.0 != seen.from {
+            // Another node is now the remote reader: start counting for it.
+            *e = (seen.from, 0);
+        }
+        e.1 += 1;
+        if e.1 >= self.k {
+            self.counts.remove(&seen.page);
+            Some(seen.from)
+        } else {
+            None
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn migrates_after_k_remote_reads_from_one_node() {
+        let m = Machine::from_toml(sim::presets::preset("xeon-2s").unwrap()).unwrap();
+        let mut p = MigrateOnRemote::new(3);
+        let seen = |from, home| Observed { page: 7, from, home, now_ps: 0 };
+        assert_eq!(p.on_memory_access(seen(1, 0), &m), None);
+        assert_eq!(p.on_memory_access(seen(0, 0), &m), None, "local reads do not count");
+        assert_eq!(p.on_memory_access(seen(1, 0), &m), None);
+        assert_eq!(p.on_memory_access(seen(1, 0), &m), Some(1));
+        assert_eq!(p.on_memory_access(seen(0, 1), &m), None, "counting starts again after a move");
+    }
+}

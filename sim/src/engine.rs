@@ -1,0 +1,998 @@
+//! The discrete-event timing model of a NUMA machine.
+//!
+//! **Time.** Integer picoseconds. Each trace thread runs on a core; its
+//! accesses are processed in global issue-time order (a min-heap keyed by
+//! `(time, thread index)`, so ties break deterministically). An access is
+//! applied to caches, directory, channels and links at its issue time; its
+//! latency is the served level's latency plus queueing.
+//!
+//! **Issue times.** Closed loop (no timing, or `gap_ns`): an access issues
+//! one core cycle (or `gap_ns`, whichever is larger) after the previous one,
+//! and, if the core already has `mlp` misses in flight, not before the
+//! earliest of them completes (`--mlp 1` makes every miss blocking). Hits
+//! never block. Open loop (`time_ns`): the access issues at its time,
+//! whatever is in flight.
+//!
+//! **Memory system.** Per core: private data levels (inclusive: an eviction
+//! from the last level back-invalidates the levels above) and an optional
+//! L1I. Per node: a shared LLC (filled by memory reads and by private
+//! write-backs) and memory channels (FCFS [`Queue`]s, line-interleaved).
+//! Links are FCFS queues too. A MESI directory ([`crate::directory`])
+//! tracks which cores and LLCs hold each line: a write invalidates the other
+//! copies; a miss on a line another core holds modified is a cache-to-cache
+//! transfer (`c2c_latency_ns` + route latency), after which a reader's
+//! owner writes the line back (MESI). Dirty lines leaving the last cache
+//! level are written back to their home memory (posted: they occupy channels
+//! and links but no thread waits for them).
+//!
+//! **Modelling choices.** A request occupies its channel and links from its
+//! issue time (the time spent reaching them is folded into the base
+//! latency), which keeps every queue's arrivals in time order. Straddling
+//! accesses touch both lines; their latency is the larger.
+//!
+//! **Invariant.** No I/O, no clock, no randomness: the same records, machine
+//! and configuration give the same results. Hot state is flat vectors indexed
+//! by core, node, channel and link; per-line state lives in hash maps with a
+//! fixed hasher and is never iterated into output.
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
+
+use hdrhistogram::Histogram;
+use traces::{Access, Batch, Kind, Timing};
+
+use crate::cache::Cache;
+use crate::directory::{Agents, Entry, NO_AGENT, U64Map};
+use crate::machine::{Machine, ns_to_ps, transfer_ps};
+use crate::placement::{Observed, Placement};
+use crate::queue::Queue;
+use crate::results::{self, Summary};
+
+/// How trace threads map to cores.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Pin {
+    /// Thread k (in order of first appearance) on core k: fills node 0 first.
+    Compact,
+    /// Round-robin across the nodes that have cores.
+    Spread,
+    /// Explicit `(trace thread id, core)` pairs.
+    Explicit(Vec<(u32, u32)>),
+}
+
+/// Run configuration.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// Override of the machine's outstanding-miss limit.
+    pub mlp: Option<u32>,
+    pub pin: Pin,
+    /// Time-series window (ns).
+    pub window_ns: u64,
+    /// Most records buffered while waiting for a thread's next record.
+    pub max_buffered: usize,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            mlp: None,
+            pin: Pin::Compact,
+            window_ns: 10_000,
+            max_buffered: 1 << 22,
+        }
+    }
+}
+
+/// What can go wrong in a run (all caused by the input or the configuration).
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    #[error("record {record}: trace thread {thread} needs a core, but the machine has only {cores} (threads are pinned in order of first appearance)")]
+    TooManyThreads { record: u64, thread: u32, cores: usize },
+    #[error("record {record}: trace thread {thread} has no --pin entry")]
+    Unpinned { record: u64, thread: u32 },
+    #[error("--pin: core {core} does not exist (the machine has {cores})")]
+    NoSuchCore { core: u32, cores: usize },
+    #[error("--pin: core {core} is given to two threads")]
+    CoreTaken { core: u32 },
+    #[error("record {record}: time_ns {time_ns} is earlier than thread {thread}'s previous access ({prev_ns} ns)")]
+    TimeBackwards { record: u64, thread: u32, time_ns: u64, prev_ns: u64 },
+    #[error("--mlp must be at least 1")]
+    ZeroMlp,
+}
+
+/// Where an access was served.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Served {
+    Private(u8),
+    Llc,
+    Remote, // cache-to-cache transfer
+    LocalMem,
+    RemoteMem,
+}
+
+struct CoreState {
+    node: u32,
+    /// Private data levels, nearest first.
+    levels: Vec<Cache>,
+    level_ps: Vec<u64>,
+    l1i: Option<Cache>,
+    l1i_ps: u64,
+}
+
+struct ThreadState {
+    id: u32,
+    core: usize,
+    queue: VecDeque<(Access, u64, u64)>, // access, time column, record index
+    /// Issue time of the previous access.
+    last_issue: u64,
+    started: bool,
+    /// Completion times of misses in flight (at most `mlp`).
+    inflight: BinaryHeap<Reverse<u64>>,
+    /// Time of the next access, when it has been computed and pushed on the heap.
+    scheduled: bool,
+    accesses: u64,
+    latency_ps: u128,
+    last_done: u64,
+}
+
+/// Per-window time series accumulator.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Window {
+    pub accesses: u64,
+    pub latency_ps: u128,
+    pub l1_hits: u64,
+    pub llc_hits: u64,
+    pub mem_reads: u64,
+    pub invalidations: u64,
+    pub channel_bytes: Vec<u64>,
+    pub link_bytes: Vec<u64>,
+}
+
+/// Counters of a run.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Counters {
+    pub accesses: u64,
+    pub data_accesses: u64,
+    pub ifetches: u64,
+    pub served: Vec<u64>, // per private level, then LLC, c2c, local mem, remote mem
+    pub invalidations: u64,
+    pub cache_to_cache: u64,
+    pub upgrades: u64,
+    pub mem_reads: u64,
+    pub mem_writebacks: u64,
+    pub migrations: u64,
+    pub migration_bytes: u64,
+    pub false_sharing_events: u64,
+    pub node_local: Vec<u64>,
+    pub node_remote: Vec<u64>,
+    pub pages_on_node: Vec<u64>,
+    pub latency_sum_ps: u128,
+}
+
+/// The engine.
+pub struct Engine<'m> {
+    pub(crate) m: &'m Machine,
+    cfg: Config,
+    line_bits: u32,
+    page_bits: u32,
+    mask_shift: u32,
+    cycle_ps: u64,
+    mlp: usize,
+    c2c_ps: u64,
+    cores: Vec<CoreState>,
+    core_taken: Vec<bool>,
+    pub(crate) llc: Vec<Option<Cache>>,
+    llc_ps: Vec<u64>,
+    pub(crate) channels: Vec<Vec<Queue>>,
+    chan_service_ps: Vec<u64>,
+    mem_ps: Vec<u64>,
+    interleave_bits: Vec<u32>,
+    pub(crate) links: Vec<Queue>,
+    link_service_ps: Vec<u64>,
+    dir: U64Map<Entry>,
+    false_shared: U64Map<()>,
+    pages: U64Map<u32>,
+    placement: Box<dyn Placement>,
+    threads: Vec<ThreadState>,
+    thread_index: U64Map<usize>,
+    heap: BinaryHeap<Reverse<(u64, usize)>>,
+    buffered: usize,
+    records_in: u64,
+    pub(crate) counters: Counters,
+    pub(crate) hist: Histogram<u64>,
+    pub(crate) window_ps: u64,
+    pub(crate) windows: Vec<Window>,
+    pub(crate) elapsed_ps: u64,
+    /// Issue time of the access processed last.
+    now_ps: u64,
+}
+
+const LINE_STRADDLE_MAX: usize = 2;
+
+impl<'m> Engine<'m> {
+    /// A fresh machine state.
+    pub fn new(m: &'m Machine, cfg: Config, placement: Box<dyn Placement>) -> Result<Engine<'m>, EngineError> {
+        let s = &m.spec;
+        let mlp = cfg.mlp.unwrap_or(s.core.mlp) as usize;
+        if mlp == 0 {
+            return Err(EngineError::ZeroMlp);
+        }
+        let line = s.line_size;
+        let mk = |c: &crate::machine::CacheSpec, seed: u64| {
+            // Geometry and policy were checked when the machine was built.
+            let g = c.geometry(line).expect("checked machine");
+            Cache::new(g, c.replacement, seed)
+        };
+        let cores = m
+            .core_node
+            .iter()
+            .enumerate()
+            .map(|(i, &node)| CoreState {
+                node,
+                levels: s.core.caches.iter().map(|c| mk(c, i as u64)).collect(),
+                level_ps: s.core.caches.iter().map(|c| ns_to_ps(c.latency_ns)).collect(),
+                l1i: s.core.l1i.as_ref().map(|c| mk(c, i as u64)),
+                l1i_ps: s.core.l1i.as_ref().map_or(0, |c| ns_to_ps(c.latency_ns)),
+            })
+            .collect::<Vec<_>>();
+        let n = m.nodes();
+        let mut channels = Vec::new();
+        let mut chan_service_ps = Vec::new();
+        let mut mem_ps = Vec::new();
+        let mut interleave_bits = Vec::new();
+        for node in &s.nodes {
+            match &node.memory {
+                Some(mem) => {
+                    channels.push(vec![Queue::default(); mem.channels as usize]);
+                    chan_service_ps.push(transfer_ps(line, mem.channel_gbps));
+                    mem_ps.push(ns_to_ps(mem.latency_ns));
+                    interleave_bits.push(mem.interleave.trailing_zeros());
+                }
+                None => {
+                    channels.push(Vec::new());
+                    chan_service_ps.push(0);
+                    mem_ps.push(0);
+                    interleave_bits.push(0);
+                }
+            }
+        }
+        let window_ps = cfg.window_ns.max(1) * 1000;
+        let served_len = s.core.caches.len().max(1) + 4;
+        Ok(Engine {
+            m,
+            line_bits: line.trailing_zeros(),
+            page_bits: s.page_size.trailing_zeros(),
+            mask_shift: line.trailing_zeros().saturating_sub(6),
+            cycle_ps: ns_to_ps(1.0 / s.core.freq_ghz).max(1),
+            mlp,
+            c2c_ps: ns_to_ps(s.c2c_latency_ns),
+            core_taken: vec![false; cores.len()],
+            cores,
+            llc: s.nodes.iter().enumerate().map(|(i, x)| x.llc.as_ref().map(|c| mk(c, 1000 + i as u64))).collect(),
+            llc_ps: s.nodes.iter().map(|x| x.llc.as_ref().map_or(0, |c| ns_to_ps(c.latency_ns))).collect(),
+            channels,
+            chan_service_ps,
+            mem_ps,
+            interleave_bits,
+            links: vec![Queue::default(); s.links.len()],
+            link_service_ps: s.links.iter().map(|l| transfer_ps(line, l.bandwidth_gbps)).collect(),
+            dir: U64Map::default(),
+            false_shared: U64Map::default(),
+            pages: U64Map::default(),
+            placement,
+            threads: Vec::new(),
+            thread_index: U64Map::default(),
+            heap: BinaryHeap::new(),
+            buffered: 0,
+            records_in: 0,
+            counters: Counters {
+                served: vec![0; served_len],
+                node_local: vec![0; n],
+                node_remote: vec![0; n],
+                pages_on_node: vec![0; n],
+                ..Counters::default()
+            },
+            hist: Histogram::new_with_bounds(1, 1 << 50, 3).expect("valid histogram bounds"),
+            window_ps,
+            windows: Vec::new(),
+            elapsed_ps: 0,
+            now_ps: 0,
+            cfg,
+        })
+    }
+
+    /// Name of the placement policy.
+    pub fn placement_name(&self) -> String {
+        self.placement.name()
+    }
+
+    fn pin_thread(&mut self, id: u32, record: u64) -> Result<usize, EngineError> {
+        let k = self.threads.len();
+        let cores = self.cores.len();
+        let core = match &self.cfg.pin {
+            Pin::Compact => k,
+            Pin::Spread => {
+                let nodes = self.m.cpu_nodes();
+                let node = nodes[k % nodes.len()] as usize;
+                let within = k / nodes.len();
+                if within >= self.m.spec.nodes[node].cores as usize {
+                    cores // too many: reported below
+                } else {
+                    self.m.first_core[node] as usize + within
+                }
+            }
+            Pin::Explicit(pairs) => match pairs.iter().find(|(t, _)| *t == id) {
+                Some((_, c)) => {
+                    if *c as usize >= cores {
+                        return Err(EngineError::NoSuchCore { core: *c, cores });
+                    }
+                    *c as usize
+                }
+                None => return Err(EngineError::Unpinned { record, thread: id }),
+            },
+        };
+        if core >= cores {
+            return Err(EngineError::TooManyThreads { record, thread: id, cores });
+        }
+        if self.core_taken[core] {
+            return Err(EngineError::CoreTaken { core: core as u32 });
+        }
+        self.core_taken[core] = true;
+        self.threads.push(ThreadState {
+            id,
+            core,
+            queue: VecDeque::new(),
+            // A thread first seen mid-run starts now, not at time zero.
+            last_issue: self.now_ps,
+            started: false,
+            inflight: BinaryHeap::new(),
+            scheduled: false,
+            accesses: 0,
+            latency_ps: 0,
+            last_done: 0,
+        });
+        self.thread_index.insert(id as u64, k);
+        Ok(k)
+    }
+
+    /// Adds a batch of records and simulates as far as is safe.
+    pub fn feed(&mut self, batch: &Batch) -> Result<(), EngineError> {
+        let has_time = batch.fields().time;
+        for (i, a) in batch.acc.iter().enumerate() {
+            let record = self.records_in;
+            self.records_in += 1;
+            let t = match self.thread_index.get(&(a.thread as u64)) {
+                Some(&t) => t,
+                None => self.pin_thread(a.thread, record)?,
+            };
+            let time = if has_time { batch.time[i] } else { 0 };
+            let th = &mut self.threads[t];
+            th.queue.push_back((*a, time, record));
+            self.buffered += 1;
+            if !th.scheduled {
+                self.schedule(t)?;
+            }
+        }
+        self.advance(false)
+    }
+
+    /// Simulates everything still buffered (end of input).
+    pub fn finish(&mut self) -> Result<(), EngineError> {
+        self.advance(true)
+    }
+
+    /// Computes thread `t`'s next issue time and pushes it on the heap.
+    fn schedule(&mut self, t: usize) -> Result<(), EngineError> {
+        let th = &mut self.threads[t];
+        let Some(&(a, time, record)) = th.queue.front() else {
+            return Ok(());
+        };
+        let timing = if a.flags & traces::record::FLAG_GAP != 0 {
+            Timing::Gap(time)
+        } else if a.flags & traces::record::FLAG_TIME != 0 {
+            Timing::At(time)
+        } else {
+            Timing::None
+        };
+        let issue = match timing {
+            Timing::At(ns) => {
+                let ps = ns.saturating_mul(1000);
+                if th.started && ps < th.last_issue {
+                    return Err(EngineError::TimeBackwards {
+                        record,
+                        thread: th.id,
+                        time_ns: ns,
+                        prev_ns: th.last_issue / 1000,
+                    });
+                }
+                ps
+            }
+            other => {
+                let gap = match other {
+                    Timing::Gap(ns) => ns.saturating_mul(1000),
+                    _ => 0,
+                };
+                let mut at = if th.started { th.last_issue + gap.max(self.cycle_ps) } else { th.last_issue + gap };
+                // Retire misses that completed; block on the earliest if all slots are busy.
+                while let Some(&Reverse(done)) = th.inflight.peek() {
+                    if done <= at {
+                        th.inflight.pop();
+                    } else {
+                        break;
+                    }
+                }
+                if th.inflight.len() >= self.mlp {
+                    if let Some(Reverse(done)) = th.inflight.pop() {
+                        at = at.max(done);
+                    }
+                }
+                at
+            }
+        };
+        th.scheduled = true;
+        self.heap.push(Reverse((issue, t)));
+        Ok(())
+    }
+
+    /// The earliest time a thread with no buffered record could still issue.
+    fn blocked_bound(&self) -> u64 {
+        self.threads
+            .iter()
+            .filter(|th| th.queue.is_empty())
+            .map(|th| th.last_issue)
+            .min()
+            .unwrap_or(u64::MAX)
+    }
+
+    fn advance(&mut self, end: bool) -> Result<(), EngineError> {
+        let mut bound = if end { u64::MAX } else { self.blocked_bound() };
+        while let Some(&Reverse((t, idx))) = self.heap.peek() {
+            // Another thread might still issue before t once its records arrive.
+            if t > bound && self.buffered < self.cfg.max_buffered {
+                break;
+            }
+            self.heap.pop();
+            let th = &mut self.threads[idx];
+            th.scheduled = false;
+            let Some((a, _, _)) = th.queue.pop_front() else {
+                continue;
+            };
+            self.buffered -= 1;
+            th.last_issue = t;
+            self.now_ps = self.now_ps.max(t);
+            th.started = true;
+            let core = th.core;
+            let (lat, served) = self.access(core, &a, t);
+            let done = t + lat;
+            let th = &mut self.threads[idx];
+            th.accesses += 1;
+            th.latency_ps += lat as u128;
+            th.last_done = th.last_done.max(done);
+            if !matches!(served, Served::Private(0)) {
+                th.inflight.push(Reverse(done));
+            }
+            self.elapsed_ps = self.elapsed_ps.max(done);
+            self.record_stats(&a, t, lat, served);
+            if !self.threads[idx].queue.is_empty() {
+                self.schedule(idx)?;
+            } else if !end {
+                bound = bound.min(self.threads[idx].last_issue);
+            }
+        }
+        Ok(())
+    }
+
+    fn window(&mut self, t: u64) -> &mut Window {
+        let w = (t / self.window_ps) as usize;
+        while self.windows.len() <= w {
+            self.windows.push(Window {
+                channel_bytes: vec![0; self.channels.iter().map(Vec::len).sum()],
+                link_bytes: vec![0; self.links.len()],
+                ..Window::default()
+            });
+        }
+        &mut self.windows[w]
+    }
+
+    fn record_stats(&mut self, a: &Access, t: u64, lat: u64, served: Served) {
+        let c = &mut self.counters;
+        c.accesses += 1;
+        if a.kind == Kind::IFetch {
+            c.ifetches += 1;
+        } else {
+            c.data_accesses += 1;
+            c.latency_sum_ps += lat as u128;
+            let _ = self.hist.record(lat.max(1));
+        }
+        let slot = self.served_slot(served);
+        self.counters.served[slot] += 1;
+        let w = self.window(t);
+        w.accesses += 1;
+        w.latency_ps += lat as u128;
+        match served {
+            Served::Private(0) => w.l1_hits += 1,
+            Served::Llc => w.llc_hits += 1,
+            Served::LocalMem | Served::RemoteMem => w.mem_reads += 1,
+            _ => {}
+        }
+    }
+
+    pub(crate) fn served_slot(&self, s: Served) -> usize {
+        let p = self.m.spec.core.caches.len().max(1);
+        match s {
+            Served::Private(i) => i as usize,
+            Served::Llc => p,
+            Served::Remote => p + 1,
+            Served::LocalMem => p + 2,
+            Served::RemoteMem => p + 3,
+        }
+    }
+
+    /// Applies one access at time `t`; returns (latency ps, where served).
+    fn access(&mut self, core: usize, a: &Access, t: u64) -> (u64, Served) {
+        let first = a.addr >> self.line_bits;
+        let last = a.addr.saturating_add(a.size.max(1) as u64 - 1) >> self.line_bits;
+        let mut lat = 0;
+        let mut served = Served::Private(0);
+        let lines = if last == first { 1 } else { LINE_STRADDLE_MAX };
+        for k in 0..lines as u64 {
+            let line = first + k;
+            let byte_off = if k == 0 { a.addr & ((1 << self.line_bits) - 1) } else { 0 };
+            let byte_end = if k == 0 && lines == 1 {
+                byte_off + a.size as u64
+            } else if k == 0 {
+                1 << self.line_bits
+            } else {
+                (a.addr + a.size as u64) & ((1 << self.line_bits) - 1)
+            };
+            let (l, s) = self.access_line(core, a.kind, line, byte_off, byte_end.max(byte_off + 1), t);
+            if l >= lat {
+                lat = l;
+                served = s;
+            }
+        }
+        (lat, served)
+    }
+
+    fn access_line(&mut self, core: usize, kind: Kind, line: u64, off: u64, end: u64, t: u64) -> (u64, Served) {
+        let write = matches!(kind, Kind::Store | Kind::Modify);
+        let instr = kind == Kind::IFetch;
+        let node = self.cores[core].node as usize;
+        // 1. Private levels.
+        let nlev = self.cores[core].levels.len();
+        let first_is_l1i = instr && self.cores[core].l1i.is_some();
+        let mut hit_level: Option<usize> = None;
+        {
+            let cs = &mut self.cores[core];
+            let start = if first_is_l1i { 1 } else { 0 };
+            if first_is_l1i {
+                let c = cs.l1i.as_mut().expect("l1i present");
+                if c.contains(line) {
+                    c.access(line, false);
+                    hit_level = Some(0);
+                }
+            }
+            if hit_level.is_none() {
+                for i in start..nlev {
+                    if cs.levels[i].contains(line) {
+                        hit_level = Some(i);
+                        break;
+                    }
+                }
+            }
+        }
+        if let Some(h) = hit_level {
+            let mut lat = if first_is_l1i && h == 0 { self.cores[core].l1i_ps } else { self.cores[core].level_ps[h] };
+            let exclusive = write && self.cores[core].levels.iter().any(|c| c.is_dirty(line));
+            if write && !exclusive {
+                lat += self.upgrade(core, line, t);
+            }
+            if write {
+                self.note_write(core, line, off, end);
+            }
+            // Touch the hit level and fill the levels above it.
+            if !(first_is_l1i && h == 0) {
+                self.cores[core].levels[h].access(line, write && h == 0);
+                self.fill_private(core, line, write, h, instr, t);
+            }
+            return (lat, Served::Private(h as u8));
+        }
+        // 2. Private miss: directory, then LLC, then memory.
+        let home = self.home_of(line, node, t);
+        let ent = self.dir.get(&line).copied().unwrap_or_default();
+        let me = core;
+        let mut lat;
+        let served;
+        if ent.owner != NO_AGENT && ent.owner as usize != me {
+            let o = ent.owner as usize;
+            let onode = self.cores[o].node as usize;
+            lat = self.c2c_ps + self.m.route_ps[node][onode];
+            self.counters.cache_to_cache += 1;
+            served = Served::Remote;
+            let e = self.dir.entry(line).or_default();
+            if write {
+                e.sharers = Agents::one(me);
+                e.owner = me as u16;
+                self.invalidate_agent(o, line, t);
+                self.count_invalidations(1, t);
+            } else {
+                e.sharers.insert(me);
+                e.owner = NO_AGENT;
+                // MESI: the owner's modified copy goes back to memory as it becomes shared.
+                let was_dirty = self.cores[o].levels.iter_mut().fold(false, |d, c| c.clean(line) | d);
+                if was_dirty {
+                    self.write_back(onode, line, t);
+                }
+            }
+        } else {
+            let ncores = self.cores.len();
+            let my_llc = ncores + node;
+            let mut inv_lat = 0;
+            if write {
+                let others: Vec<usize> = ent.sharers.iter().filter(|&a| a != me && a != my_llc).collect();
+                if !others.is_empty() {
+                    let mut far = 0;
+                    for &a in &others {
+                        let anode = if a < ncores { self.cores[a].node as usize } else { a - ncores };
+                        far = far.max(self.m.route_ps[node][anode]);
+                        self.invalidate_agent(a, line, t);
+                    }
+                    inv_lat = self.c2c_ps + far;
+                    self.count_invalidations(others.len() as u64, t);
+                }
+            }
+            let llc_hit = match self.llc[node].as_mut() {
+                Some(c) if c.contains(line) => {
+                    c.access(line, false);
+                    true
+                }
+                _ => false,
+            };
+            if llc_hit {
+                lat = self.llc_ps[node];
+                served = Served::Llc;
+                if write {
+                    // The core takes the line modified; the LLC copy would be stale.
+                    if let Some(c) = self.llc[node].as_mut() {
+                        c.invalidate(line);
+                    }
+                }
+            } else {
+                lat = self.memory_read(node, home, line, t);
+                served = if home == node { Served::LocalMem } else { Served::RemoteMem };
+                if !write {
+                    self.fill_llc(node, line, false, t);
+                }
+            }
+            lat = lat.max(inv_lat);
+            let e = self.dir.entry(line).or_default();
+            if write {
+                e.sharers = Agents::one(me);
+                e.owner = me as u16;
+            } else {
+                e.sharers.insert(me);
+                if llc_hit || !write {
+                    if self.llc[node].as_ref().is_some_and(|c| c.contains(line)) {
+                        e.sharers.insert(my_llc);
+                    }
+                }
+                if e.owner == me as u16 {
+                    e.owner = NO_AGENT;
+                }
+            }
+        }
+        if write {
+            self.note_write(core, line, off, end);
+        }
+        self.fill_private(core, line, write, nlev, instr, t);
+        (lat, served)
+    }
+
+    /// A write to a clean private copy: invalidate every other copy.
+    fn upgrade(&mut self, core: usize, line: u64, t: u64) -> u64 {
+        let node = self.cores[core].node as usize;
+        let ncores = self.cores.len();
+        let ent = self.dir.get(&line).copied().unwrap_or_default();
+        let others: Vec<usize> = ent.sharers.iter().filter(|&a| a != core).collect();
+        let mut lat = 0;
+        if !others.is_empty() {
+            let mut far = 0;
+            let mut counted = 0;
+            for &a in &others {
+                let anode = if a < ncores { self.cores[a].node as usize } else { a - ncores };
+                far = far.max(self.m.route_ps[node][anode]);
+                self.invalidate_agent(a, line, t);
+                if a != ncores + node {
+                    counted += 1;
+                }
+            }
+            if counted > 0 {
+                lat = self.c2c_ps + far;
+                self.counters.upgrades += 1;
+                self.count_invalidations(counted, t);
+            }
+        }
+        let e = self.dir.entry(line).or_default();
+        e.sharers = Agents::one(core);
+        e.owner = core as u16;
+        lat
+    }
+
+    fn count_invalidations(&mut self, n: u64, t: u64) {
+        self.counters.invalidations += n;
+        self.window(t).invalidations += n;
+    }
+
+    /// Tracks written bytes per line to detect false sharing: a write by a
+    /// different core than the last writer, to bytes the last writer did not
+    /// write, marks the line falsely shared.
+    fn note_write(&mut self, core: usize, line: u64, off: u64, end: u64) {
+        let shift = self.mask_shift;
+        let lo = off >> shift;
+        let hi = ((end - 1) >> shift).min(63);
+        let mask = if hi - lo == 63 { u64::MAX } else { ((1u64 << (hi - lo + 1)) - 1) << lo };
+        let e = self.dir.entry(line).or_default();
+        if e.last_writer == core as u16 {
+            e.write_mask |= mask;
+        } else {
+            if e.last_writer != NO_AGENT && e.write_mask & mask == 0 {
+                self.counters.false_sharing_events += 1;
+                self.false_shared.insert(line, ());
+            }
+            e.last_writer = core as u16;
+            e.write_mask = mask;
+        }
+    }
+
+    /// Removes `line` from an agent (core private levels or a node LLC).
+    fn invalidate_agent(&mut self, agent: usize, line: u64, _t: u64) {
+        let ncores = self.cores.len();
+        if agent < ncores {
+            let cs = &mut self.cores[agent];
+            for c in cs.levels.iter_mut() {
+                c.invalidate(line);
+            }
+            if let Some(c) = cs.l1i.as_mut() {
+                c.invalidate(line);
+            }
+        } else if let Some(c) = self.llc[agent - ncores].as_mut() {
+            c.invalidate(line);
+        }
+        if let Some(e) = self.dir.get_mut(&line) {
+            e.sharers.remove(agent);
+            if e.owner as usize == agent {
+                e.owner = NO_AGENT;
+            }
+        }
+    }
+
+    /// Fills `line` into the private levels above `below` (all levels for a
+    /// miss), handling evictions.
+    fn fill_private(&mut self, core: usize, line: u64, write: bool, below: usize, instr: bool, t: u64) {
+        let nlev = self.cores[core].levels.len();
+        // Lower levels first, so inclusion holds while upper levels fill.
+        for i in (1..below.min(nlev)).rev() {
+            let v = self.cores[core].levels[i].fill(line, false);
+            if let Some(v) = v {
+                self.evicted_private(core, i, v.block, v.dirty, t);
+            }
+        }
+        if instr && self.cores[core].l1i.is_some() {
+            let c = self.cores[core].l1i.as_mut().expect("l1i present");
+            c.fill(line, false);
+            // An L1I victim is clean and still in the levels below: nothing to do.
+            if nlev == 0 {
+                self.dir.entry(line).or_default().sharers.insert(core);
+            }
+        } else if nlev > 0 && below > 0 {
+            let v = self.cores[core].levels[0].fill(line, write);
+            if let Some(v) = v {
+                self.evicted_private(core, 0, v.block, v.dirty, t);
+            }
+        } else if nlev > 0 && write {
+            self.cores[core].levels[0].fill(line, true);
+        }
+        if nlev == 0 && self.cores[core].l1i.is_none() {
+            // No private caches: the core holds nothing.
+            if let Some(e) = self.dir.get_mut(&line) {
+                e.sharers.remove(core);
+                if e.owner as usize == core {
+                    e.owner = NO_AGENT;
+                    if write {
+                        let node = self.cores[core].node as usize;
+                        self.fill_llc_or_memory(node, line, true, t);
+                    }
+                }
+            }
+        }
+    }
+
+    /// A line left private level `i` of `core`.
+    fn evicted_private(&mut self, core: usize, i: usize, block: u64, dirty: bool, t: u64) {
+        let nlev = self.cores[core].levels.len();
+        if i + 1 < nlev {
+            // Not the last level: a dirty victim is written into the level below.
+            if dirty {
+                let v = self.cores[core].levels[i + 1].fill(block, true);
+                if let Some(v) = v {
+                    self.evicted_private(core, i + 1, v.block, v.dirty, t);
+                }
+            }
+            return;
+        }
+        // Last private level: back-invalidate the levels above (inclusion).
+        let mut dirty = dirty;
+        {
+            let cs = &mut self.cores[core];
+            for c in cs.levels[..i].iter_mut() {
+                if let Some(d) = c.invalidate(block) {
+                    dirty |= d;
+                }
+            }
+            if let Some(c) = cs.l1i.as_mut() {
+                c.invalidate(block);
+            }
+        }
+        if let Some(e) = self.dir.get_mut(&block) {
+            e.sharers.remove(core);
+            if e.owner as usize == core {
+                e.owner = NO_AGENT;
+            }
+            if e.sharers.is_empty() && e.owner == NO_AGENT && !self.false_shared.contains_key(&block) {
+                self.dir.remove(&block);
+            }
+        }
+        if dirty {
+            let node = self.cores[core].node as usize;
+            self.fill_llc_or_memory(node, block, true, t);
+        }
+    }
+
+    fn fill_llc_or_memory(&mut self, node: usize, line: u64, dirty: bool, t: u64) {
+        if self.llc[node].is_some() {
+            self.fill_llc(node, line, dirty, t);
+        } else if dirty {
+            self.write_back(node, line, t);
+        }
+    }
+
+    /// Puts a line into a node's LLC, handling the victim.
+    fn fill_llc(&mut self, node: usize, line: u64, dirty: bool, t: u64) {
+        let Some(c) = self.llc[node].as_mut() else {
+            return;
+        };
+        let v = c.fill(line, dirty);
+        let agent = self.cores.len() + node;
+        self.dir.entry(line).or_default().sharers.insert(agent);
+        if let Some(v) = v {
+            if let Some(e) = self.dir.get_mut(&v.block) {
+                e.sharers.remove(agent);
+            }
+            if v.dirty {
+                self.write_back(node, v.block, t);
+            }
+        }
+    }
+
+    fn channel_of(&self, home: usize, line: u64) -> usize {
+        let n = self.channels[home].len();
+        let addr = line << self.line_bits;
+        ((addr >> self.interleave_bits[home]) % n as u64) as usize
+    }
+
+    /// The home node of a line's page, placing the page on first touch.
+    fn home_of(&mut self, line: u64, from: usize, _t: u64) -> usize {
+        let page = (line << self.line_bits) >> self.page_bits;
+        if let Some(&h) = self.pages.get(&page) {
+            return h as usize;
+        }
+        let mut h = self.placement.place(page, from as u32, self.m) as usize;
+        if h >= self.m.nodes() || self.channels[h].is_empty() {
+            // A policy naming a node without memory: fall back to the nearest memory node.
+            h = self.nearest_memory(from);
+        }
+        self.pages.insert(page, h as u32);
+        self.counters.pages_on_node[h] += 1;
+        h
+    }
+
+    fn nearest_memory(&self, from: usize) -> usize {
+        (0..self.m.nodes())
+            .filter(|&j| !self.channels[j].is_empty())
+            .min_by_key(|&j| (self.m.route_ps[from][j], j))
+            .unwrap_or(0)
+    }
+
+    /// A demand read of one line from `home`'s memory by a core on `node`.
+    fn memory_read(&mut self, node: usize, home: usize, line: u64, t: u64) -> u64 {
+        let line_bytes = 1u64 << self.line_bits;
+        let ch = self.channel_of(home, line);
+        let wait = self.channels[home][ch].serve(t, self.chan_service_ps[home], line_bytes);
+        let flat = self.channels[..home].iter().map(Vec::len).sum::<usize>() + ch;
+        let mut link_wait = 0;
+        for k in 0..self.m.route[home][node].len() {
+            let li = self.m.route[home][node][k];
+            link_wait += self.links[li].serve(t, self.link_service_ps[li], line_bytes);
+            self.window(t).link_bytes[li] += line_bytes;
+        }
+        self.window(t).channel_bytes[flat] += line_bytes;
+        self.counters.mem_reads += 1;
+        if home == node {
+            self.counters.node_local[node] += 1;
+        } else {
+            self.counters.node_remote[node] += 1;
+        }
+        let page = (line << self.line_bits) >> self.page_bits;
+        let seen = Observed {
+            page,
+            from: node as u32,
+            home: home as u32,
+            now_ps: t,
+        };
+        if let Some(dest) = self.placement.on_memory_access(seen, self.m) {
+            self.migrate(page, home, dest as usize, t);
+        }
+        self.mem_ps[home] + self.m.route_ps[node][home] + wait + link_wait
+    }
+
+    /// A posted write of one dirty line to its home memory from `node`.
+    fn write_back(&mut self, node: usize, line: u64, t: u64) {
+        let line_bytes = 1u64 << self.line_bits;
+        let home = self.home_of(line, node, t);
+        let ch = self.channel_of(home, line);
+        self.channels[home][ch].serve(t, self.chan_service_ps[home], line_bytes);
+        let flat = self.channels[..home].iter().map(Vec::len).sum::<usize>() + ch;
+        for k in 0..self.m.route[node][home].len() {
+            let li = self.m.route[node][home][k];
+            self.links[li].serve(t, self.link_service_ps[li], line_bytes);
+            self.window(t).link_bytes[li] += line_bytes;
+        }
+        self.window(t).channel_bytes[flat] += line_bytes;
+        self.counters.mem_writebacks += 1;
+    }
+
+    /// Moves a page: read at the old home, across the route, written at the new one.
+    fn migrate(&mut self, page: u64, from: usize, to: usize, t: u64) {
+        if to == from || to >= self.m.nodes() || self.channels[to].is_empty() {
+            return;
+        }
+        let bytes = self.m.spec.page_size;
+        let base_line = (page << self.page_bits) >> self.line_bits;
+        let ch_from = self.channel_of(from, base_line);
+        let gb_from = self.m.spec.nodes[from].memory.as_ref().map_or(1.0, |m| m.channel_gbps);
+        self.channels[from][ch_from].serve(t, transfer_ps(bytes, gb_from), bytes);
+        for k in 0..self.m.route[from][to].len() {
+            let li = self.m.route[from][to][k];
+            let gb = self.m.spec.links[li].bandwidth_gbps;
+            self.links[li].serve(t, transfer_ps(bytes, gb), bytes);
+            self.window(t).link_bytes[li] += bytes;
+        }
+        let ch_to = self.channel_of(to, base_line);
+        let gb_to = self.m.spec.nodes[to].memory.as_ref().map_or(1.0, |m| m.channel_gbps);
+        self.channels[to][ch_to].serve(t, transfer_ps(bytes, gb_to), bytes);
+        self.pages.insert(page, to as u32);
+        self.counters.pages_on_node[from] -= 1;
+        self.counters.pages_on_node[to] += 1;
+        self.counters.migrations += 1;
+        self.counters.migration_bytes += bytes;
+    }
+
+    /// The results of the run so far.
+    pub fn summary(&self) -> Summary {
+        results::summarize(self)
+    }
+
+    /// Per-thread (id, core, accesses, mean latency ps, last completion ps).
+    pub(crate) fn thread_stats(&self) -> Vec<(u32, usize, u64, f64, u64)> {
+        self.threads
+            .iter()
+            .map(|t| {
+                let mean = if t.accesses == 0 { 0.0 } else { t.latency_ps as f64 / t.accesses as f64 };
+                (t.id, t.core, t.accesses, mean, t.last_done)
+            })
+            .collect()
+    }
+
+    pub(crate) fn false_sharing_lines(&self) -> u64 {
+        self.false_shared.len() as u64
+    }
+}
