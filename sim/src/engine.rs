@@ -85,16 +85,29 @@ impl Default for Config {
 /// What can go wrong in a run (all caused by the input or the configuration).
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
-    #[error("record {record}: trace thread {thread} needs a core, but the machine has only {cores} (threads are pinned in order of first appearance)")]
-    TooManyThreads { record: u64, thread: u32, cores: usize },
+    #[error(
+        "record {record}: trace thread {thread} needs a core, but the machine has only {cores} (threads are pinned in order of first appearance)"
+    )]
+    TooManyThreads {
+        record: u64,
+        thread: u32,
+        cores: usize,
+    },
     #[error("record {record}: trace thread {thread} has no --pin entry")]
     Unpinned { record: u64, thread: u32 },
     #[error("--pin: core {core} does not exist (the machine has {cores})")]
     NoSuchCore { core: u32, cores: usize },
     #[error("--pin: core {core} is given to two threads")]
     CoreTaken { core: u32 },
-    #[error("record {record}: time_ns {time_ns} is earlier than thread {thread}'s previous access ({prev_ns} ns)")]
-    TimeBackwards { record: u64, thread: u32, time_ns: u64, prev_ns: u64 },
+    #[error(
+        "record {record}: time_ns {time_ns} is earlier than thread {thread}'s previous access ({prev_ns} ns)"
+    )]
+    TimeBackwards {
+        record: u64,
+        thread: u32,
+        time_ns: u64,
+        prev_ns: u64,
+    },
     #[error("--mlp must be at least 1")]
     ZeroMlp,
 }
@@ -210,7 +223,11 @@ const LINE_STRADDLE_MAX: usize = 2;
 
 impl<'m> Engine<'m> {
     /// A fresh machine state.
-    pub fn new(m: &'m Machine, cfg: Config, placement: Box<dyn Placement>) -> Result<Engine<'m>, EngineError> {
+    pub fn new(
+        m: &'m Machine,
+        cfg: Config,
+        placement: Box<dyn Placement>,
+    ) -> Result<Engine<'m>, EngineError> {
         let s = &m.spec;
         let mlp = cfg.mlp.unwrap_or(s.core.mlp) as usize;
         if mlp == 0 {
@@ -229,7 +246,12 @@ impl<'m> Engine<'m> {
             .map(|(i, &node)| CoreState {
                 node,
                 levels: s.core.caches.iter().map(|c| mk(c, i as u64)).collect(),
-                level_ps: s.core.caches.iter().map(|c| ns_to_ps(c.latency_ns)).collect(),
+                level_ps: s
+                    .core
+                    .caches
+                    .iter()
+                    .map(|c| ns_to_ps(c.latency_ns))
+                    .collect(),
                 l1i: s.core.l1i.as_ref().map(|c| mk(c, i as u64)),
                 l1i_ps: s.core.l1i.as_ref().map_or(0, |c| ns_to_ps(c.latency_ns)),
             })
@@ -267,14 +289,27 @@ impl<'m> Engine<'m> {
             c2c_ps: ns_to_ps(s.c2c_latency_ns),
             core_taken: vec![false; cores.len()],
             cores,
-            llc: s.nodes.iter().enumerate().map(|(i, x)| x.llc.as_ref().map(|c| mk(c, 1000 + i as u64))).collect(),
-            llc_ps: s.nodes.iter().map(|x| x.llc.as_ref().map_or(0, |c| ns_to_ps(c.latency_ns))).collect(),
+            llc: s
+                .nodes
+                .iter()
+                .enumerate()
+                .map(|(i, x)| x.llc.as_ref().map(|c| mk(c, 1000 + i as u64)))
+                .collect(),
+            llc_ps: s
+                .nodes
+                .iter()
+                .map(|x| x.llc.as_ref().map_or(0, |c| ns_to_ps(c.latency_ns)))
+                .collect(),
             channels,
             chan_service_ps,
             mem_ps,
             interleave_bits,
             links: vec![Queue::default(); s.links.len()],
-            link_service_ps: s.links.iter().map(|l| transfer_ps(line, l.bandwidth_gbps)).collect(),
+            link_service_ps: s
+                .links
+                .iter()
+                .map(|l| transfer_ps(line, l.bandwidth_gbps))
+                .collect(),
             dir: U64Map::default(),
             false_shared: U64Map::default(),
             pages: U64Map::default(),
@@ -331,7 +366,11 @@ impl<'m> Engine<'m> {
             },
         };
         if core >= cores {
-            return Err(EngineError::TooManyThreads { record, thread: id, cores });
+            return Err(EngineError::TooManyThreads {
+                record,
+                thread: id,
+                cores,
+            });
         }
         if self.core_taken[core] {
             return Err(EngineError::CoreTaken { core: core as u32 });
@@ -411,7 +450,11 @@ impl<'m> Engine<'m> {
                     Timing::Gap(ns) => ns.saturating_mul(1000),
                     _ => 0,
                 };
-                let mut at = if th.started { th.last_issue + gap.max(self.cycle_ps) } else { th.last_issue + gap };
+                let mut at = if th.started {
+                    th.last_issue + gap.max(self.cycle_ps)
+                } else {
+                    th.last_issue + gap
+                };
                 // Retire misses that completed; block on the earliest if all slots are busy.
                 while let Some(&Reverse(done)) = th.inflight.peek() {
                     if done <= at {
@@ -536,7 +579,11 @@ impl<'m> Engine<'m> {
         let lines = if last == first { 1 } else { LINE_STRADDLE_MAX };
         for k in 0..lines as u64 {
             let line = first + k;
-            let byte_off = if k == 0 { a.addr & ((1 << self.line_bits) - 1) } else { 0 };
+            let byte_off = if k == 0 {
+                a.addr & ((1 << self.line_bits) - 1)
+            } else {
+                0
+            };
             let byte_end = if k == 0 && lines == 1 {
                 byte_off + a.size as u64
             } else if k == 0 {
@@ -544,7 +591,8 @@ impl<'m> Engine<'m> {
             } else {
                 (a.addr + a.size as u64) & ((1 << self.line_bits) - 1)
             };
-            let (l, s) = self.access_line(core, a.kind, line, byte_off, byte_end.max(byte_off + 1), t);
+            let (l, s) =
+                self.access_line(core, a.kind, line, byte_off, byte_end.max(byte_off + 1), t);
             if l >= lat {
                 lat = l;
                 served = s;
@@ -553,7 +601,15 @@ impl<'m> Engine<'m> {
         (lat, served)
     }
 
-    fn access_line(&mut self, core: usize, kind: Kind, line: u64, off: u64, end: u64, t: u64) -> (u64, Served) {
+    fn access_line(
+        &mut self,
+        core: usize,
+        kind: Kind,
+        line: u64,
+        off: u64,
+        end: u64,
+        t: u64,
+    ) -> (u64, Served) {
         let write = matches!(kind, Kind::Store | Kind::Modify);
         let instr = kind == Kind::IFetch;
         let node = self.cores[core].node as usize;
@@ -581,7 +637,11 @@ impl<'m> Engine<'m> {
             }
         }
         if let Some(h) = hit_level {
-            let mut lat = if first_is_l1i && h == 0 { self.cores[core].l1i_ps } else { self.cores[core].level_ps[h] };
+            let mut lat = if first_is_l1i && h == 0 {
+                self.cores[core].l1i_ps
+            } else {
+                self.cores[core].level_ps[h]
+            };
             let exclusive = write && self.cores[core].levels.iter().any(|c| c.is_dirty(line));
             if write && !exclusive {
                 lat += self.upgrade(core, line, t);
@@ -618,7 +678,10 @@ impl<'m> Engine<'m> {
                 e.sharers.insert(me);
                 e.owner = NO_AGENT;
                 // MESI: the owner's modified copy goes back to memory as it becomes shared.
-                let was_dirty = self.cores[o].levels.iter_mut().fold(false, |d, c| c.clean(line) | d);
+                let was_dirty = self.cores[o]
+                    .levels
+                    .iter_mut()
+                    .fold(false, |d, c| c.clean(line) | d);
                 if was_dirty {
                     self.write_back(onode, line, t);
                 }
@@ -628,11 +691,19 @@ impl<'m> Engine<'m> {
             let my_llc = ncores + node;
             let mut inv_lat = 0;
             if write {
-                let others: Vec<usize> = ent.sharers.iter().filter(|&a| a != me && a != my_llc).collect();
+                let others: Vec<usize> = ent
+                    .sharers
+                    .iter()
+                    .filter(|&a| a != me && a != my_llc)
+                    .collect();
                 if !others.is_empty() {
                     let mut far = 0;
                     for &a in &others {
-                        let anode = if a < ncores { self.cores[a].node as usize } else { a - ncores };
+                        let anode = if a < ncores {
+                            self.cores[a].node as usize
+                        } else {
+                            a - ncores
+                        };
                         far = far.max(self.m.route_ps[node][anode]);
                         self.invalidate_agent(a, line, t);
                     }
@@ -658,7 +729,11 @@ impl<'m> Engine<'m> {
                 }
             } else {
                 lat = self.memory_read(node, home, line, t);
-                served = if home == node { Served::LocalMem } else { Served::RemoteMem };
+                served = if home == node {
+                    Served::LocalMem
+                } else {
+                    Served::RemoteMem
+                };
                 if !write {
                     self.fill_llc(node, line, false, t);
                 }
@@ -698,7 +773,11 @@ impl<'m> Engine<'m> {
             let mut far = 0;
             let mut counted = 0;
             for &a in &others {
-                let anode = if a < ncores { self.cores[a].node as usize } else { a - ncores };
+                let anode = if a < ncores {
+                    self.cores[a].node as usize
+                } else {
+                    a - ncores
+                };
                 far = far.max(self.m.route_ps[node][anode]);
                 self.invalidate_agent(a, line, t);
                 if a != ncores + node {
@@ -729,7 +808,11 @@ impl<'m> Engine<'m> {
         let shift = self.mask_shift;
         let lo = off >> shift;
         let hi = ((end - 1) >> shift).min(63);
-        let mask = if hi - lo == 63 { u64::MAX } else { ((1u64 << (hi - lo + 1)) - 1) << lo };
+        let mask = if hi - lo == 63 {
+            u64::MAX
+        } else {
+            ((1u64 << (hi - lo + 1)) - 1) << lo
+        };
         let e = self.dir.entry(line).or_default();
         if e.last_writer == core as u16 {
             e.write_mask |= mask;
@@ -767,7 +850,15 @@ impl<'m> Engine<'m> {
 
     /// Fills `line` into the private levels above `below` (all levels for a
     /// miss), handling evictions.
-    fn fill_private(&mut self, core: usize, line: u64, write: bool, below: usize, instr: bool, t: u64) {
+    fn fill_private(
+        &mut self,
+        core: usize,
+        line: u64,
+        write: bool,
+        below: usize,
+        instr: bool,
+        t: u64,
+    ) {
         let nlev = self.cores[core].levels.len();
         // Lower levels first, so inclusion holds while upper levels fill.
         for i in (1..below.min(nlev)).rev() {
@@ -837,7 +928,10 @@ impl<'m> Engine<'m> {
             if e.owner as usize == core {
                 e.owner = NO_AGENT;
             }
-            if e.sharers.is_empty() && e.owner == NO_AGENT && !self.false_shared.contains_key(&block) {
+            if e.sharers.is_empty()
+                && e.owner == NO_AGENT
+                && !self.false_shared.contains_key(&block)
+            {
                 self.dir.remove(&block);
             }
         }
@@ -958,7 +1052,10 @@ impl<'m> Engine<'m> {
         let bytes = self.m.spec.page_size;
         let base_line = (page << self.page_bits) >> self.line_bits;
         let ch_from = self.channel_of(from, base_line);
-        let gb_from = self.m.spec.nodes[from].memory.as_ref().map_or(1.0, |m| m.channel_gbps);
+        let gb_from = self.m.spec.nodes[from]
+            .memory
+            .as_ref()
+            .map_or(1.0, |m| m.channel_gbps);
         self.channels[from][ch_from].serve(t, transfer_ps(bytes, gb_from), bytes);
         for k in 0..self.m.route[from][to].len() {
             let li = self.m.route[from][to][k];
@@ -967,7 +1064,10 @@ impl<'m> Engine<'m> {
             self.window(t).link_bytes[li] += bytes;
         }
         let ch_to = self.channel_of(to, base_line);
-        let gb_to = self.m.spec.nodes[to].memory.as_ref().map_or(1.0, |m| m.channel_gbps);
+        let gb_to = self.m.spec.nodes[to]
+            .memory
+            .as_ref()
+            .map_or(1.0, |m| m.channel_gbps);
         self.channels[to][ch_to].serve(t, transfer_ps(bytes, gb_to), bytes);
         self.pages.insert(page, to as u32);
         self.counters.pages_on_node[from] -= 1;
@@ -986,7 +1086,11 @@ impl<'m> Engine<'m> {
         self.threads
             .iter()
             .map(|t| {
-                let mean = if t.accesses == 0 { 0.0 } else { t.latency_ps as f64 / t.accesses as f64 };
+                let mean = if t.accesses == 0 {
+                    0.0
+                } else {
+                    t.latency_ps as f64 / t.accesses as f64
+                };
                 (t.id, t.core, t.accesses, mean, t.last_done)
             })
             .collect()

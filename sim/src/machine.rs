@@ -30,9 +30,9 @@ impl<'de> Deserialize<'de> for Bytes {
         }
         match Raw::deserialize(d)? {
             Raw::Int(n) => Ok(Bytes(n)),
-            Raw::Text(s) => parse_bytes(&s)
-                .map(Bytes)
-                .ok_or_else(|| serde::de::Error::custom(format!("bad byte size {s:?} (e.g. 4096, 48K, 2M)"))),
+            Raw::Text(s) => parse_bytes(&s).map(Bytes).ok_or_else(|| {
+                serde::de::Error::custom(format!("bad byte size {s:?} (e.g. 4096, 48K, 2M)"))
+            }),
         }
     }
 }
@@ -225,7 +225,8 @@ pub struct Machine {
 impl Machine {
     /// Parses and checks a TOML description.
     pub fn from_toml(text: &str) -> Result<Machine, MachineError> {
-        let spec: MachineSpec = toml::from_str(text).map_err(|e| MachineError::Toml(e.to_string().trim().replace('\n', " ")))?;
+        let spec: MachineSpec = toml::from_str(text)
+            .map_err(|e| MachineError::Toml(e.to_string().trim().replace('\n', " ")))?;
         Machine::new(spec)
     }
 
@@ -239,10 +240,16 @@ impl Machine {
             return Err(invalid("at most 64 nodes are supported"));
         }
         if !spec.line_size.is_power_of_two() || spec.line_size < 16 || spec.line_size > 256 {
-            return Err(invalid(format!("line_size {} must be a power of two in 16..=256", spec.line_size)));
+            return Err(invalid(format!(
+                "line_size {} must be a power of two in 16..=256",
+                spec.line_size
+            )));
         }
         if !spec.page_size.is_power_of_two() || spec.page_size < spec.line_size {
-            return Err(invalid(format!("page_size {} must be a power of two ≥ line_size", spec.page_size)));
+            return Err(invalid(format!(
+                "page_size {} must be a power of two ≥ line_size",
+                spec.page_size
+            )));
         }
         if !(spec.core.freq_ghz > 0.0) {
             return Err(invalid("core.freq_ghz must be positive"));
@@ -255,9 +262,13 @@ impl Machine {
         }
         let check_cache = |c: &CacheSpec| -> Result<(), MachineError> {
             let g = c.geometry(spec.line_size)?;
-            crate::cache::Cache::check(&g, c.replacement).map_err(|e| invalid(format!("cache {}: {e}", c.name)))?;
+            crate::cache::Cache::check(&g, c.replacement)
+                .map_err(|e| invalid(format!("cache {}: {e}", c.name)))?;
             if !(c.latency_ns >= 0.0) {
-                return Err(invalid(format!("cache {}: latency_ns must be non-negative", c.name)));
+                return Err(invalid(format!(
+                    "cache {}: latency_ns must be non-negative",
+                    c.name
+                )));
             }
             Ok(())
         };
@@ -278,7 +289,9 @@ impl Machine {
                     )));
                 }
                 if !m.interleave.is_power_of_two() || m.interleave < spec.line_size {
-                    return Err(invalid(format!("node {i}: interleave must be a power of two ≥ line_size")));
+                    return Err(invalid(format!(
+                        "node {i}: interleave must be a power of two ≥ line_size"
+                    )));
                 }
             }
             first_core.push(cores);
@@ -302,10 +315,15 @@ impl Machine {
         let idx: Vec<NodeIndex> = (0..n as u32).map(|i| graph.add_node(i)).collect();
         for (k, l) in spec.links.iter().enumerate() {
             if l.a as usize >= n || l.b as usize >= n || l.a == l.b {
-                return Err(invalid(format!("link {k}: {}–{} does not join two distinct nodes", l.a, l.b)));
+                return Err(invalid(format!(
+                    "link {k}: {}–{} does not join two distinct nodes",
+                    l.a, l.b
+                )));
             }
             if !(l.latency_ns >= 0.0) || !(l.bandwidth_gbps > 0.0) {
-                return Err(invalid(format!("link {k}: needs latency_ns ≥ 0 and bandwidth_gbps > 0")));
+                return Err(invalid(format!(
+                    "link {k}: needs latency_ns ≥ 0 and bandwidth_gbps > 0"
+                )));
             }
             graph.add_edge(idx[l.a as usize], idx[l.b as usize], k);
         }
@@ -337,12 +355,26 @@ impl Machine {
                         .ok_or_else(|| invalid("route uses a missing edge"))?;
                     links.push(*e.weight());
                 }
-                route_ps[i][j] = links.iter().map(|&k| ns_to_ps(spec.links[k].latency_ns)).sum();
+                route_ps[i][j] = links
+                    .iter()
+                    .map(|&k| ns_to_ps(spec.links[k].latency_ns))
+                    .sum();
                 route[i][j] = links;
             }
         }
-        let mem_ps = |i: usize| spec.nodes[i].memory.as_ref().map(|m| ns_to_ps(m.latency_ns));
-        let ref_ps = spec.nodes.iter().filter_map(|x| x.memory.as_ref()).map(|m| ns_to_ps(m.latency_ns)).min().unwrap_or(1);
+        let mem_ps = |i: usize| {
+            spec.nodes[i]
+                .memory
+                .as_ref()
+                .map(|m| ns_to_ps(m.latency_ns))
+        };
+        let ref_ps = spec
+            .nodes
+            .iter()
+            .filter_map(|x| x.memory.as_ref())
+            .map(|m| ns_to_ps(m.latency_ns))
+            .min()
+            .unwrap_or(1);
         let mut distance = vec![vec![10u32; n]; n];
         for i in 0..n {
             for j in 0..n {
@@ -399,17 +431,41 @@ impl fmt::Display for Machine {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let s = &self.spec;
         writeln!(f, "machine {}: {}", s.name, s.description)?;
-        writeln!(f, "  {} nodes, {} cores, line {} B, page {} B, core {} GHz, MLP {}", self.nodes(), self.cores(), s.line_size, s.page_size, s.core.freq_ghz, s.core.mlp)?;
+        writeln!(
+            f,
+            "  {} nodes, {} cores, line {} B, page {} B, core {} GHz, MLP {}",
+            self.nodes(),
+            self.cores(),
+            s.line_size,
+            s.page_size,
+            s.core.freq_ghz,
+            s.core.mlp
+        )?;
         for c in s.core.l1i.iter().chain(s.core.caches.iter()) {
-            writeln!(f, "  per core {}: {} B, {}-way, {} ns, {:?}", c.name, c.size.0, c.assoc, c.latency_ns, c.replacement)?;
+            writeln!(
+                f,
+                "  per core {}: {} B, {}-way, {} ns, {:?}",
+                c.name, c.size.0, c.assoc, c.latency_ns, c.replacement
+            )?;
         }
         for (i, n) in s.nodes.iter().enumerate() {
             write!(f, "  node {i}: {} cores", n.cores)?;
             if let Some(l) = &n.llc {
-                write!(f, ", {} {} B {}-way {} ns", l.name, l.size.0, l.assoc, l.latency_ns)?;
+                write!(
+                    f,
+                    ", {} {} B {}-way {} ns",
+                    l.name, l.size.0, l.assoc, l.latency_ns
+                )?;
             }
             if let Some(m) = &n.memory {
-                write!(f, ", memory {} GiB in {} × {} GB/s channels, {} ns", m.capacity.0 >> 30, m.channels, m.channel_gbps, m.latency_ns)?;
+                write!(
+                    f,
+                    ", memory {} GiB in {} × {} GB/s channels, {} ns",
+                    m.capacity.0 >> 30,
+                    m.channels,
+                    m.channel_gbps,
+                    m.latency_ns
+                )?;
             }
             for a in &n.accelerators {
                 write!(f, ", {} × {} ({} GB/s)", a.count, a.kind, a.pcie_gbps)?;
@@ -417,7 +473,11 @@ impl fmt::Display for Machine {
             writeln!(f)?;
         }
         for l in &s.links {
-            writeln!(f, "  link {}–{}: {} ns, {} GB/s", l.a, l.b, l.latency_ns, l.bandwidth_gbps)?;
+            writeln!(
+                f,
+                "  link {}–{}: {} ns, {} GB/s",
+                l.a, l.b, l.latency_ns, l.bandwidth_gbps
+            )?;
         }
         writeln!(f, "  cache-to-cache: {} ns within a node", s.c2c_latency_ns)?;
         writeln!(f, "  distance (SLIT-style, derived from the links):")?;

@@ -5,7 +5,10 @@
 pub const PRESETS: &[(&str, &str)] = &[
     ("xeon-2s", include_str!("../machines/xeon-2s.toml")),
     ("epyc-4numa", include_str!("../machines/epyc-4numa.toml")),
-    ("dgx-a100-2numa", include_str!("../machines/dgx-a100-2numa.toml")),
+    (
+        "dgx-a100-2numa",
+        include_str!("../machines/dgx-a100-2numa.toml"),
+    ),
     ("cxl-tiered", include_str!("../machines/cxl-tiered.toml")),
     ("one-channel", include_str!("../machines/one-channel.toml")),
 ];
@@ -39,7 +42,11 @@ mod tests {
         let e = Machine::from_toml(preset("epyc-4numa").unwrap()).unwrap();
         // Adjacent 10 × (92 + 13) / 92 = 11.4 → 11; diagonal 10 × 112 / 92 = 12.2 → 12.
         assert_eq!(e.distance[0], vec![10, 11, 11, 12]);
-        assert_eq!(e.route[0][3], vec![4], "the direct diagonal link is the fastest route");
+        assert_eq!(
+            e.route[0][3],
+            vec![4],
+            "the direct diagonal link is the fastest route"
+        );
         let c = Machine::from_toml(preset("cxl-tiered").unwrap()).unwrap();
         assert_eq!(c.cpu_nodes(), vec![0]);
         assert_eq!(c.memory_nodes(), vec![0, 1]);

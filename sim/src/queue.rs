@@ -77,7 +77,11 @@ impl Queue {
 
     /// Mean wait before service (ps).
     pub fn mean_wait_ps(&self) -> f64 {
-        if self.requests == 0 { 0.0 } else { self.wait_ps as f64 / self.requests as f64 }
+        if self.requests == 0 {
+            0.0
+        } else {
+            self.wait_ps as f64 / self.requests as f64
+        }
     }
 }
 
@@ -97,6 +101,10 @@ mod tests {
         assert_eq!(q.wait_ps, 13);
         // N(t): [0,5) 1, [5,10) 2, [10,20) 1, [20,30) 0, [30,32) 1, [32,40) 2, [40,50) 1.
         assert_eq!(q.occupancy_area(), 5 + 10 + 10 + 0 + 2 + 16 + 10);
-        assert_eq!(q.occupancy_area(), q.sojourn_ps as u128, "Little: area = Σ sojourn");
+        assert_eq!(
+            q.occupancy_area(),
+            q.sojourn_ps as u128,
+            "Little: area = Σ sojourn"
+        );
     }
 }

@@ -164,7 +164,10 @@ pub(crate) fn summarize(e: &Engine) -> Summary {
         });
     }
     let p = caches.len().max(1);
-    for (k, name) in ["LLC", "remote cache", "local memory", "remote memory"].iter().enumerate() {
+    for (k, name) in ["LLC", "remote cache", "local memory", "remote memory"]
+        .iter()
+        .enumerate()
+    {
         served.push(ServedAt {
             level: name.to_string(),
             accesses: c.served[p + k],
@@ -184,7 +187,11 @@ pub(crate) fn summarize(e: &Engine) -> Summary {
                 mean_wait_ns: qu.mean_wait_ps() / 1000.0,
                 utilization: qu.busy_ps as f64 / elapsed as f64,
                 mean_queue_len: qu.occupancy_area() as f64 / elapsed.max(qu.last_departure) as f64,
-                mean_sojourn_ns: if qu.requests == 0 { 0.0 } else { qu.sojourn_ps as f64 / qu.requests as f64 / 1000.0 },
+                mean_sojourn_ns: if qu.requests == 0 {
+                    0.0
+                } else {
+                    qu.sojourn_ps as f64 / qu.requests as f64 / 1000.0
+                },
             });
         }
     }
@@ -260,7 +267,9 @@ impl Engine<'_> {
     /// latency, L1 and LLC hit rates, memory reads, invalidations, then GB/s
     /// per channel (`ch<node>.<channel>_gbps`) and per link (`link<a>-<b>_gbps`).
     pub fn timeseries_csv(&self) -> String {
-        let mut s = String::from("window_start_ns,accesses,mean_latency_ns,l1_hit_rate,llc_hit_rate,mem_reads,invalidations");
+        let mut s = String::from(
+            "window_start_ns,accesses,mean_latency_ns,l1_hit_rate,llc_hit_rate,mem_reads,invalidations",
+        );
         for (node, chs) in self.channels.iter().enumerate() {
             for ch in 0..chs.len() {
                 s.push_str(&format!(",ch{node}.{ch}_gbps"));
@@ -272,8 +281,18 @@ impl Engine<'_> {
         s.push('\n');
         let win_ns = self.window_ps as f64 / 1000.0;
         for (i, w) in self.windows.iter().enumerate() {
-            let rate = |x: u64| if w.accesses == 0 { 0.0 } else { x as f64 / w.accesses as f64 };
-            let mean = if w.accesses == 0 { 0.0 } else { w.latency_ps as f64 / w.accesses as f64 / 1000.0 };
+            let rate = |x: u64| {
+                if w.accesses == 0 {
+                    0.0
+                } else {
+                    x as f64 / w.accesses as f64
+                }
+            };
+            let mean = if w.accesses == 0 {
+                0.0
+            } else {
+                w.latency_ps as f64 / w.accesses as f64 / 1000.0
+            };
             s.push_str(&format!(
                 "{},{},{:.3},{:.4},{:.4},{},{}",
                 i as u64 * self.window_ps / 1000,

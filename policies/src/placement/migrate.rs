@@ -60,11 +60,24 @@ mod tests {
     fn migrates_after_k_remote_reads_from_one_node() {
         let m = Machine::from_toml(sim::presets::preset("xeon-2s").unwrap()).unwrap();
         let mut p = MigrateOnRemote::new(3);
-        let seen = |from, home| Observed { page: 7, from, home, now_ps: 0 };
+        let seen = |from, home| Observed {
+            page: 7,
+            from,
+            home,
+            now_ps: 0,
+        };
         assert_eq!(p.on_memory_access(seen(1, 0), &m), None);
-        assert_eq!(p.on_memory_access(seen(0, 0), &m), None, "local reads do not count");
+        assert_eq!(
+            p.on_memory_access(seen(0, 0), &m),
+            None,
+            "local reads do not count"
+        );
         assert_eq!(p.on_memory_access(seen(1, 0), &m), None);
         assert_eq!(p.on_memory_access(seen(1, 0), &m), Some(1));
-        assert_eq!(p.on_memory_access(seen(0, 1), &m), None, "counting starts again after a move");
+        assert_eq!(
+            p.on_memory_access(seen(0, 1), &m),
+            None,
+            "counting starts again after a move"
+        );
     }
 }

@@ -16,10 +16,19 @@ use crate::PolicyError;
 
 /// Names accepted by [`create`], with what they mean.
 pub const NAMES: &[(&str, &str)] = &[
-    ("first-touch", "a page lives on the node of the core that touches it first (Linux default)"),
-    ("interleave", "pages round-robin over the nodes with memory, in order of first touch (numactl --interleave=all)"),
+    (
+        "first-touch",
+        "a page lives on the node of the core that touches it first (Linux default)",
+    ),
+    (
+        "interleave",
+        "pages round-robin over the nodes with memory, in order of first touch (numactl --interleave=all)",
+    ),
     ("bind:N", "every page on node N (numactl --membind=N)"),
-    ("migrate:K", "first touch, then move a page to a node whose cores read it from memory remotely K times (AutoNUMA-like)"),
+    (
+        "migrate:K",
+        "first touch, then move a page to a node whose cores read it from memory remotely K times (AutoNUMA-like)",
+    ),
 ];
 
 /// Builds a placement policy from its name, checked against the machine.
@@ -29,8 +38,11 @@ pub fn create(name: &str, machine: &Machine) -> Result<Box<dyn Placement>, Polic
         None => (name, None),
     };
     let num = |what: &str| -> Result<u64, PolicyError> {
-        arg.and_then(|a| a.parse().ok())
-            .ok_or_else(|| PolicyError(format!("placement {name:?}: {base} needs a number, e.g. {base}:{what}")))
+        arg.and_then(|a| a.parse().ok()).ok_or_else(|| {
+            PolicyError(format!(
+                "placement {name:?}: {base} needs a number, e.g. {base}:{what}"
+            ))
+        })
     };
     let p: Box<dyn Placement> = match base {
         "first-touch" if arg.is_none() => Box::new(FirstTouch),
@@ -48,7 +60,9 @@ pub fn create(name: &str, machine: &Machine) -> Result<Box<dyn Placement>, Polic
         "migrate" => {
             let k = num("64")?;
             if k == 0 {
-                return Err(PolicyError(format!("placement {name:?}: K must be at least 1")));
+                return Err(PolicyError(format!(
+                    "placement {name:?}: K must be at least 1"
+                )));
             }
             Box::new(MigrateOnRemote::new(k as u32))
         }
