@@ -4,6 +4,7 @@
 
 mod cmd;
 mod input;
+mod machines;
 mod manifest;
 mod output;
 mod progress;

@@ -5,9 +5,13 @@
 //!
 //! Layout: `tags` is a flat array, `assoc` ways per set, [`INVALID`] for an
 //! empty way; `dirty` is one bit mask per set (hence assoc ≤ 64). Policy
-//! state is a flat array too: an LRU stamp per way, an RRPV per way (SRRIP),
-//! a tree-PLRU bit mask per set, or one xorshift state (random). Empty ways
-//! are always filled first, lowest index first, under every policy.
+//! state is a flat array too: for LRU with ≤ 16 ways one u64 per set holding
+//! the recency order as 4-bit way numbers (MRU in the low nibble; a hit
+//! moves its nibble to the front with a few shifts — one word per set where
+//! per-way stamps would touch another cache line), else an LRU stamp per
+//! way; an RRPV per way (SRRIP); a tree-PLRU bit mask per set; or one
+//! xorshift state (random). Empty ways are always filled first, lowest index
+//! first, under every policy.
 
 use serde::{Deserialize, Serialize};
 
@@ -75,6 +79,29 @@ impl Lookup {
 const RRPV_MAX: u8 = 3;
 const RRPV_INSERT: u8 = 2;
 
+const NIBBLE_ONES: u64 = 0x1111_1111_1111_1111;
+const NIBBLE_HIGH: u64 = 0x8888_8888_8888_8888;
+
+/// Moves way `w` to the front (MRU, low nibble) of a packed order word.
+#[inline(always)]
+fn move_to_front(order: u64, w: u64) -> u64 {
+    // Position of w: the lowest zero nibble of order ^ (w in every nibble)
+    // (the lowest flagged nibble of the zero test is always exact).
+    let x = order ^ (w * NIBBLE_ONES);
+    let z = x.wrapping_sub(NIBBLE_ONES) & !x & NIBBLE_HIGH;
+    let p = z.trailing_zeros() / 4; // 0..=15
+    if p == 0 {
+        return order;
+    }
+    let below = (1u64 << (4 * p)) - 1; // nibbles 0..p
+    let keep = if p == 15 {
+        0
+    } else {
+        order & !((below << 4) | 0xF)
+    };
+    keep | ((order & below) << 4) | w
+}
+
 /// One set-associative cache.
 #[derive(Clone, Debug)]
 pub struct Cache {
@@ -85,6 +112,8 @@ pub struct Cache {
     tags: Vec<u64>,
     dirty: Vec<u64>,
     stamps: Vec<u64>,
+    /// Packed LRU order per set (LRU with assoc ≤ 16).
+    order: Vec<u64>,
     rrpv: Vec<u8>,
     plru: Vec<u64>,
     clock: u64,
@@ -106,8 +135,19 @@ impl Cache {
             set_mask: sets as u64 - 1,
             tags: vec![INVALID; ways],
             dirty: vec![0; sets],
-            stamps: if policy == Replacement::Lru {
+            stamps: if policy == Replacement::Lru && assoc > 16 {
                 vec![0; ways]
+            } else {
+                Vec::new()
+            },
+            order: if policy == Replacement::Lru && assoc <= 16 {
+                // Ways 0..assoc in order; unused nibbles hold 0xF, which never
+                // matches a way number below assoc (assoc < 16).
+                let mut o = 0u64;
+                for i in (0..16).rev() {
+                    o = (o << 4) | if i < assoc { i as u64 } else { 0xF };
+                }
+                vec![o; sets]
             } else {
                 Vec::new()
             },
@@ -176,6 +216,10 @@ impl Cache {
     #[inline]
     fn touch(&mut self, base: usize, way: usize, fill: bool) {
         match self.policy {
+            Replacement::Lru if self.stamps.is_empty() => {
+                let set = base / self.assoc;
+                self.order[set] = move_to_front(self.order[set], way as u64);
+            }
             Replacement::Lru => {
                 self.clock += 1;
                 self.stamps[base + way] = self.clock;
@@ -213,6 +257,9 @@ impl Cache {
             return w;
         }
         match self.policy {
+            Replacement::Lru if self.stamps.is_empty() => {
+                (self.order[base / self.assoc] >> (4 * (self.assoc - 1)) & 0xF) as usize
+            }
             Replacement::Lru => {
                 let s = &self.stamps[base..base + self.assoc];
                 let mut best = 0;
@@ -273,6 +320,38 @@ impl Cache {
         }
         self.touch(base, way, true);
         evicted
+    }
+
+    /// Looks a block up and, on a hit, updates recency (and sets dirty on a
+    /// write); a miss changes nothing. One pass over the set.
+    #[inline]
+    pub fn probe(&mut self, block: u64, write: bool) -> bool {
+        let base = self.set_base(block);
+        match self.find(base, block) {
+            Some(way) => {
+                if write {
+                    self.dirty[base / self.assoc] |= 1 << way;
+                }
+                self.touch(base, way, false);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// As [`Cache::probe`], returning on a hit whether the line was dirty
+    /// before this access.
+    #[inline]
+    pub fn probe_ex(&mut self, block: u64, write: bool) -> Option<bool> {
+        let base = self.set_base(block);
+        let way = self.find(base, block)?;
+        let set = base / self.assoc;
+        let was = self.dirty[set] >> way & 1 == 1;
+        if write {
+            self.dirty[set] |= 1 << way;
+        }
+        self.touch(base, way, false);
+        Some(was)
     }
 
     /// Demand access to a block: a hit updates recency (and sets dirty on a
@@ -353,6 +432,33 @@ mod tests {
 
     fn misses(c: &mut Cache, seq: &[u64]) -> Vec<bool> {
         seq.iter().map(|&b| c.access(b, false).is_miss()).collect()
+    }
+
+    #[test]
+    fn packed_order_moves_a_way_to_the_front() {
+        // Order (MRU first) 3,1,0,2 packed low nibble first.
+        let o = 0x2013u64 | 0xFFFF_FFFF_FFFF_0000;
+        assert_eq!(move_to_front(o, 0) & 0xFFFF, 0x2130); // 0,3,1,2
+        assert_eq!(move_to_front(o, 2) & 0xFFFF, 0x0132);
+        assert_eq!(move_to_front(o, 3), o);
+        // 16 ways: moving the LRU way (position 15) to the front.
+        let full = 0xFEDC_BA98_7654_3210u64;
+        assert_eq!(move_to_front(full, 0xF), 0xEDCB_A987_6543_210F);
+    }
+
+    #[test]
+    fn lru_large_assoc_uses_stamps_and_still_matches() {
+        let g = Geometry::new(32 * 64 * 4, 32, 64).unwrap();
+        let mut a = Cache::new(g, Replacement::Lru, 0);
+        let mut b = LruSets::new(&g);
+        let mut x: u64 = 99;
+        for _ in 0..100_000 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let block = 1 + (x >> 33) % 300;
+            assert_eq!(a.access(block, false).is_miss(), b.set_ref(block));
+        }
     }
 
     #[test]

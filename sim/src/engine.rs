@@ -18,10 +18,12 @@
 //! L1I. Per node: a shared LLC (filled by memory reads and by private
 //! write-backs) and memory channels (FCFS [`Queue`]s, line-interleaved).
 //! Links are FCFS queues too. A MESI directory ([`crate::directory`])
-//! tracks which cores and LLCs hold each line: a write invalidates the other
-//! copies; a miss on a line another core holds modified is a cache-to-cache
-//! transfer (`c2c_latency_ns` + route latency), after which a reader's
-//! owner writes the line back (MESI). Dirty lines leaving the last cache
+//! tracks which cores hold each line in their private caches (entries exist
+//! only while some core holds the line); LLC copies are found by probing the
+//! node LLCs, which is exact and keeps the directory as small as the private
+//! caches. A write invalidates every other copy; a miss on a line another
+//! core holds modified is a cache-to-cache transfer (`c2c_latency_ns` +
+//! route latency), after which a reader's owner writes the line back (MESI). Dirty lines leaving the last cache
 //! level are written back to their home memory (posted: they occupy channels
 //! and links but no thread waits for them).
 //!
@@ -207,6 +209,8 @@ pub struct Engine<'m> {
     placement: Box<dyn Placement>,
     threads: Vec<ThreadState>,
     thread_index: U64Map<usize>,
+    /// The last (thread id, index) looked up: traces often run one thread long.
+    last_thread: (u32, usize),
     heap: BinaryHeap<Reverse<(u64, usize)>>,
     buffered: usize,
     records_in: u64,
@@ -316,6 +320,7 @@ impl<'m> Engine<'m> {
             placement,
             threads: Vec::new(),
             thread_index: U64Map::default(),
+            last_thread: (u32::MAX, 0),
             heap: BinaryHeap::new(),
             buffered: 0,
             records_in: 0,
@@ -399,9 +404,15 @@ impl<'m> Engine<'m> {
         for (i, a) in batch.acc.iter().enumerate() {
             let record = self.records_in;
             self.records_in += 1;
-            let t = match self.thread_index.get(&(a.thread as u64)) {
-                Some(&t) => t,
-                None => self.pin_thread(a.thread, record)?,
+            let t = if self.last_thread.0 == a.thread {
+                self.last_thread.1
+            } else {
+                let t = match self.thread_index.get(&(a.thread as u64)) {
+                    Some(&t) => t,
+                    None => self.pin_thread(a.thread, record)?,
+                };
+                self.last_thread = (a.thread, t);
+                t
             };
             let time = if has_time { batch.time[i] } else { 0 };
             let th = &mut self.threads[t];
@@ -463,10 +474,10 @@ impl<'m> Engine<'m> {
                         break;
                     }
                 }
-                if th.inflight.len() >= self.mlp {
-                    if let Some(Reverse(done)) = th.inflight.pop() {
-                        at = at.max(done);
-                    }
+                if th.inflight.len() >= self.mlp
+                    && let Some(Reverse(done)) = th.inflight.pop()
+                {
+                    at = at.max(done);
                 }
                 at
             }
@@ -617,20 +628,20 @@ impl<'m> Engine<'m> {
         let nlev = self.cores[core].levels.len();
         let first_is_l1i = instr && self.cores[core].l1i.is_some();
         let mut hit_level: Option<usize> = None;
+        let mut was_dirty = false;
         {
             let cs = &mut self.cores[core];
             let start = if first_is_l1i { 1 } else { 0 };
-            if first_is_l1i {
-                let c = cs.l1i.as_mut().expect("l1i present");
-                if c.contains(line) {
-                    c.access(line, false);
-                    hit_level = Some(0);
-                }
+            if first_is_l1i && cs.l1i.as_mut().expect("l1i present").probe(line, false) {
+                hit_level = Some(0);
             }
             if hit_level.is_none() {
                 for i in start..nlev {
-                    if cs.levels[i].contains(line) {
+                    // Mark dirty only in the first data level; lower levels
+                    // learn of it on write-back.
+                    if let Some(d) = cs.levels[i].probe_ex(line, write && i == 0) {
                         hit_level = Some(i);
+                        was_dirty = d;
                         break;
                     }
                 }
@@ -642,16 +653,20 @@ impl<'m> Engine<'m> {
             } else {
                 self.cores[core].level_ps[h]
             };
-            let exclusive = write && self.cores[core].levels.iter().any(|c| c.is_dirty(line));
+            // Modified (dirty anywhere in the core's levels) means exclusive.
+            let exclusive = write
+                && (was_dirty
+                    || self.cores[core].levels[1..]
+                        .iter()
+                        .any(|c| c.is_dirty(line)));
             if write && !exclusive {
                 lat += self.upgrade(core, line, t);
             }
             if write {
                 self.note_write(core, line, off, end);
             }
-            // Touch the hit level and fill the levels above it.
-            if !(first_is_l1i && h == 0) {
-                self.cores[core].levels[h].access(line, write && h == 0);
+            // Fill the levels above the hit level.
+            if h > 0 {
                 self.fill_private(core, line, write, h, instr, t);
             }
             return (lat, Served::Private(h as u8));
@@ -688,36 +703,36 @@ impl<'m> Engine<'m> {
             }
         } else {
             let ncores = self.cores.len();
-            let my_llc = ncores + node;
             let mut inv_lat = 0;
             if write {
-                let others: Vec<usize> = ent
-                    .sharers
-                    .iter()
-                    .filter(|&a| a != me && a != my_llc)
-                    .collect();
-                if !others.is_empty() {
-                    let mut far = 0;
-                    for &a in &others {
-                        let anode = if a < ncores {
-                            self.cores[a].node as usize
-                        } else {
-                            a - ncores
-                        };
-                        far = far.max(self.m.route_ps[node][anode]);
-                        self.invalidate_agent(a, line, t);
+                // Other cores' copies (from the directory) and other nodes'
+                // LLC copies (by probing) are invalidated.
+                let others: Vec<usize> = ent.sharers.iter().filter(|&a| a != me).collect();
+                let mut far = 0;
+                let mut count = 0;
+                for &a in &others {
+                    far = far.max(self.m.route_ps[node][self.cores[a].node as usize]);
+                    self.invalidate_agent(a, line, t);
+                    count += 1;
+                }
+                for x in 0..self.llc.len() {
+                    if x != node
+                        && self.llc[x]
+                            .as_mut()
+                            .is_some_and(|c| c.invalidate(line).is_some())
+                    {
+                        far = far.max(self.m.route_ps[node][x]);
+                        count += 1;
                     }
+                }
+                if count > 0 {
                     inv_lat = self.c2c_ps + far;
-                    self.count_invalidations(others.len() as u64, t);
+                    self.count_invalidations(count, t);
                 }
             }
-            let llc_hit = match self.llc[node].as_mut() {
-                Some(c) if c.contains(line) => {
-                    c.access(line, false);
-                    true
-                }
-                _ => false,
-            };
+            let llc_hit = self.llc[node]
+                .as_mut()
+                .is_some_and(|c| c.probe(line, false));
             if llc_hit {
                 lat = self.llc_ps[node];
                 served = Served::Llc;
@@ -739,17 +754,13 @@ impl<'m> Engine<'m> {
                 }
             }
             lat = lat.max(inv_lat);
+            let _ = ncores;
             let e = self.dir.entry(line).or_default();
             if write {
                 e.sharers = Agents::one(me);
                 e.owner = me as u16;
             } else {
                 e.sharers.insert(me);
-                if llc_hit || !write {
-                    if self.llc[node].as_ref().is_some_and(|c| c.contains(line)) {
-                        e.sharers.insert(my_llc);
-                    }
-                }
                 if e.owner == me as u16 {
                     e.owner = NO_AGENT;
                 }
@@ -765,30 +776,29 @@ impl<'m> Engine<'m> {
     /// A write to a clean private copy: invalidate every other copy.
     fn upgrade(&mut self, core: usize, line: u64, t: u64) -> u64 {
         let node = self.cores[core].node as usize;
-        let ncores = self.cores.len();
         let ent = self.dir.get(&line).copied().unwrap_or_default();
-        let others: Vec<usize> = ent.sharers.iter().filter(|&a| a != core).collect();
+        let mut far = 0;
+        let mut count = 0;
+        for a in ent.sharers.iter().filter(|&a| a != core) {
+            far = far.max(self.m.route_ps[node][self.cores[a].node as usize]);
+            self.invalidate_agent(a, line, t);
+            count += 1;
+        }
+        for x in 0..self.llc.len() {
+            let Some(c) = self.llc[x].as_mut() else {
+                continue;
+            };
+            // The own node's LLC copy goes stale silently; others are invalidations.
+            if c.invalidate(line).is_some() && x != node {
+                far = far.max(self.m.route_ps[node][x]);
+                count += 1;
+            }
+        }
         let mut lat = 0;
-        if !others.is_empty() {
-            let mut far = 0;
-            let mut counted = 0;
-            for &a in &others {
-                let anode = if a < ncores {
-                    self.cores[a].node as usize
-                } else {
-                    a - ncores
-                };
-                far = far.max(self.m.route_ps[node][anode]);
-                self.invalidate_agent(a, line, t);
-                if a != ncores + node {
-                    counted += 1;
-                }
-            }
-            if counted > 0 {
-                lat = self.c2c_ps + far;
-                self.counters.upgrades += 1;
-                self.count_invalidations(counted, t);
-            }
+        if count > 0 {
+            lat = self.c2c_ps + far;
+            self.counters.upgrades += 1;
+            self.count_invalidations(count, t);
         }
         let e = self.dir.entry(line).or_default();
         e.sharers = Agents::one(core);
@@ -826,18 +836,13 @@ impl<'m> Engine<'m> {
         }
     }
 
-    /// Removes `line` from an agent (core private levels or a node LLC).
+    /// Removes `line` from a core's private levels.
     fn invalidate_agent(&mut self, agent: usize, line: u64, _t: u64) {
-        let ncores = self.cores.len();
-        if agent < ncores {
-            let cs = &mut self.cores[agent];
-            for c in cs.levels.iter_mut() {
-                c.invalidate(line);
-            }
-            if let Some(c) = cs.l1i.as_mut() {
-                c.invalidate(line);
-            }
-        } else if let Some(c) = self.llc[agent - ncores].as_mut() {
+        let cs = &mut self.cores[agent];
+        for c in cs.levels.iter_mut() {
+            c.invalidate(line);
+        }
+        if let Some(c) = cs.l1i.as_mut() {
             c.invalidate(line);
         }
         if let Some(e) = self.dir.get_mut(&line) {
@@ -845,6 +850,17 @@ impl<'m> Engine<'m> {
             if e.owner as usize == agent {
                 e.owner = NO_AGENT;
             }
+        }
+    }
+
+    /// Drops a directory entry no core holds (unless it carries false-sharing history).
+    fn forget_if_unheld(&mut self, line: u64) {
+        if let Some(e) = self.dir.get(&line)
+            && e.sharers.is_empty()
+            && e.owner == NO_AGENT
+            && !self.false_shared.contains_key(&line)
+        {
+            self.dir.remove(&line);
         }
     }
 
@@ -884,16 +900,19 @@ impl<'m> Engine<'m> {
         }
         if nlev == 0 && self.cores[core].l1i.is_none() {
             // No private caches: the core holds nothing.
+            let mut wrote = false;
             if let Some(e) = self.dir.get_mut(&line) {
                 e.sharers.remove(core);
                 if e.owner as usize == core {
                     e.owner = NO_AGENT;
-                    if write {
-                        let node = self.cores[core].node as usize;
-                        self.fill_llc_or_memory(node, line, true, t);
-                    }
+                    wrote = write;
                 }
             }
+            if wrote {
+                let node = self.cores[core].node as usize;
+                self.fill_llc_or_memory(node, line, true, t);
+            }
+            self.forget_if_unheld(line);
         }
     }
 
@@ -954,16 +973,10 @@ impl<'m> Engine<'m> {
         let Some(c) = self.llc[node].as_mut() else {
             return;
         };
-        let v = c.fill(line, dirty);
-        let agent = self.cores.len() + node;
-        self.dir.entry(line).or_default().sharers.insert(agent);
-        if let Some(v) = v {
-            if let Some(e) = self.dir.get_mut(&v.block) {
-                e.sharers.remove(agent);
-            }
-            if v.dirty {
-                self.write_back(node, v.block, t);
-            }
+        if let Some(v) = c.fill(line, dirty)
+            && v.dirty
+        {
+            self.write_back(node, v.block, t);
         }
     }
 

@@ -176,6 +176,16 @@ pub enum MachineError {
     },
 }
 
+/// Finite and > 0 (rejects NaN).
+fn positive(x: f64) -> bool {
+    x.is_finite() && x > 0.0
+}
+
+/// Finite and ≥ 0 (rejects NaN).
+fn non_negative(x: f64) -> bool {
+    x.is_finite() && x >= 0.0
+}
+
 fn invalid(s: impl Into<String>) -> MachineError {
     MachineError::Invalid(s.into())
 }
@@ -251,20 +261,20 @@ impl Machine {
                 spec.page_size
             )));
         }
-        if !(spec.core.freq_ghz > 0.0) {
+        if !positive(spec.core.freq_ghz) {
             return Err(invalid("core.freq_ghz must be positive"));
         }
         if spec.core.mlp == 0 || spec.core.mlp > 256 {
             return Err(invalid("core.mlp must be in 1..=256"));
         }
-        if !(spec.c2c_latency_ns >= 0.0) {
+        if !non_negative(spec.c2c_latency_ns) {
             return Err(invalid("c2c_latency_ns must be non-negative"));
         }
         let check_cache = |c: &CacheSpec| -> Result<(), MachineError> {
             let g = c.geometry(spec.line_size)?;
             crate::cache::Cache::check(&g, c.replacement)
                 .map_err(|e| invalid(format!("cache {}: {e}", c.name)))?;
-            if !(c.latency_ns >= 0.0) {
+            if !non_negative(c.latency_ns) {
                 return Err(invalid(format!(
                     "cache {}: latency_ns must be non-negative",
                     c.name
@@ -283,7 +293,7 @@ impl Machine {
                 check_cache(l)?;
             }
             if let Some(m) = &node.memory {
-                if m.channels == 0 || !(m.channel_gbps > 0.0) || !(m.latency_ns > 0.0) {
+                if m.channels == 0 || !positive(m.channel_gbps) || !positive(m.latency_ns) {
                     return Err(invalid(format!(
                         "node {i}: memory needs channels ≥ 1, channel_gbps > 0 and latency_ns > 0"
                     )));
@@ -320,7 +330,7 @@ impl Machine {
                     l.a, l.b
                 )));
             }
-            if !(l.latency_ns >= 0.0) || !(l.bandwidth_gbps > 0.0) {
+            if !non_negative(l.latency_ns) || !positive(l.bandwidth_gbps) {
                 return Err(invalid(format!(
                     "link {k}: needs latency_ns ≥ 0 and bandwidth_gbps > 0"
                 )));

@@ -100,7 +100,8 @@ mod tests {
         assert_eq!(q.busy_ps, 40);
         assert_eq!(q.wait_ps, 13);
         // N(t): [0,5) 1, [5,10) 2, [10,20) 1, [20,30) 0, [30,32) 1, [32,40) 2, [40,50) 1.
-        assert_eq!(q.occupancy_area(), 5 + 10 + 10 + 0 + 2 + 16 + 10);
+        // Areas per interval: 1·5 + 2·5 + 1·10 + 0 + 1·2 + 2·8 + 1·10.
+        assert_eq!(q.occupancy_area(), 53);
         assert_eq!(
             q.occupancy_area(),
             q.sojourn_ps as u128,

@@ -1,5 +1,7 @@
 //! Subcommands, one module each.
 
+pub mod loaded_latency;
+pub mod machine;
 pub mod replay;
 pub mod trace;
 
@@ -11,13 +13,21 @@ pub enum Command {
     /// Generate, convert and inspect traces.
     #[command(subcommand)]
     Trace(trace::TraceCmd),
-    /// Replay a trace through the cache model (cachegrind-compatible by default).
+    /// Replay a trace: through the cachegrind-compatible cache model, or with
+    /// --machine through the NUMA timing model.
     Replay(replay::ReplayArgs),
+    /// List and describe machine presets.
+    #[command(subcommand)]
+    Machine(machine::MachineCmd),
+    /// Sweep injected memory load and print latency vs achieved bandwidth (Intel MLC's loaded-latency view).
+    LoadedLatency(loaded_latency::Args),
 }
 
 pub fn run(cmd: Command) -> Result<()> {
     match cmd {
         Command::Trace(t) => trace::run(t),
         Command::Replay(r) => replay::run(r),
+        Command::Machine(m) => machine::run(m),
+        Command::LoadedLatency(a) => loaded_latency::run(a),
     }
 }

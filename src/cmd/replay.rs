@@ -50,6 +50,24 @@ pub struct ReplayArgs {
     /// a second thread; bench/replay_speed.sh measures both).
     #[arg(long)]
     pub single_thread: bool,
+    /// Run the NUMA timing model on this machine (preset name or TOML file)
+    /// instead of the cache-only replay.
+    #[arg(long)]
+    pub machine: Option<String>,
+    /// Thread pinning for --machine: compact, spread (round-robin across
+    /// nodes) or T=CORE,... (trace thread id = core).
+    #[arg(long, default_value = "compact", value_parser = crate::machines::parse_pin)]
+    pub pin: sim::Pin,
+    /// Outstanding-miss limit per core for --machine (1 = every miss blocks);
+    /// default: the machine's.
+    #[arg(long)]
+    pub mlp: Option<u32>,
+    /// Page placement for --machine: first-touch, interleave, bind:N, migrate:K.
+    #[arg(long, default_value = "first-touch")]
+    pub placement: String,
+    /// Time-series window for --machine (ns of simulated time).
+    #[arg(long, default_value_t = 10_000)]
+    pub window_ns: u64,
 }
 
 enum Model {
@@ -58,6 +76,9 @@ enum Model {
 }
 
 pub fn run(a: ReplayArgs) -> Result<()> {
+    if a.machine.is_some() {
+        return run_timing(a);
+    }
     let defaults = CgConfig::default();
     let cfg = CgConfig {
         i1: a.i1.unwrap_or(defaults.i1),
@@ -145,6 +166,78 @@ pub fn run(a: ReplayArgs) -> Result<()> {
                 json!({ "mode": mode, "caches": cfg, "seed": a.seed }),
             ),
         )?;
+    }
+    Ok(())
+}
+
+/// Replay through the NUMA timing model.
+fn run_timing(a: ReplayArgs) -> Result<()> {
+    let machine_arg = a.machine.clone().unwrap_or_default();
+    let machine = crate::machines::load_machine(&machine_arg)?;
+    if a.replacement.is_some() || a.i1.is_some() || a.d1.is_some() || a.ll.is_some() {
+        bail!(
+            "--machine takes its caches from the machine description; drop --I1/--D1/--LL/--replacement"
+        );
+    }
+    let placement = policies::placement::create(&a.placement, &machine)
+        .map_err(|e| anyhow::anyhow!("--placement: {e}"))?;
+    let cfg = sim::Config {
+        mlp: a.mlp,
+        pin: a.pin.clone(),
+        window_ns: a.window_ns,
+        ..sim::Config::default()
+    };
+    let mut engine = sim::Engine::new(&machine, cfg, placement)?;
+    let input = open_trace(&a.trace, a.format, a.out.is_some())?;
+    let format = input.source.format_name();
+    let tap = input.tap.clone();
+    let mut progress = Progress::new(input.file_len, "simulating");
+    let engine_err = |e: sim::EngineError| anyhow::anyhow!("{}: {e}", a.trace.display());
+    let wall = std::time::Instant::now();
+    let mut ra = ReadAhead::spawn(input.source);
+    while let Some(batch) = ra.next_batch() {
+        let batch = batch.map_err(|e| trace_err(&a.trace, e))?;
+        engine.feed(&batch).map_err(engine_err)?;
+        progress.update(tap.bytes());
+        ra.recycle(batch);
+    }
+    engine.finish().map_err(engine_err)?;
+    progress.finish();
+    let secs = wall.elapsed().as_secs_f64();
+    let summary = engine.summary();
+    if a.json {
+        println!("{}", serde_json::to_string(&summary)?);
+    } else {
+        print!("{}", analysis::timing::render(&summary));
+    }
+    eprintln!(
+        "simulated {} accesses in {:.2} s of wall time ({:.1} M accesses/s)",
+        summary.accesses,
+        secs,
+        summary.accesses as f64 / secs.max(1e-9) / 1e6
+    );
+    if let Some(dir) = &a.out {
+        ensure_dir(dir)?;
+        let inputs = vec![json!({
+            "role": "trace",
+            "path": a.trace.display().to_string(),
+            "format": format,
+            "bytes": tap.bytes(),
+            "checksum": tap.checksum(),
+        })];
+        let config = json!({
+            "machine": machine.spec,
+            "pin": format!("{:?}", a.pin),
+            "mlp": a.mlp,
+            "placement": a.placement,
+            "window_ns": a.window_ns,
+        });
+        write_json(&dir.join("summary.json"), &serde_json::to_value(&summary)?)?;
+        crate::output::write_file(
+            &dir.join("timeseries.csv"),
+            engine.timeseries_csv().as_bytes(),
+        )?;
+        write_json(&dir.join("manifest.json"), &manifest(inputs, config))?;
     }
     Ok(())
 }

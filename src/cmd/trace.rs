@@ -169,8 +169,12 @@ pub struct GenArgs {
     #[arg(long, default_value = "0x10000000", value_parser = parse_addr)]
     pub base: u64,
     /// Compute gap in ns to attach to every record (closed-loop timing).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "rate")]
     pub gap_ns: Option<u64>,
+    /// Open-loop Poisson issue at this mean rate per thread (accesses per µs),
+    /// stamped as time_ns.
+    #[arg(long)]
+    pub rate: Option<f64>,
     /// Random seed.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -248,6 +252,7 @@ fn generate(a: GenArgs) -> Result<()> {
         zipf_s: a.zipf_s,
         base: a.base,
         gap_ns: a.gap_ns,
+        rate_per_us: a.rate,
         seed: a.seed,
     };
     let format = match a.to {

@@ -81,6 +81,11 @@ pub struct GenConfig {
     pub base: u64,
     /// Compute gap (ns) to attach to every record, if any.
     pub gap_ns: Option<u64>,
+    /// Open-loop Poisson issue: each thread issues at this mean rate
+    /// (accesses per µs), exponential gaps, stamped as `time_ns`. Exclusive
+    /// with `gap_ns`.
+    #[serde(default)]
+    pub rate_per_us: Option<f64>,
     pub seed: u64,
 }
 
@@ -97,6 +102,7 @@ impl Default for GenConfig {
             zipf_s: 1.0,
             base: 0x1000_0000,
             gap_ns: None,
+            rate_per_us: None,
             seed: 1,
         }
     }
@@ -113,6 +119,9 @@ pub struct Generator {
     /// Chase: next line of each line; zipf: line of each rank.
     perm: Vec<u32>,
     zipf: Option<Zipf<f64>>,
+    /// Open loop: per-thread clock (ns, fractional) and a separate stream for gaps.
+    clock: Vec<f64>,
+    time_rng: ChaCha8Rng,
 }
 
 fn bad(p: String) -> TraceError {
@@ -148,6 +157,16 @@ impl Generator {
         }
         if cfg.pattern == Pattern::Stride && cfg.stride == 0 {
             return Err(bad("stride must be at least 1".into()));
+        }
+        if let Some(r) = cfg.rate_per_us {
+            if !(r.is_finite() && r > 0.0) {
+                return Err(bad(format!("rate {r} accesses/µs must be positive")));
+            }
+            if cfg.gap_ns.is_some() {
+                return Err(bad(
+                    "give a gap (closed loop) or a rate (open loop), not both".into(),
+                ));
+            }
         }
         let mut rng = ChaCha8Rng::seed_from_u64(cfg.seed);
         let mut perm = Vec::new();
@@ -189,6 +208,8 @@ impl Generator {
             }
             _ => {}
         }
+        let threads = cfg.threads as usize;
+        let time_rng = ChaCha8Rng::seed_from_u64(cfg.seed ^ 0x7431_6d65);
         Ok(Generator {
             cfg,
             rng,
@@ -197,6 +218,8 @@ impl Generator {
             cursor,
             perm,
             zipf,
+            clock: vec![0.0; threads],
+            time_rng,
         })
     }
 
@@ -248,6 +271,10 @@ impl RecordSource for Generator {
             let mut r = Record::access(t as u32, kind, addr, self.cfg.size);
             if let Some(g) = self.cfg.gap_ns {
                 r = r.with_gap(g);
+            } else if let Some(rate) = self.cfg.rate_per_us {
+                let u: f64 = self.time_rng.random::<f64>();
+                self.clock[t] += -(1.0 - u).ln() * 1000.0 / rate;
+                r = r.with_time(self.clock[t].round() as u64);
             }
             out.push(r);
             self.produced += 1;
@@ -258,7 +285,7 @@ impl RecordSource for Generator {
     fn fields(&self) -> Fields {
         Fields {
             pc: false,
-            time: self.cfg.gap_ns.is_some(),
+            time: self.cfg.gap_ns.is_some() || self.cfg.rate_per_us.is_some(),
         }
     }
 
@@ -327,6 +354,35 @@ mod tests {
         assert_ne!(a, run(GenConfig { seed: 2, ..cfg }));
         let stores = a.iter().filter(|r| r.kind == Kind::Store).count();
         assert!((1200..1800).contains(&stores), "{stores}");
+    }
+
+    #[test]
+    fn poisson_rate_gives_exponential_gaps_with_the_right_mean() {
+        let v = run(GenConfig {
+            count: 200_000,
+            rate_per_us: Some(50.0),
+            ..Default::default()
+        });
+        let last = match v.last().unwrap().timing() {
+            crate::record::Timing::At(t) => t,
+            other => panic!("{other:?}"),
+        };
+        // 200 000 arrivals at 50/µs span ≈ 4 000 µs.
+        let span_us = last as f64 / 1000.0;
+        assert!((span_us - 4000.0).abs() < 40.0, "{span_us}");
+        // Exponential: the share of gaps above the mean is e^-1 ≈ 0.368.
+        let mut prev = 0u64;
+        let mut above = 0;
+        for r in &v {
+            if let crate::record::Timing::At(t) = r.timing() {
+                if t - prev > 20 {
+                    above += 1;
+                }
+                prev = t;
+            }
+        }
+        let share = above as f64 / v.len() as f64;
+        assert!((share - 0.368).abs() < 0.01, "{share}");
     }
 
     #[test]

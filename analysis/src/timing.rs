@@ -1,0 +1,105 @@
+//! The human summary of a timing run.
+
+use std::fmt::Write;
+
+use sim::results::Summary;
+
+use crate::cgreport::commas;
+
+/// Renders a [`Summary`] as a terminal report.
+pub fn render(s: &Summary) -> String {
+    let mut o = String::new();
+    let l = &s.latency_ns;
+    let _ = writeln!(
+        o,
+        "machine {} | placement {} | {} threads",
+        s.machine,
+        s.pages.placement,
+        s.threads.len()
+    );
+    let _ = writeln!(
+        o,
+        "accesses     {} ({} data, {} ifetch) in {:.3} µs simulated",
+        commas(s.accesses),
+        commas(s.data_accesses),
+        commas(s.ifetches),
+        s.elapsed_ns / 1000.0
+    );
+    let _ = writeln!(
+        o,
+        "latency (ns) mean {:.1}  p50 {:.1}  p90 {:.1}  p99 {:.1}  p99.9 {:.1}  max {:.1}",
+        l.mean, l.p50, l.p90, l.p99, l.p999, l.max
+    );
+    let total: u64 = s.served.iter().map(|x| x.accesses).sum::<u64>().max(1);
+    let _ = write!(o, "served by   ");
+    for x in &s.served {
+        let _ = write!(
+            o,
+            " {} {:.2}%",
+            x.level,
+            100.0 * x.accesses as f64 / total as f64
+        );
+    }
+    let _ = writeln!(o);
+    let c = &s.coherence;
+    let _ = writeln!(
+        o,
+        "coherence    {} invalidations, {} cache-to-cache, {} upgrades, {} falsely shared lines",
+        commas(c.invalidations),
+        commas(c.cache_to_cache),
+        commas(c.upgrades),
+        c.false_sharing_lines
+    );
+    let m = &s.memory;
+    let secs = (s.elapsed_ns / 1e9).max(1e-12);
+    let _ = writeln!(
+        o,
+        "memory       {} line reads, {} write-backs, {:.2} GB/s over the run",
+        commas(m.reads),
+        commas(m.writebacks),
+        m.bytes as f64 / secs / 1e9
+    );
+    for ch in m.channels.iter().filter(|c| c.requests > 0) {
+        let _ = writeln!(
+            o,
+            "  node {} channel {}: {} requests, {:.1}% busy, mean wait {:.2} ns",
+            ch.node,
+            ch.channel,
+            commas(ch.requests),
+            100.0 * ch.utilization,
+            ch.mean_wait_ns
+        );
+    }
+    for lk in s.links.iter().filter(|x| x.requests > 0) {
+        let _ = writeln!(
+            o,
+            "  link {}–{}: {} transfers, {:.1}% busy, mean wait {:.2} ns",
+            lk.a,
+            lk.b,
+            commas(lk.requests),
+            100.0 * lk.utilization,
+            lk.mean_wait_ns
+        );
+    }
+    for n in &s.nodes {
+        if n.local_accesses + n.remote_accesses + n.pages > 0 {
+            let _ = writeln!(
+                o,
+                "  node {}: {} local / {} remote memory reads by its cores, {} pages homed",
+                n.node,
+                commas(n.local_accesses),
+                commas(n.remote_accesses),
+                commas(n.pages)
+            );
+        }
+    }
+    if s.pages.migrations > 0 {
+        let _ = writeln!(
+            o,
+            "migrations   {} pages ({} bytes)",
+            s.pages.migrations,
+            commas(s.pages.migration_bytes)
+        );
+    }
+    o
+}

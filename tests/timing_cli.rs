@@ -1,0 +1,257 @@
+//! The timing model through the binary: machine presets, replay outputs,
+//! the loaded-latency sweep, and errors.
+
+use std::process::Command;
+
+fn numasim(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_numasim"))
+        .args(args)
+        .output()
+        .expect("numasim runs")
+}
+
+fn ok(args: &[&str]) -> String {
+    let o = numasim(args);
+    assert!(
+        o.status.success(),
+        "numasim {args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8(o.stdout).expect("utf8")
+}
+
+#[test]
+fn machine_list_show_json_and_toml_round_trip() {
+    let list = ok(&["machine", "list"]);
+    for name in [
+        "xeon-2s",
+        "epyc-4numa",
+        "dgx-a100-2numa",
+        "cxl-tiered",
+        "one-channel",
+    ] {
+        assert!(list.contains(name), "{list}");
+        let v: serde_json::Value =
+            serde_json::from_str(&ok(&["machine", "show", name, "--json"])).unwrap();
+        let n = v["spec"]["nodes"].as_array().unwrap().len();
+        let d = v["distance"].as_array().unwrap();
+        assert_eq!(d.len(), n);
+        for (i, row) in d.iter().enumerate() {
+            assert_eq!(row[i], 10, "{name}: local distance is 10");
+        }
+        // TOML printed by --toml is accepted back as --machine FILE, and is the same machine.
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("m.toml");
+        std::fs::write(&f, ok(&["machine", "show", name, "--toml"])).unwrap();
+        let again: serde_json::Value =
+            serde_json::from_str(&ok(&["machine", "show", f.to_str().unwrap(), "--json"])).unwrap();
+        assert_eq!(again, v, "{name}");
+    }
+    let dgx: serde_json::Value =
+        serde_json::from_str(&ok(&["machine", "show", "dgx-a100-2numa", "--json"])).unwrap();
+    assert_eq!(dgx["spec"]["nodes"][0]["accelerators"][0]["count"], 4);
+    assert_eq!(dgx["cores"], 128);
+}
+
+#[test]
+fn timing_replay_writes_summary_timeseries_and_manifest() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("t.nst");
+    ok(&[
+        "trace",
+        "gen",
+        "zipf",
+        "-n",
+        "50000",
+        "--threads",
+        "4",
+        "--footprint",
+        "8M",
+        "--write-ratio",
+        "0.3",
+        "-o",
+        trace.to_str().unwrap(),
+    ]);
+    let out = dir.path().join("res");
+    ok(&[
+        "replay",
+        trace.to_str().unwrap(),
+        "--machine",
+        "xeon-2s",
+        "--pin",
+        "spread",
+        "--placement",
+        "interleave",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let s: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    for key in ["elapsed_ns", "accesses"] {
+        assert!(s[key].is_number(), "{key}");
+    }
+    for key in ["mean", "p50", "p99", "p999"] {
+        assert!(s["latency_ns"][key].is_number(), "latency_ns.{key}");
+    }
+    for key in ["invalidations", "cache_to_cache", "false_sharing_lines"] {
+        assert!(s["coherence"][key].is_u64(), "coherence.{key}");
+    }
+    let ch = &s["memory"]["channels"][0];
+    for key in [
+        "node",
+        "channel",
+        "requests",
+        "bytes",
+        "busy_ns",
+        "mean_wait_ns",
+    ] {
+        assert!(!ch[key].is_null(), "memory.channels[].{key}");
+    }
+    let node = &s["nodes"][0];
+    for key in ["node", "local_accesses", "remote_accesses"] {
+        assert!(node[key].is_u64(), "nodes[].{key}");
+    }
+    assert_eq!(s["accesses"], 50000);
+    // Interleaved pages with threads on both nodes: some reads are remote.
+    assert!(s["nodes"][0]["remote_accesses"].as_u64().unwrap() > 0);
+    let ts = std::fs::read_to_string(out.join("timeseries.csv")).unwrap();
+    let header = ts.lines().next().unwrap();
+    assert!(header.starts_with("window_start_ns,accesses,mean_latency_ns,l1_hit_rate,llc_hit_rate,mem_reads,invalidations,ch0.0_gbps"), "{header}");
+    assert!(header.contains("link0-1_gbps"));
+    let windows: u64 = ts
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').nth(1).unwrap().parse::<u64>().unwrap())
+        .sum();
+    assert_eq!(windows, 50000, "every access is in one window");
+    let m: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("manifest.json")).unwrap()).unwrap();
+    assert!(
+        m["inputs"][0]["checksum"]
+            .as_str()
+            .unwrap()
+            .starts_with("xxh3-128:")
+    );
+    assert_eq!(m["config"]["machine"]["name"], "xeon-2s");
+    // Same run again: byte-identical summary.
+    let out2 = dir.path().join("res2");
+    ok(&[
+        "replay",
+        trace.to_str().unwrap(),
+        "--machine",
+        "xeon-2s",
+        "--pin",
+        "spread",
+        "--placement",
+        "interleave",
+        "--out",
+        out2.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        std::fs::read(out.join("summary.json")).unwrap(),
+        std::fs::read(out2.join("summary.json")).unwrap()
+    );
+    assert_eq!(
+        std::fs::read(out.join("timeseries.csv")).unwrap(),
+        std::fs::read(out2.join("timeseries.csv")).unwrap()
+    );
+}
+
+#[test]
+fn loaded_latency_knee_sits_at_the_configured_bandwidth() {
+    // one-channel: 6.4 GB/s. Latency stays near 100 ns at low load, the
+    // achieved bandwidth follows offered load below the peak and stops at it.
+    let v: serde_json::Value = serde_json::from_str(&ok(&[
+        "loaded-latency",
+        "--machine",
+        "one-channel",
+        "--loads",
+        "0.2,0.5,0.9,1.5",
+        "--requests",
+        "100000",
+        "--json",
+    ]))
+    .unwrap();
+    let p = v["points"].as_array().unwrap();
+    let get = |i: usize, k: &str| p[i][k].as_f64().unwrap();
+    assert_eq!(v["peak_gbps"], 6.4);
+    assert!((get(0, "achieved_gbps") - 0.2 * 6.4).abs() / (0.2 * 6.4) < 0.03);
+    assert!((get(1, "achieved_gbps") - 0.5 * 6.4).abs() / (0.5 * 6.4) < 0.03);
+    // M/D/1 at ρ = 0.2: wait = 0.2·10/(2·0.8) = 1.25 ns.
+    assert!(
+        (get(0, "mean_latency_ns") - 101.25).abs() < 0.5,
+        "{}",
+        get(0, "mean_latency_ns")
+    );
+    assert!(
+        (get(3, "achieved_gbps") - 6.4).abs() / 6.4 < 0.02,
+        "saturates at the channel bandwidth: {}",
+        get(3, "achieved_gbps")
+    );
+    assert!(
+        get(3, "mean_latency_ns") > 10.0 * get(1, "mean_latency_ns"),
+        "latency explodes past the knee"
+    );
+}
+
+#[test]
+fn timing_errors_are_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("t.nst");
+    ok(&[
+        "trace",
+        "gen",
+        "random",
+        "-n",
+        "1000",
+        "--threads",
+        "3",
+        "-o",
+        trace.to_str().unwrap(),
+    ]);
+    let t = trace.to_str().unwrap();
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["--machine", "one-channel"],
+            "needs a core, but the machine has only 1",
+        ),
+        (&["--machine", "xeon-3s"], "no such preset"),
+        (
+            &["--machine", "xeon-2s", "--placement", "bind:7"],
+            "node 7 has no memory",
+        ),
+        (
+            &["--machine", "xeon-2s", "--pin", "0=0,1=99,2=3"],
+            "core 99 does not exist",
+        ),
+        (
+            &["--machine", "xeon-2s", "--pin", "0=0,1=1"],
+            "thread 2 has no --pin entry",
+        ),
+        (
+            &["--machine", "xeon-2s", "--pin", "zig"],
+            "expected compact, spread or T=CORE",
+        ),
+        (
+            &["--machine", "xeon-2s", "--mlp", "0"],
+            "--mlp must be at least 1",
+        ),
+    ];
+    for (args, want) in cases {
+        let mut all = vec!["replay", t];
+        all.extend_from_slice(args);
+        let o = numasim(&all);
+        assert!(!o.status.success(), "{args:?} must fail");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+        assert!(err.contains(want), "{args:?}: {err}");
+    }
+    let bad = dir.path().join("bad.toml");
+    std::fs::write(
+        &bad,
+        "name = \"x\"\nc2c_latency_ns = 1\n[core]\nfreq_ghz = 1\nmlp = 1\n[[nodes]]\ncores = 1\n",
+    )
+    .unwrap();
+    let o = numasim(&["machine", "show", bad.to_str().unwrap()]);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("no node has memory"));
+}
