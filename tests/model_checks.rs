@@ -298,3 +298,94 @@ fn same_input_same_summary() {
         serde_json::to_string(&b).unwrap()
     );
 }
+
+#[test]
+fn migrate_after_k_remote_reads_moves_pages_and_pays_for_the_copy() {
+    let m = machine("xeon-2s");
+    // Thread 0 (node 0) first-touches 16 384 pages; thread 1 (node 1) then reads
+    // them, line by line, four times over (64 MiB > the 32 MiB LLC, so every
+    // pass reads memory).
+    let pages = 16_384u64;
+    let mut recs = Vec::new();
+    for p in 0..pages {
+        recs.push(Record::access(0, Kind::Store, 0x4000_0000 + p * 4096, 8).with_time(p));
+    }
+    let mut t = 1_000_000u64;
+    for _pass in 0..4 {
+        for p in 0..pages {
+            for l in 0..64 {
+                recs.push(
+                    Record::access(1, Kind::Load, 0x4000_0000 + p * 4096 + l * 64, 8).with_time(t),
+                );
+                t += 20;
+            }
+        }
+    }
+    let cfg = || Config {
+        pin: Pin::Spread,
+        ..Config::default()
+    };
+    let stay = run(&m, &recs, cfg(), "first-touch");
+    let moved = run(&m, &recs, cfg(), "migrate:8");
+    assert_eq!(stay.pages.migrations, 0);
+    assert_eq!(
+        moved.pages.migrations, pages,
+        "every page is read remotely ≥ 8 times in its first pass"
+    );
+    assert_eq!(moved.pages.migration_bytes, pages * 4096);
+    assert_eq!(moved.nodes[1].pages, pages);
+    // After migrating, node 1's reads are local.
+    assert!(moved.nodes[1].remote_accesses < stay.nodes[1].remote_accesses / 3);
+    assert!(moved.latency_ns.mean < stay.latency_ns.mean);
+    // The copies cross the link: one page per migration beyond the line traffic.
+    let link_bytes = |s: &Summary| s.links[0].bytes;
+    assert!(link_bytes(&moved) >= pages * 4096);
+    // Channel bytes now include the copies (read at the old home, written at the new).
+    assert_eq!(
+        moved.memory.bytes,
+        64 * (moved.memory.reads + moved.memory.writebacks) + 2 * pages * 4096
+    );
+}
+
+#[test]
+fn closed_loop_gaps_and_mlp_set_the_pace() {
+    let m = machine("xeon-2s");
+    // Hits only: 1000 loads of one line 50 ns apart take 999 × 50 ns + one miss.
+    let hits: Vec<Record> = (0..1000)
+        .map(|_| Record::access(0, Kind::Load, 0x1000, 8).with_gap(50))
+        .collect();
+    let s = run(&m, &hits, Config::default(), "first-touch");
+    assert!(
+        (s.elapsed_ns - (50.0 + 999.0 * 50.0 + 1.5)).abs() < 1.0,
+        "{}",
+        s.elapsed_ns
+    );
+    // Misses only (one pass, bind:0): with --mlp 1 they serialize at 81 ns;
+    // with 12 in flight they overlap ~12-fold (one issue per 2.7 GHz cycle).
+    let recs = one_pass(120_000);
+    let serial = run(
+        &m,
+        &recs,
+        Config {
+            mlp: Some(1),
+            ..Config::default()
+        },
+        "bind:0",
+    );
+    let overlapped = run(
+        &m,
+        &recs,
+        Config {
+            mlp: Some(12),
+            ..Config::default()
+        },
+        "bind:0",
+    );
+    let per_serial = serial.elapsed_ns / 120_000.0;
+    let per_overlapped = overlapped.elapsed_ns / 120_000.0;
+    assert!((per_serial - (81.0 + 0.37)).abs() < 0.5, "{per_serial}");
+    assert!(
+        (per_overlapped - 81.0 / 12.0).abs() / (81.0 / 12.0) < 0.05,
+        "{per_overlapped}"
+    );
+}
