@@ -7,10 +7,15 @@
 //! - [`placement`]: page placement — `first-touch`, `interleave`, `bind:N`,
 //!   `migrate:K` (first touch, then migrate a page to a node that has
 //!   accessed it remotely K times).
+//! - [`sched`]: request schedulers — `static`, `round-robin`, `least-loaded`,
+//!   `numa-weighted`(`-ewma`), `power-of-two`, `locality`.
+//! - [`warmup`]: `none`, `sequential`.
 //!
 //! ⚑ Policies see only what a real system could observe at that moment.
 
 pub mod placement;
+pub mod sched;
+pub mod warmup;
 
 /// A policy name that does not resolve.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

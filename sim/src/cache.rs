@@ -386,6 +386,13 @@ impl Cache {
         }
     }
 
+    /// Empties the cache (a flush).
+    pub fn clear(&mut self) {
+        self.tags.fill(INVALID);
+        self.dirty.fill(0);
+        self.rrpv.fill(RRPV_MAX);
+    }
+
     /// Removes a block (coherence invalidation); returns whether it was dirty,
     /// `None` if it was not resident.
     pub fn invalidate(&mut self, block: u64) -> Option<bool> {

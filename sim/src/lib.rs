@@ -26,6 +26,7 @@ pub mod placement;
 pub mod presets;
 pub mod queue;
 pub mod results;
+pub mod serve;
 
 pub use cache::{Cache, Replacement};
 pub use cachegrind::{Cachegrind, CgConfig, Events};

@@ -1,5 +1,6 @@
 //! Subcommands, one module each.
 
+pub mod compare;
 pub mod loaded_latency;
 pub mod machine;
 pub mod replay;
@@ -21,6 +22,10 @@ pub enum Command {
     Machine(machine::MachineCmd),
     /// Sweep injected memory load and print latency vs achieved bandwidth (Intel MLC's loaded-latency view).
     LoadedLatency(loaded_latency::Args),
+    /// Run every policy row of an experiment × seeds on the same workload and compare them.
+    Compare(compare::CompareArgs),
+    /// Run one row of the seed experiment (the article's run_bench.py --scenario=...).
+    Bench(compare::BenchArgs),
 }
 
 pub fn run(cmd: Command) -> Result<()> {
@@ -29,5 +34,7 @@ pub fn run(cmd: Command) -> Result<()> {
         Command::Replay(r) => replay::run(r),
         Command::Machine(m) => machine::run(m),
         Command::LoadedLatency(a) => loaded_latency::run(a),
+        Command::Compare(a) => compare::compare_cmd(a),
+        Command::Bench(a) => compare::bench_cmd(a),
     }
 }

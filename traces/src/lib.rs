@@ -27,6 +27,7 @@ pub mod readahead;
 pub mod record;
 pub mod source;
 pub mod synth;
+pub mod workload;
 
 pub use error::{Location, Problem, TraceError};
 pub use format::{Format, open};

@@ -1,0 +1,253 @@
+//! Paired comparison of policy rows run on the same workload seeds.
+//!
+//! Input: for each row and seed, the latency of every request indexed by
+//! request id (the same requests in every row of a seed), plus totals.
+//! Output: one line per row over all seeds, with the TP99 difference
+//! against the first row and its 95% paired-bootstrap CI.
+
+use serde::Serialize;
+
+use crate::stats::{
+    Percentiles, bimodality, paired_bootstrap_diff, percentiles, spike_period, spike_share,
+};
+
+/// What one run of one row on one seed produced.
+#[derive(Clone, Debug, Default)]
+pub struct RunResult {
+    pub seed: u64,
+    /// Latency (ns) of request `id` at index `id`.
+    pub latency_ns: Vec<u64>,
+    /// Accelerator time waiting for data (stall + transfer) and computing (ns).
+    pub bubble_ns: u64,
+    pub compute_ns: u64,
+    /// Bytes through the nodes' memories.
+    pub memory_bytes: u64,
+    /// Simulated span (ns).
+    pub span_ns: u64,
+    /// Latency (ms) of the first request after each shard move.
+    pub first_after_move_ms: Vec<f64>,
+    /// Per 1-second window of arrival time: (TP50, TP99) in ms.
+    pub windows: Vec<(f64, f64)>,
+}
+
+/// One line of `compare.csv`.
+#[derive(Clone, Debug, Serialize)]
+pub struct Row {
+    pub row: String,
+    pub requests: usize,
+    pub tp50_ms: f64,
+    pub tp90_ms: f64,
+    pub tp99_ms: f64,
+    pub tp999_ms: f64,
+    pub max_ms: f64,
+    pub mean_ms: f64,
+    /// TP99 minus the first row's, paired by request, pooled over seeds.
+    pub tp99_diff_ms: f64,
+    pub tp99_ci_low_ms: f64,
+    pub tp99_ci_high_ms: f64,
+    /// Share of requests above spike_k × TP50.
+    pub spike_share: f64,
+    /// Spikes recur every this many requests (0: no period found).
+    pub spike_period: usize,
+    pub bimodality: f64,
+    pub bubble_pct: f64,
+    pub bandwidth_gbps: f64,
+    /// Mean over seeds of the first request's latency after a shard move (ms; 0 without moves).
+    pub first_after_move_ms: f64,
+}
+
+/// Pools a row's seeds in seed order.
+fn pooled(runs: &[RunResult]) -> Vec<u64> {
+    runs.iter()
+        .flat_map(|r| r.latency_ns.iter().copied())
+        .collect()
+}
+
+/// Computes the table. `rows[i]` holds row i's runs, one per seed, in the
+/// same seed order for every row.
+pub fn compare(
+    names: &[String],
+    rows: &[Vec<RunResult>],
+    spike_k: f64,
+    bootstrap: usize,
+) -> Vec<Row> {
+    let base = pooled(&rows[0]);
+    names
+        .iter()
+        .zip(rows)
+        .enumerate()
+        .map(|(i, (name, runs))| {
+            let all = pooled(runs);
+            let p: Percentiles = percentiles(&all);
+            let (d, lo, hi) = if i == 0 || base.len() != all.len() {
+                (0.0, 0.0, 0.0)
+            } else {
+                paired_bootstrap_diff(&base, &all, 0.99, bootstrap, 0xB007 + i as u64)
+            };
+            // Period on the first seed's request sequence.
+            let period = runs
+                .first()
+                .and_then(|r| spike_period(&r.latency_ns, spike_k, 20_000, 0.1))
+                .map_or(0, |(lag, _)| lag);
+            let ms: Vec<f64> = all.iter().map(|&x| x as f64 / 1e6).collect();
+            let bubble: u64 = runs.iter().map(|r| r.bubble_ns).sum();
+            let compute: u64 = runs.iter().map(|r| r.compute_ns).sum();
+            let bytes: u64 = runs.iter().map(|r| r.memory_bytes).sum();
+            let span: u64 = runs.iter().map(|r| r.span_ns).sum();
+            let moves: Vec<f64> = runs
+                .iter()
+                .flat_map(|r| r.first_after_move_ms.iter().copied())
+                .collect();
+            Row {
+                row: name.clone(),
+                requests: all.len(),
+                tp50_ms: p.tp50_ms,
+                tp90_ms: p.tp90_ms,
+                tp99_ms: p.tp99_ms,
+                tp999_ms: p.tp999_ms,
+                max_ms: p.max_ms,
+                mean_ms: p.mean_ms,
+                tp99_diff_ms: d,
+                tp99_ci_low_ms: lo,
+                tp99_ci_high_ms: hi,
+                spike_share: spike_share(&all, spike_k),
+                spike_period: period,
+                bimodality: bimodality(&ms),
+                bubble_pct: if bubble + compute == 0 {
+                    0.0
+                } else {
+                    100.0 * bubble as f64 / (bubble + compute) as f64
+                },
+                bandwidth_gbps: if span == 0 {
+                    0.0
+                } else {
+                    bytes as f64 / span as f64
+                },
+                first_after_move_ms: if moves.is_empty() {
+                    0.0
+                } else {
+                    moves.iter().sum::<f64>() / moves.len() as f64
+                },
+            }
+        })
+        .collect()
+}
+
+/// The table as text.
+pub fn render(rows: &[Row], spike_k: f64) -> String {
+    let mut s = format!(
+        "{:<18} {:>7} {:>7} {:>8} {:>26} {:>8} {:>8} {:>6} {:>7} {:>7} {:>6} {:>9}\n",
+        "row",
+        "TP50",
+        "TP90",
+        "TP99",
+        "ΔTP99 vs first [95% CI]",
+        "TP99.9",
+        "max",
+        format!("spk>{spike_k}×"),
+        "period",
+        "bimod",
+        "bubble",
+        "mem GB/s"
+    );
+    for r in rows {
+        let ci = if r.tp99_ci_low_ms == 0.0 && r.tp99_ci_high_ms == 0.0 && r.tp99_diff_ms == 0.0 {
+            "—".to_string()
+        } else {
+            format!(
+                "{:+.1} [{:+.1}, {:+.1}]",
+                r.tp99_diff_ms, r.tp99_ci_low_ms, r.tp99_ci_high_ms
+            )
+        };
+        s.push_str(&format!(
+            "{:<18} {:>7.1} {:>7.1} {:>8.1} {:>26} {:>8.1} {:>8.1} {:>6.2}% {:>7} {:>7.2} {:>5.1}% {:>9.1}\n",
+            r.row,
+            r.tp50_ms,
+            r.tp90_ms,
+            r.tp99_ms,
+            ci,
+            r.tp999_ms,
+            r.max_ms,
+            100.0 * r.spike_share,
+            if r.spike_period == 0 { "-".to_string() } else { r.spike_period.to_string() },
+            r.bimodality,
+            r.bubble_pct,
+            r.bandwidth_gbps
+        ));
+    }
+    s.push_str("(ms; TP99 difference against the first row, paired by request over all seeds, 95% bootstrap CI)\n");
+    let moved: Vec<&Row> = rows
+        .iter()
+        .filter(|r| r.first_after_move_ms > 0.0)
+        .collect();
+    for r in moved {
+        s.push_str(&format!(
+            "first request after the shard move, {}: {:.1} ms\n",
+            r.row, r.first_after_move_ms
+        ));
+    }
+    s
+}
+
+/// The table as CSV (header and one line per row).
+pub fn to_csv(rows: &[Row]) -> String {
+    let mut s = String::from(
+        "row,requests,tp50_ms,tp90_ms,tp99_ms,tp999_ms,max_ms,mean_ms,tp99_diff_ms,tp99_ci_low_ms,tp99_ci_high_ms,spike_share,spike_period,bimodality,bubble_pct,bandwidth_gbps,first_after_move_ms\n",
+    );
+    for r in rows {
+        s.push_str(&format!(
+            "{},{},{:.3},{:.3},{:.3},{:.3},{:.3},{:.3},{:.3},{:.3},{:.3},{:.5},{},{:.4},{:.2},{:.3},{:.3}\n",
+            r.row,
+            r.requests,
+            r.tp50_ms,
+            r.tp90_ms,
+            r.tp99_ms,
+            r.tp999_ms,
+            r.max_ms,
+            r.mean_ms,
+            r.tp99_diff_ms,
+            r.tp99_ci_low_ms,
+            r.tp99_ci_high_ms,
+            r.spike_share,
+            r.spike_period,
+            r.bimodality,
+            r.bubble_pct,
+            r.bandwidth_gbps,
+            r.first_after_move_ms
+        ));
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(lat_ms: &[u64]) -> RunResult {
+        RunResult {
+            latency_ns: lat_ms.iter().map(|x| x * 1_000_000).collect(),
+            span_ns: 1_000_000_000,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn differences_are_against_the_first_row_and_paired() {
+        let a: Vec<u64> = (1..=1000).collect();
+        let b: Vec<u64> = a.iter().map(|x| x + 10).collect();
+        let names = vec!["a".to_string(), "b".to_string()];
+        let rows = compare(&names, &[vec![run(&a)], vec![run(&b)]], 3.0, 200);
+        assert_eq!(rows[0].tp99_diff_ms, 0.0);
+        assert_eq!(rows[1].tp99_diff_ms, 10.0);
+        assert_eq!(
+            (rows[1].tp99_ci_low_ms, rows[1].tp99_ci_high_ms),
+            (10.0, 10.0)
+        );
+        assert_eq!(rows[1].tp99_ms, 1000.0);
+        let csv = to_csv(&rows);
+        assert!(csv.starts_with("row,requests,tp50_ms,tp90_ms,tp99_ms,tp999_ms,"));
+        assert!(csv.contains("tp99_ci_low_ms,tp99_ci_high_ms,spike_share"));
+        assert!(csv.contains("bubble_pct,bandwidth_gbps"));
+        assert_eq!(csv.lines().count(), 3);
+    }
+}

@@ -1,0 +1,191 @@
+//! SVG plots of comparison results (plotters, SVG backend; no fonts or
+//! system libraries needed): latency histograms overlaid and CDFs.
+
+use plotters::prelude::*;
+
+const COLORS: [RGBColor; 8] = [
+    RGBColor(31, 119, 180),
+    RGBColor(255, 127, 14),
+    RGBColor(44, 160, 44),
+    RGBColor(214, 39, 40),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+    RGBColor(127, 127, 127),
+];
+
+fn err(e: impl std::fmt::Display) -> String {
+    e.to_string()
+}
+
+/// Overlaid latency histograms (log-spaced bins, ms on a log axis), one
+/// line per series, as an SVG document.
+pub fn histogram_svg(title: &str, series: &[(String, Vec<u64>)]) -> Result<String, String> {
+    let all_max = series
+        .iter()
+        .flat_map(|(_, v)| v.iter().copied())
+        .max()
+        .unwrap_or(1)
+        .max(1) as f64
+        / 1e6;
+    let all_min = series
+        .iter()
+        .flat_map(|(_, v)| v.iter().copied())
+        .min()
+        .unwrap_or(1)
+        .max(1) as f64
+        / 1e6;
+    let (lo, hi) = ((all_min * 0.9).max(1e-3), all_max * 1.1);
+    let bins = 60usize;
+    let edge = |i: usize| lo * (hi / lo).powf(i as f64 / bins as f64);
+    let mut hist = Vec::new();
+    let mut ymax = 0.0f64;
+    for (_, v) in series {
+        let mut h = vec![0.0f64; bins];
+        for &x in v {
+            let ms = x as f64 / 1e6;
+            let i = (((ms / lo).ln() / (hi / lo).ln()) * bins as f64)
+                .floor()
+                .clamp(0.0, bins as f64 - 1.0) as usize;
+            h[i] += 1.0;
+        }
+        let n = v.len().max(1) as f64;
+        for c in &mut h {
+            *c /= n;
+            ymax = ymax.max(*c);
+        }
+        hist.push(h);
+    }
+    let mut out = String::new();
+    {
+        let root = SVGBackend::with_string(&mut out, (900, 500)).into_drawing_area();
+        root.fill(&WHITE).map_err(err)?;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(title, ("sans-serif", 20))
+            .margin(15)
+            .x_label_area_size(40)
+            .y_label_area_size(60)
+            .build_cartesian_2d((lo..hi).log_scale(), 0.0..ymax * 1.05)
+            .map_err(err)?;
+        chart
+            .configure_mesh()
+            .x_desc("latency (ms, log scale)")
+            .y_desc("share of requests")
+            .draw()
+            .map_err(err)?;
+        for (k, ((name, _), h)) in series.iter().zip(&hist).enumerate() {
+            let c = COLORS[k % COLORS.len()];
+            let pts: Vec<(f64, f64)> = (0..bins)
+                .map(|i| ((edge(i) * edge(i + 1)).sqrt(), h[i]))
+                .collect();
+            chart
+                .draw_series(LineSeries::new(pts, c.stroke_width(2)))
+                .map_err(err)?
+                .label(name.clone())
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(2))
+                });
+        }
+        chart
+            .configure_series_labels()
+            .background_style(WHITE.mix(0.8))
+            .border_style(BLACK)
+            .draw()
+            .map_err(err)?;
+        root.present().map_err(err)?;
+    }
+    Ok(out)
+}
+
+/// Latency CDFs (ms, log axis), one line per series, as an SVG document.
+pub fn cdf_svg(title: &str, series: &[(String, Vec<u64>)]) -> Result<String, String> {
+    let all_max = series
+        .iter()
+        .flat_map(|(_, v)| v.iter().copied())
+        .max()
+        .unwrap_or(1)
+        .max(1) as f64
+        / 1e6;
+    let all_min = series
+        .iter()
+        .flat_map(|(_, v)| v.iter().copied())
+        .min()
+        .unwrap_or(1)
+        .max(1) as f64
+        / 1e6;
+    let (lo, hi) = ((all_min * 0.9).max(1e-3), all_max * 1.1);
+    let mut out = String::new();
+    {
+        let root = SVGBackend::with_string(&mut out, (900, 500)).into_drawing_area();
+        root.fill(&WHITE).map_err(err)?;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(title, ("sans-serif", 20))
+            .margin(15)
+            .x_label_area_size(40)
+            .y_label_area_size(60)
+            .build_cartesian_2d((lo..hi).log_scale(), 0.0..1.0)
+            .map_err(err)?;
+        chart
+            .configure_mesh()
+            .x_desc("latency (ms, log scale)")
+            .y_desc("fraction of requests ≤ latency")
+            .draw()
+            .map_err(err)?;
+        for (k, (name, v)) in series.iter().enumerate() {
+            let c = COLORS[k % COLORS.len()];
+            let mut s = v.clone();
+            s.sort_unstable();
+            let n = s.len().max(1);
+            // 400 points along the distribution keep the SVG small.
+            let step = (n / 400).max(1);
+            let pts: Vec<(f64, f64)> = (0..n)
+                .step_by(step)
+                .chain(std::iter::once(n - 1))
+                .map(|i| ((s[i] as f64 / 1e6).max(lo), (i + 1) as f64 / n as f64))
+                .collect();
+            chart
+                .draw_series(LineSeries::new(pts, c.stroke_width(2)))
+                .map_err(err)?
+                .label(name.clone())
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(2))
+                });
+        }
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::LowerRight)
+            .background_style(WHITE.mix(0.8))
+            .border_style(BLACK)
+            .draw()
+            .map_err(err)?;
+        root.present().map_err(err)?;
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn svgs_are_documents_with_one_line_per_series() {
+        let a: Vec<u64> = (1..2000).map(|i| i * 50_000).collect();
+        let b: Vec<u64> = a.iter().map(|x| x * 2).collect();
+        let series = vec![("a".to_string(), a), ("b".to_string(), b)];
+        for svg in [
+            histogram_svg("h", &series).unwrap(),
+            cdf_svg("c", &series).unwrap(),
+        ] {
+            assert!(svg.starts_with("<svg"), "{}", &svg[..40]);
+            assert!(svg.trim_end().ends_with("</svg>"));
+            // Each series is a polyline in its own colour (plus its legend mark).
+            for color in ["#1F77B4", "#FF7F0E"] {
+                let lines = svg
+                    .lines()
+                    .filter(|l| l.contains("<polyline") && l.contains(color))
+                    .count();
+                assert_eq!(lines, 2, "{color}: series and legend");
+            }
+        }
+    }
+}

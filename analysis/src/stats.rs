@@ -1,0 +1,265 @@
+//! Statistics over request latencies: percentiles, spikes and their
+//! period, bimodality, and paired bootstrap confidence intervals.
+//!
+//! All functions are deterministic: resampling uses a seeded SplitMix64.
+
+/// The value at quantile `q` (0..=1) of `sorted` by the nearest-rank method
+/// (the smallest value with at least q·n values ≤ it).
+pub fn quantile_sorted(sorted: &[u64], q: f64) -> u64 {
+    if sorted.is_empty() {
+        return 0;
+    }
+    let rank = (q * sorted.len() as f64).ceil() as usize;
+    sorted[rank.clamp(1, sorted.len()) - 1]
+}
+
+/// TP50/90/99/99.9/max and mean of latencies (ns), reported in ms.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+pub struct Percentiles {
+    pub n: usize,
+    pub mean_ms: f64,
+    pub tp50_ms: f64,
+    pub tp90_ms: f64,
+    pub tp99_ms: f64,
+    pub tp999_ms: f64,
+    pub max_ms: f64,
+}
+
+pub fn percentiles(lat_ns: &[u64]) -> Percentiles {
+    let mut s = lat_ns.to_vec();
+    s.sort_unstable();
+    let ms = |ns: u64| ns as f64 / 1e6;
+    Percentiles {
+        n: s.len(),
+        mean_ms: if s.is_empty() {
+            0.0
+        } else {
+            s.iter().map(|&x| x as f64).sum::<f64>() / s.len() as f64 / 1e6
+        },
+        tp50_ms: ms(quantile_sorted(&s, 0.5)),
+        tp90_ms: ms(quantile_sorted(&s, 0.9)),
+        tp99_ms: ms(quantile_sorted(&s, 0.99)),
+        tp999_ms: ms(quantile_sorted(&s, 0.999)),
+        max_ms: ms(s.last().copied().unwrap_or(0)),
+    }
+}
+
+/// Share of requests slower than `k` × TP50.
+pub fn spike_share(lat_ns: &[u64], k: f64) -> f64 {
+    if lat_ns.is_empty() {
+        return 0.0;
+    }
+    let mut s = lat_ns.to_vec();
+    s.sort_unstable();
+    let cut = k * quantile_sorted(&s, 0.5) as f64;
+    lat_ns.iter().filter(|&&x| x as f64 > cut).count() as f64 / lat_ns.len() as f64
+}
+
+/// The period of spikes in request order ("every N requests"): the lag in
+/// `2..=max_lag` with the highest autocorrelation of the spike indicator
+/// (latency > k × TP50), if that correlation is at least `min_corr`.
+/// `lat_ns` must be in request (arrival) order.
+pub fn spike_period(lat_ns: &[u64], k: f64, max_lag: usize, min_corr: f64) -> Option<(usize, f64)> {
+    let n = lat_ns.len();
+    if n < 4 {
+        return None;
+    }
+    let mut s = lat_ns.to_vec();
+    s.sort_unstable();
+    let cut = k * quantile_sorted(&s, 0.5) as f64;
+    let x: Vec<f64> = lat_ns
+        .iter()
+        .map(|&v| if v as f64 > cut { 1.0 } else { 0.0 })
+        .collect();
+    let mean = x.iter().sum::<f64>() / n as f64;
+    let var = x.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>();
+    if var == 0.0 {
+        return None;
+    }
+    // Spikes come in bursts, so the autocorrelation is high at small lags
+    // whatever the period. Skip the burst: search from the first lag where
+    // it has fallen below half its lag-1 value, and take the highest local
+    // peak after that.
+    let acf = |lag: usize| -> f64 {
+        let mut c = 0.0;
+        for i in 0..n - lag {
+            c += (x[i] - mean) * (x[i + lag] - mean);
+        }
+        c / var
+    };
+    let max_lag = max_lag.min(n / 2);
+    let a1 = acf(1);
+    let mut start = 2;
+    while start <= max_lag && acf(start) >= 0.5 * a1 {
+        start += 1;
+    }
+    let vals: Vec<f64> = (start..=max_lag + 1)
+        .map(|l| if l <= max_lag { acf(l) } else { f64::MIN })
+        .collect();
+    let mut best: Option<(usize, f64)> = None;
+    for i in 1..vals.len().saturating_sub(1) {
+        let (a, lag) = (vals[i], start + i);
+        let peak = a >= vals[i - 1] && a >= vals[i + 1];
+        if peak && best.is_none_or(|(_, b)| a > b) {
+            best = Some((lag, a));
+        }
+    }
+    best.filter(|&(_, a)| a >= min_corr)
+}
+
+/// Sarle's bimodality coefficient b = (γ² + 1) / (κ + 3(n−1)²/((n−2)(n−3)))
+/// with sample skewness γ and excess kurtosis κ; b > 5/9 ≈ 0.555 suggests
+/// a bimodal (or very skewed) distribution. 5/9 for a uniform distribution.
+pub fn bimodality(x: &[f64]) -> f64 {
+    let n = x.len() as f64;
+    if n < 4.0 {
+        return 0.0;
+    }
+    let mean = x.iter().sum::<f64>() / n;
+    let m2 = x.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / n;
+    let m3 = x.iter().map(|v| (v - mean).powi(3)).sum::<f64>() / n;
+    let m4 = x.iter().map(|v| (v - mean).powi(4)).sum::<f64>() / n;
+    if m2 == 0.0 {
+        return 0.0;
+    }
+    // Bias-corrected sample skewness and excess kurtosis.
+    let g1 = m3 / m2.powf(1.5);
+    let skew = g1 * (n * (n - 1.0)).sqrt() / (n - 2.0);
+    let g2 = m4 / (m2 * m2) - 3.0;
+    let kurt = (n - 1.0) / ((n - 2.0) * (n - 3.0)) * ((n + 1.0) * g2 + 6.0);
+    (skew * skew + 1.0) / (kurt + 3.0 * (n - 1.0).powi(2) / ((n - 2.0) * (n - 3.0)))
+}
+
+fn splitmix(x: &mut u64) -> u64 {
+    *x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    let mut z = *x;
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// Quantile by selection (no full sort), nearest-rank, of a scratch vector.
+fn select_quantile(v: &mut [u64], q: f64) -> u64 {
+    let rank = ((q * v.len() as f64).ceil() as usize).clamp(1, v.len()) - 1;
+    *v.select_nth_unstable(rank).1
+}
+
+/// 95% percentile-bootstrap CI (ms) of the paired difference in quantile `q`
+/// between `b` and `a`, whose entries are paired by index (the same request
+/// under two policies): resample indices with replacement `reps` times.
+/// Returns (point estimate, low, high).
+pub fn paired_bootstrap_diff(
+    a: &[u64],
+    b: &[u64],
+    q: f64,
+    reps: usize,
+    seed: u64,
+) -> (f64, f64, f64) {
+    assert_eq!(a.len(), b.len(), "paired samples");
+    let n = a.len();
+    if n == 0 {
+        return (0.0, 0.0, 0.0);
+    }
+    let point = {
+        let (mut x, mut y) = (a.to_vec(), b.to_vec());
+        (select_quantile(&mut y, q) as f64 - select_quantile(&mut x, q) as f64) / 1e6
+    };
+    let mut state = seed;
+    let mut diffs = Vec::with_capacity(reps);
+    let (mut ra, mut rb) = (vec![0u64; n], vec![0u64; n]);
+    for _ in 0..reps {
+        for i in 0..n {
+            let j = (splitmix(&mut state) % n as u64) as usize;
+            ra[i] = a[j];
+            rb[i] = b[j];
+        }
+        diffs.push((select_quantile(&mut rb, q) as f64 - select_quantile(&mut ra, q) as f64) / 1e6);
+    }
+    diffs.sort_by(f64::total_cmp);
+    let at = |p: f64| diffs[((p * reps as f64) as usize).min(reps - 1)];
+    (point, at(0.025), at(0.975))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nearest_rank_percentiles() {
+        let v: Vec<u64> = (1..=100).collect();
+        assert_eq!(quantile_sorted(&v, 0.5), 50);
+        assert_eq!(quantile_sorted(&v, 0.99), 99);
+        assert_eq!(quantile_sorted(&v, 1.0), 100);
+        assert_eq!(quantile_sorted(&v, 0.001), 1);
+        let p = percentiles(&(1..=1000).map(|x| x * 1_000_000).collect::<Vec<_>>());
+        assert_eq!(
+            (p.tp50_ms, p.tp99_ms, p.tp999_ms, p.max_ms),
+            (500.0, 990.0, 999.0, 1000.0)
+        );
+        assert_eq!(p.mean_ms, 500.5);
+    }
+
+    #[test]
+    fn spikes_every_n_requests_are_found_with_their_period() {
+        // 20 000 requests of 10 ms; every 250th starts a 3-request burst of 100 ms.
+        let lat: Vec<u64> = (0..20_000)
+            .map(|i| if i % 250 < 3 { 100_000_000 } else { 10_000_000 })
+            .collect();
+        assert!((spike_share(&lat, 3.0) - 3.0 / 250.0).abs() < 1e-9);
+        let (period, corr) = spike_period(&lat, 3.0, 2000, 0.2).unwrap();
+        assert_eq!(period, 250);
+        assert!(corr > 0.9, "{corr}");
+        // No period in noise-free flat latency, none in random spikes.
+        assert_eq!(spike_period(&vec![5u64; 1000], 3.0, 400, 0.2), None);
+        let mut s = 7u64;
+        let noise: Vec<u64> = (0..20_000)
+            .map(|_| if splitmix(&mut s).is_multiple_of(100) { 100 } else { 10 })
+            .collect();
+        assert_eq!(spike_period(&noise, 3.0, 2000, 0.2), None);
+    }
+
+    #[test]
+    fn bimodality_coefficient_separates_one_hump_from_two() {
+        let mut s = 11u64;
+        let u = |s: &mut u64| (splitmix(s) >> 11) as f64 / (1u64 << 53) as f64;
+        let normal: Vec<f64> = (0..20_000)
+            .map(|_| {
+                let (a, b) = (u(&mut s).max(1e-12), u(&mut s));
+                (-2.0 * a.ln()).sqrt() * (std::f64::consts::TAU * b).cos()
+            })
+            .collect();
+        assert!(bimodality(&normal) < 0.4, "normal: {}", bimodality(&normal));
+        let two: Vec<f64> = normal
+            .iter()
+            .enumerate()
+            .map(|(i, x)| x + if i % 2 == 0 { 0.0 } else { 6.0 })
+            .collect();
+        assert!(bimodality(&two) > 0.555, "two humps: {}", bimodality(&two));
+        let uniform: Vec<f64> = (0..20_000).map(|_| u(&mut s)).collect();
+        assert!((bimodality(&uniform) - 5.0 / 9.0).abs() < 0.02);
+    }
+
+    #[test]
+    fn paired_bootstrap_brackets_a_known_shift() {
+        // b = a + 5 ms exactly: every resample's difference is 5 ms.
+        let mut s = 3u64;
+        let a: Vec<u64> = (0..5000)
+            .map(|_| 10_000_000 + splitmix(&mut s) % 50_000_000)
+            .collect();
+        let b: Vec<u64> = a.iter().map(|x| x + 5_000_000).collect();
+        let (p, lo, hi) = paired_bootstrap_diff(&a, &b, 0.99, 200, 1);
+        assert_eq!((p, lo, hi), (5.0, 5.0, 5.0));
+        // Identical samples: zero.
+        assert_eq!(paired_bootstrap_diff(&a, &a, 0.99, 100, 1), (0.0, 0.0, 0.0));
+        // Noisy shift: the CI contains the true shift of the TP99 and is narrow.
+        let c: Vec<u64> = a
+            .iter()
+            .map(|x| x + 5_000_000 + splitmix(&mut s) % 2_000_000)
+            .collect();
+        let (p, lo, hi) = paired_bootstrap_diff(&a, &c, 0.99, 300, 2);
+        assert!(
+            lo <= p && p <= hi && lo > 4.0 && hi < 7.5,
+            "{p} [{lo}, {hi}]"
+        );
+    }
+}

@@ -1,0 +1,586 @@
+//! The request-level model: an inference service on a NUMA machine.
+//!
+//! **What runs.** One worker per accelerator (or per core on a machine
+//! without accelerators), pinned to a core of the accelerator's node, each
+//! with a FIFO queue. A [`Scheduler`] dispatches every arriving request to a
+//! worker. An idle worker takes up to `batch` queued requests and runs them
+//! as one batch: fetch the batch's data, copy it to the accelerator over
+//! PCIe, compute. A request's latency = queueing + data stall + transfer +
+//! compute; the time the accelerator sits ready but waiting for data (stall +
+//! transfer) is the "c/a parity" bubble.
+//!
+//! **Data.** Each request looks up `lookups` feature items of its shard
+//! (Zipf popularity). Each node keeps a feature cache (a real LRU over item
+//! ids, [`crate::cache::Cache`]); a hit is read from the node's own memory,
+//! a miss from the shard's home node memory (across the inter-node route if
+//! that is another node) for resident items, or from the far tier (object
+//! storage) for the rest; either way the item is then cached. A shard whose
+//! working state is not in memory anywhere (a shard just (re)deployed by a
+//! move) must first fetch that state from the far tier: the cold start.
+//!
+//! **Bulk transfers are flows, not line events.** Each node's memory (all
+//! channels together), each link, each accelerator's PCIe link and the far
+//! tier is a FCFS server of bytes ([`crate::queue::Queue`]): a transfer of B
+//! bytes occupies it for B / bandwidth, so concurrent requests, background
+//! sweeps and remote traffic contend for bandwidth, at a cost of O(1) per
+//! transfer.
+//!
+//! **Background work.** Every `every_requests` arrivals a job streams
+//! `sweep_gb` through one node's memory (alternating nodes) and, if it
+//! flushes, empties that node's feature cache — the seed's periodic spike.
+//!
+//! **Moves.** At a given time a shard's home worker changes; the [`Warmup`]
+//! policy decides whether the new node pre-reads the shard's state before
+//! traffic switches.
+//!
+//! **Pairing.** Everything about a request (its features, its compute time)
+//! comes from its own seed, so runs with different policies on one workload
+//! seed are paired request by request. No clock, no I/O: results stream to a
+//! callback.
+
+pub mod policy;
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
+
+use traces::workload::{Arrival, ArrivalGen, WorkloadSpec, sample_cdf, splitmix, unit, zipf_cdf};
+
+use crate::cache::{Cache, Replacement};
+use crate::geometry::Geometry;
+use crate::machine::Machine;
+use crate::queue::Queue;
+pub use policy::{RequestView, Scheduler, Warmup, WorkerView};
+
+/// One served request, as written to `requests.csv` (times in ns).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct RequestRecord {
+    pub id: u64,
+    pub shard: u32,
+    pub worker: u32,
+    pub node: u32,
+    pub arrival: u64,
+    pub start: u64,
+    pub end: u64,
+    pub queue: u64,
+    pub stall: u64,
+    pub compute: u64,
+    pub transfer: u64,
+    /// Paid a cold-state fetch.
+    pub cold: bool,
+}
+
+impl RequestRecord {
+    pub fn latency(&self) -> u64 {
+        self.end - self.arrival
+    }
+}
+
+/// Totals of a run.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+pub struct ServeTotals {
+    pub requests: u64,
+    pub batches: u64,
+    /// Last completion (ns).
+    pub end_ns: u64,
+    /// Bytes read from each node's memory (features, state, sweeps).
+    pub node_bytes: Vec<u64>,
+    pub link_bytes: Vec<u64>,
+    pub far_bytes: u64,
+    pub pcie_bytes: u64,
+    pub background_jobs: u64,
+    pub feature_hits: u64,
+    pub feature_misses: u64,
+    pub cold_fetches: u64,
+    /// Accelerator time: stall + transfer (bubble) and compute (ns).
+    pub bubble_ns: u64,
+    pub compute_ns: u64,
+    /// Per shard move: (shard, time traffic switched, latency of the first
+    /// request of that shard arriving after it, ns).
+    pub first_after_move: Vec<(u32, u64, u64)>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    #[error("workload: {0}")]
+    Workload(String),
+    #[error("the scheduler {0} picked worker {1}, but there are {2}")]
+    BadPick(String, usize, usize),
+}
+
+struct Worker {
+    node: u32,
+    queue: VecDeque<Arrival>,
+    busy: bool,
+    util: f64,
+    util_t: u64,
+    last_stall_ms: f64,
+    ewma_stall_ms: f64,
+    pcie_gbps: f64,
+    running: Vec<RequestRecord>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Ev {
+    WorkerFree(usize),
+    MoveAt(usize),
+    WarmupDone(usize),
+}
+
+const UTIL_TAU_NS: f64 = 100e6;
+const EWMA_ALPHA: f64 = 0.2;
+
+/// The request-level engine for one workload seed.
+pub struct ServeEngine<'a> {
+    m: &'a Machine,
+    spec: WorkloadSpec,
+    sched: Box<dyn Scheduler>,
+    warmup: Box<dyn Warmup>,
+    workers: Vec<Worker>,
+    node_mem: Vec<Queue>,
+    node_gbps: Vec<f64>,
+    node_lat_ns: Vec<u64>,
+    links: Vec<Queue>,
+    far: Queue,
+    caches: Vec<Cache>,
+    item_cdf: Vec<f64>,
+    shard_node: Vec<u32>,
+    shard_worker: Vec<usize>,
+    /// The shard's working state is in memory (on its home node).
+    resident: Vec<bool>,
+    /// When a state fetch in flight completes: every batch needing the shard waits for it.
+    state_ready_at: Vec<u64>,
+    heap: BinaryHeap<Reverse<(u64, u64, Ev)>>,
+    seq: u64,
+    arrivals_seen: u64,
+    /// Per shard: after a move, when traffic switched and the id of the first
+    /// request that arrived since (recorded when it completes).
+    watch_move: Vec<Option<(u64, Option<u64>)>>,
+    pub totals: ServeTotals,
+}
+
+fn ns_of(bytes: f64, gbps: f64) -> u64 {
+    (bytes / gbps).round().max(1.0) as u64
+}
+
+impl<'a> ServeEngine<'a> {
+    /// Sets up workers (one per accelerator, else one per core), caches and
+    /// the shards' initial homes (shard s on worker s mod workers).
+    pub fn new(
+        m: &'a Machine,
+        spec: &WorkloadSpec,
+        sched: Box<dyn Scheduler>,
+        warmup: Box<dyn Warmup>,
+    ) -> Result<ServeEngine<'a>, ServeError> {
+        spec.validate()
+            .map_err(|e| ServeError::Workload(e.problem.to_string()))?;
+        let mut workers = Vec::new();
+        for (i, node) in m.spec.nodes.iter().enumerate() {
+            let accel: u32 = node.accelerators.iter().map(|a| a.count).sum();
+            let pcie = node
+                .accelerators
+                .first()
+                .map_or(f64::INFINITY, |a| a.pcie_gbps);
+            let n = if m.spec.nodes.iter().any(|x| !x.accelerators.is_empty()) {
+                accel
+            } else {
+                node.cores
+            };
+            for _ in 0..n {
+                workers.push(Worker {
+                    node: i as u32,
+                    queue: VecDeque::new(),
+                    busy: false,
+                    util: 0.0,
+                    util_t: 0,
+                    last_stall_ms: 0.0,
+                    ewma_stall_ms: 0.0,
+                    pcie_gbps: pcie,
+                    running: Vec::new(),
+                });
+            }
+        }
+        if workers.is_empty() {
+            return Err(ServeError::Workload(
+                "the machine has no accelerators or cores to serve on".into(),
+            ));
+        }
+        let nodes = m.nodes();
+        let node_gbps: Vec<f64> = m
+            .spec
+            .nodes
+            .iter()
+            .map(|n| {
+                n.memory
+                    .as_ref()
+                    .map_or(f64::INFINITY, |mm| mm.channels as f64 * mm.channel_gbps)
+            })
+            .collect();
+        let node_lat_ns = m
+            .spec
+            .nodes
+            .iter()
+            .map(|n| {
+                n.memory
+                    .as_ref()
+                    .map_or(0, |mm| mm.latency_ns.round() as u64)
+            })
+            .collect();
+        // Feature cache: items as 64-byte "blocks", 16-way, sets rounded up
+        // to a power of two.
+        let want = spec.cache.items_per_node.max(16) as u64;
+        let sets = (want / 16).next_power_of_two();
+        let g = Geometry::new(sets * 16 * 64, 16, 64)
+            .map_err(|e| ServeError::Workload(e.to_string()))?;
+        let caches = (0..nodes)
+            .map(|i| Cache::new(g, Replacement::Lru, i as u64))
+            .collect();
+        let nw = workers.len();
+        let shards = spec.shards.count as usize;
+        let shard_worker: Vec<usize> = (0..shards).map(|s| s % nw).collect();
+        let shard_node: Vec<u32> = shard_worker.iter().map(|&w| workers[w].node).collect();
+        let resident = vec![true; shards];
+        let state_ready_at = vec![0; shards];
+        let mut e = ServeEngine {
+            m,
+            item_cdf: zipf_cdf(spec.request.features.items, spec.request.features.zipf),
+            spec: spec.clone(),
+            sched,
+            warmup,
+            workers,
+            node_mem: vec![Queue::default(); nodes],
+            node_gbps,
+            node_lat_ns,
+            links: vec![Queue::default(); m.spec.links.len()],
+            far: Queue::default(),
+            caches,
+            shard_node,
+            shard_worker,
+            resident,
+            state_ready_at,
+            heap: BinaryHeap::new(),
+            seq: 0,
+            arrivals_seen: 0,
+            watch_move: vec![None; shards],
+            totals: ServeTotals {
+                node_bytes: vec![0; nodes],
+                link_bytes: vec![0; m.spec.links.len()],
+                ..ServeTotals::default()
+            },
+        };
+        for (i, mv) in spec.moves.iter().enumerate() {
+            if mv.to_worker as usize >= nw {
+                return Err(ServeError::Workload(format!(
+                    "move {i}: worker {} does not exist ({nw} workers)",
+                    mv.to_worker
+                )));
+            }
+            e.push((mv.at_s * 1e9) as u64, Ev::MoveAt(i));
+        }
+        Ok(e)
+    }
+
+    /// Number of workers.
+    pub fn workers(&self) -> usize {
+        self.workers.len()
+    }
+
+    fn push(&mut self, t: u64, ev: Ev) {
+        self.seq += 1;
+        self.heap.push(Reverse((t, self.seq, ev)));
+    }
+
+    /// Runs the workload for `seed`, calling `sink` for every request in
+    /// completion order. Returns the totals.
+    pub fn run(
+        &mut self,
+        seed: u64,
+        mut sink: impl FnMut(&RequestRecord),
+    ) -> Result<ServeTotals, ServeError> {
+        let mut arrivals = ArrivalGen::new(&self.spec, seed)
+            .map_err(|e| ServeError::Workload(e.problem.to_string()))?;
+        let mut next = arrivals.next();
+        loop {
+            let ev_t = self.heap.peek().map(|Reverse((t, _, _))| *t);
+            match (next, ev_t) {
+                (Some(a), Some(t)) if t <= a.arrival_ns => self.event(&mut sink)?,
+                (Some(a), _) => {
+                    self.arrive(a)?;
+                    next = arrivals.next();
+                }
+                (None, Some(_)) => self.event(&mut sink)?,
+                (None, None) => break,
+            }
+        }
+        Ok(self.totals.clone())
+    }
+
+    fn event(&mut self, sink: &mut impl FnMut(&RequestRecord)) -> Result<(), ServeError> {
+        let Some(Reverse((t, _, ev))) = self.heap.pop() else {
+            return Ok(());
+        };
+        match ev {
+            Ev::WorkerFree(w) => {
+                let done = std::mem::take(&mut self.workers[w].running);
+                for r in &done {
+                    self.totals.requests += 1;
+                    self.totals.end_ns = self.totals.end_ns.max(r.end);
+                    if let Some((at, Some(id))) = self.watch_move[r.shard as usize]
+                        && r.id == id
+                    {
+                        self.totals
+                            .first_after_move
+                            .push((r.shard, at, r.latency()));
+                        self.watch_move[r.shard as usize] = None;
+                    }
+                    sink(r);
+                }
+                self.workers[w].running = done;
+                self.workers[w].running.clear();
+                self.set_busy(w, false, t);
+                if !self.workers[w].queue.is_empty() {
+                    self.start_batch(w, t);
+                }
+            }
+            Ev::MoveAt(i) => {
+                // A move redeploys the shard on its new worker: its state is
+                // loaded afresh there (a new version, a new node).
+                let mv = self.spec.moves[i].clone();
+                if self.warmup.prefetch_before_traffic() {
+                    let bytes = self.spec.shards.state_mb * 1e6;
+                    let done = self.far_read(bytes, t);
+                    self.totals.cold_fetches += 1;
+                    // The old deployment keeps serving until the switch.
+                    self.push(done, Ev::WarmupDone(i));
+                } else {
+                    self.resident[mv.shard as usize] = false;
+                    self.switch(i, t);
+                }
+            }
+            Ev::WarmupDone(i) => self.switch(i, t),
+        }
+        Ok(())
+    }
+
+    fn switch(&mut self, i: usize, t: u64) {
+        let mv = &self.spec.moves[i];
+        let s = mv.shard as usize;
+        self.shard_worker[s] = mv.to_worker as usize;
+        self.shard_node[s] = self.workers[mv.to_worker as usize].node;
+        self.watch_move[s] = Some((t, None));
+    }
+
+    fn set_busy(&mut self, w: usize, busy: bool, t: u64) {
+        let wk = &mut self.workers[w];
+        let dt = t.saturating_sub(wk.util_t) as f64;
+        let decay = (-dt / UTIL_TAU_NS).exp();
+        wk.util = if wk.busy {
+            1.0 - (1.0 - wk.util) * decay
+        } else {
+            wk.util * decay
+        };
+        wk.util_t = t;
+        wk.busy = busy;
+    }
+
+    fn view(&self, w: usize, t: u64) -> WorkerView {
+        let wk = &self.workers[w];
+        let dt = t.saturating_sub(wk.util_t) as f64;
+        let decay = (-dt / UTIL_TAU_NS).exp();
+        let outstanding = wk.queue.len() + wk.running.len();
+        WorkerView {
+            id: w,
+            node: wk.node,
+            queued: wk.queue.len(),
+            busy: wk.busy,
+            outstanding,
+            idle_fraction: (1.0 - outstanding as f64 / self.spec.request.batch as f64).max(0.0),
+            utilization: if wk.busy {
+                1.0 - (1.0 - wk.util) * decay
+            } else {
+                wk.util * decay
+            },
+            mem_latency_ms: wk.last_stall_ms,
+            mem_latency_ewma_ms: wk.ewma_stall_ms,
+        }
+    }
+
+    fn arrive(&mut self, a: Arrival) -> Result<(), ServeError> {
+        let t = a.arrival_ns;
+        // Background job every N arrivals, on alternating memory nodes.
+        if let Some(bg) = &self.spec.background {
+            self.arrivals_seen += 1;
+            if bg.every_requests > 0 && self.arrivals_seen.is_multiple_of(bg.every_requests) {
+                let mem_nodes = self.m.memory_nodes();
+                let job = self.arrivals_seen / bg.every_requests;
+                let node = mem_nodes[(job as usize) % mem_nodes.len()] as usize;
+                let bytes = bg.sweep_gb * 1e9;
+                self.node_mem[node].serve(t, ns_of(bytes, self.node_gbps[node]), bytes as u64);
+                self.totals.node_bytes[node] += bytes as u64;
+                if bg.flushes_cache {
+                    self.caches[node].clear();
+                }
+                self.totals.background_jobs += 1;
+            }
+        }
+        let views: Vec<WorkerView> = (0..self.workers.len()).map(|w| self.view(w, t)).collect();
+        let s = a.shard as usize;
+        let rv = RequestView {
+            id: a.id,
+            shard: a.shard,
+            shard_node: self.shard_node[s],
+            shard_worker: self.shard_worker[s],
+            now_ns: t,
+        };
+        let w = self.sched.pick(&rv, &views);
+        if w >= self.workers.len() {
+            return Err(ServeError::BadPick(
+                self.sched.name(),
+                w,
+                self.workers.len(),
+            ));
+        }
+        if let Some((at, None)) = self.watch_move[s] {
+            self.watch_move[s] = Some((at, Some(a.id)));
+        }
+        self.workers[w].queue.push_back(a);
+        if !self.workers[w].busy {
+            self.start_batch(w, t);
+        }
+        Ok(())
+    }
+
+    /// Reads `bytes` from the far tier starting at `t`; returns completion.
+    fn far_read(&mut self, bytes: f64, t: u64) -> u64 {
+        let svc = ns_of(bytes, self.spec.far_tier.bandwidth_gbps);
+        let wait = self.far.serve(t, svc, bytes as u64);
+        self.totals.far_bytes += bytes as u64;
+        t + wait + svc + (self.spec.far_tier.latency_ms * 1e6) as u64
+    }
+
+    /// Reads `bytes` from `home`'s memory for a worker on `node`; returns completion.
+    fn mem_read(&mut self, home: usize, node: usize, bytes: f64, t: u64) -> u64 {
+        let svc = ns_of(bytes, self.node_gbps[home]);
+        let mut done = t + self.node_mem[home].serve(t, svc, bytes as u64) + svc;
+        self.totals.node_bytes[home] += bytes as u64;
+        for &li in &self.m.route[home][node] {
+            let l = &self.m.spec.links[li];
+            let lsvc = ns_of(bytes, l.bandwidth_gbps);
+            done = done.max(t + self.links[li].serve(t, lsvc, bytes as u64) + lsvc);
+            self.totals.link_bytes[li] += bytes as u64;
+        }
+        done + self.node_lat_ns[home] + self.m.route_ps[node][home] / 1000
+    }
+
+    fn start_batch(&mut self, w: usize, t: u64) {
+        let f = self.spec.request.features.clone();
+        let item_bytes = f.item_kb * 1024.0;
+        let node = self.workers[w].node as usize;
+        let n = (self.spec.request.batch as usize).min(self.workers[w].queue.len());
+        let batch: Vec<Arrival> = self.workers[w].queue.drain(..n).collect();
+        let mut from_node = vec![0.0f64; self.m.nodes()];
+        let mut far = 0.0f64;
+        let mut cold = vec![false; n];
+        let mut state_wait = t;
+        let mut compute_ns = (self.spec.request.compute.batch_ms * 1e6) as u64;
+        let shards = self.spec.shards.count as u64;
+        for (i, a) in batch.iter().enumerate() {
+            let s = a.shard as usize;
+            if !self.resident[s] {
+                // Cold: this batch fetches the shard's state; until it lands,
+                // every batch needing the shard waits for it.
+                let done = self.far_read(self.spec.shards.state_mb * 1e6, t);
+                self.state_ready_at[s] = done;
+                self.resident[s] = true;
+                self.totals.cold_fetches += 1;
+                cold[i] = true;
+            }
+            state_wait = state_wait.max(self.state_ready_at[s]);
+            let home = self.shard_node[s] as usize;
+            let mut rng = a.seed;
+            for _ in 0..f.lookups {
+                let item = sample_cdf(&self.item_cdf, unit(splitmix(&mut rng)));
+                let block = item as u64 * shards + s as u64 + 1;
+                if self.caches[node].probe(block, false) {
+                    from_node[node] += item_bytes;
+                    self.totals.feature_hits += 1;
+                } else {
+                    self.totals.feature_misses += 1;
+                    if item < f.resident {
+                        from_node[home] += item_bytes;
+                    } else {
+                        far += item_bytes;
+                    }
+                    self.caches[node].fill(block, false);
+                }
+            }
+            // Log-normal compute noise from the request's own stream (Box–Muller).
+            let (u1, u2) = (
+                unit(splitmix(&mut rng)).max(1e-300),
+                unit(splitmix(&mut rng)),
+            );
+            let z = (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos();
+            compute_ns += (self.spec.request.compute.per_request_ms
+                * 1e6
+                * (self.spec.request.compute.sigma * z).exp()) as u64;
+        }
+        let mut ready = state_wait;
+        for (home, &b) in from_node.iter().enumerate() {
+            if b > 0.0 {
+                ready = ready.max(self.mem_read(home, node, b, t));
+            }
+        }
+        if far > 0.0 {
+            ready = ready.max(self.far_read(far, t));
+        }
+        let feature_bytes: f64 = from_node.iter().sum::<f64>() + far;
+        let input =
+            (self.spec.request.tokens as f64) * (self.spec.request.token_bytes as f64) * n as f64;
+        let pcie_bytes = input + feature_bytes;
+        let pcie = self.workers[w].pcie_gbps;
+        let transferred = if pcie.is_finite() {
+            let svc = ns_of(pcie_bytes, pcie);
+            self.totals.pcie_bytes += pcie_bytes as u64;
+            ready + svc
+        } else {
+            ready
+        };
+        let end = transferred + compute_ns;
+        let stall = ready - t;
+        let wk = &mut self.workers[w];
+        wk.last_stall_ms = stall as f64 / 1e6;
+        wk.ewma_stall_ms = EWMA_ALPHA * wk.last_stall_ms + (1.0 - EWMA_ALPHA) * wk.ewma_stall_ms;
+        wk.running = batch
+            .iter()
+            .enumerate()
+            .map(|(i, a)| RequestRecord {
+                id: a.id,
+                shard: a.shard,
+                worker: w as u32,
+                node: node as u32,
+                arrival: a.arrival_ns,
+                start: t,
+                end,
+                queue: t - a.arrival_ns,
+                stall,
+                compute: end - transferred,
+                transfer: transferred - ready,
+                cold: cold[i],
+            })
+            .collect();
+        self.totals.batches += 1;
+        self.totals.bubble_ns += transferred - t;
+        self.totals.compute_ns += end - transferred;
+        self.set_busy(w, true, t);
+        self.push(end, Ev::WorkerFree(w));
+    }
+
+    /// Bandwidth of each node's memory (GB/s), for reports.
+    pub fn node_gbps(&self) -> &[f64] {
+        &self.node_gbps
+    }
+
+    /// The machine.
+    pub fn machine(&self) -> &Machine {
+        self.m
+    }
+}

@@ -1,0 +1,429 @@
+//! `numasim compare EXPERIMENT.toml` and `numasim bench --scenario NAME`.
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result, bail};
+use rayon::prelude::*;
+use serde::Deserialize;
+use serde_json::json;
+use sim::Machine;
+use sim::serve::{RequestRecord, ServeEngine, ServeTotals};
+use traces::workload::WorkloadSpec;
+
+use analysis::compare::{self, RunResult};
+
+use crate::machines::load_machine;
+use crate::manifest::manifest;
+use crate::output::{ensure_dir, write_file, write_json};
+
+/// The seed experiment, built in so `bench` works anywhere.
+pub const SEED_SCENARIO: &str = include_str!("../../scenarios/seed-inference.toml");
+
+fn d_k() -> f64 {
+    3.0
+}
+fn d_boot() -> usize {
+    1000
+}
+fn d_none() -> String {
+    "none".into()
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Meta {
+    pub name: String,
+    pub seeds: Vec<u64>,
+    #[serde(default = "d_k")]
+    pub spike_k: f64,
+    #[serde(default = "d_boot")]
+    pub bootstrap: usize,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RowSpec {
+    pub name: String,
+    pub scheduler: String,
+    #[serde(default = "d_none")]
+    pub warmup: String,
+    /// Apply the workload's shard moves in this row.
+    #[serde(default)]
+    pub moves: bool,
+}
+
+/// An experiment file.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Experiment {
+    pub experiment: Meta,
+    pub workload: WorkloadSpec,
+    pub row: Vec<RowSpec>,
+}
+
+impl Experiment {
+    pub fn parse(text: &str, origin: &str) -> Result<Experiment> {
+        let e: Experiment = toml::from_str(text).map_err(|e| {
+            anyhow::anyhow!("{origin}: {}", e.to_string().trim().replace('\n', " "))
+        })?;
+        if e.row.is_empty() {
+            bail!("{origin}: an experiment needs at least one [[row]]");
+        }
+        if e.experiment.seeds.is_empty() {
+            bail!("{origin}: experiment.seeds is empty");
+        }
+        e.workload
+            .validate()
+            .map_err(|x| anyhow::anyhow!("{origin}: workload: {}", x.problem))?;
+        for r in &e.row {
+            policies::sched::create(&r.scheduler, 0)
+                .map_err(|x| anyhow::anyhow!("{origin}: row {}: {x}", r.name))?;
+            policies::warmup::create(&r.warmup)
+                .map_err(|x| anyhow::anyhow!("{origin}: row {}: {x}", r.name))?;
+        }
+        Ok(e)
+    }
+}
+
+/// Parses "10s", "30m", "1h", "500ms" or plain seconds.
+pub fn parse_duration(s: &str) -> Result<f64, String> {
+    let s = s.trim();
+    let (num, mult) = if let Some(n) = s.strip_suffix("ms") {
+        (n, 1e-3)
+    } else if let Some(n) = s.strip_suffix('s') {
+        (n, 1.0)
+    } else if let Some(n) = s.strip_suffix('m') {
+        (n, 60.0)
+    } else if let Some(n) = s.strip_suffix('h') {
+        (n, 3600.0)
+    } else {
+        (s, 1.0)
+    };
+    match num.trim().parse::<f64>() {
+        Ok(v) if v > 0.0 && v.is_finite() => Ok(v * mult),
+        _ => Err(format!("bad duration {s:?} (e.g. 10s, 30m, 1h)")),
+    }
+}
+
+/// One row on one seed: the run's summary and, if asked, every record.
+pub fn run_row(
+    m: &Machine,
+    spec: &WorkloadSpec,
+    row: &RowSpec,
+    seed: u64,
+    keep: bool,
+) -> Result<(RunResult, ServeTotals, Vec<RequestRecord>)> {
+    let mut spec = spec.clone();
+    if !row.moves {
+        spec.moves.clear();
+    }
+    let sched = policies::sched::create(&row.scheduler, seed)?;
+    let warm = policies::warmup::create(&row.warmup)?;
+    let mut e = ServeEngine::new(m, &spec, sched, warm)
+        .map_err(|x| anyhow::anyhow!("row {}: {x}", row.name))?;
+    let mut lat: Vec<u64> = Vec::new();
+    let mut arrival: Vec<u64> = Vec::new();
+    let mut kept = Vec::new();
+    let totals = e
+        .run(seed, |r| {
+            let i = r.id as usize;
+            if lat.len() <= i {
+                lat.resize(i + 1, 0);
+                arrival.resize(i + 1, 0);
+            }
+            lat[i] = r.latency();
+            arrival[i] = r.arrival;
+            if keep {
+                kept.push(*r);
+            }
+        })
+        .map_err(|x| anyhow::anyhow!("row {}: {x}", row.name))?;
+    // Per 1-second window of arrival: TP50 and TP99.
+    let secs = (spec.duration_s.ceil() as usize).max(1);
+    let mut per: Vec<Vec<u64>> = vec![Vec::new(); secs];
+    for (i, &l) in lat.iter().enumerate() {
+        let w = ((arrival[i] / 1_000_000_000) as usize).min(secs - 1);
+        per[w].push(l);
+    }
+    let windows = per
+        .iter()
+        .map(|v| {
+            let p = analysis::stats::percentiles(v);
+            (p.tp50_ms, p.tp99_ms)
+        })
+        .collect();
+    kept.sort_by_key(|r| r.id);
+    let rr = RunResult {
+        seed,
+        latency_ns: lat,
+        bubble_ns: totals.bubble_ns,
+        compute_ns: totals.compute_ns,
+        memory_bytes: totals.node_bytes.iter().sum(),
+        span_ns: totals.end_ns,
+        first_after_move_ms: totals
+            .first_after_move
+            .iter()
+            .map(|x| x.2 as f64 / 1e6)
+            .collect(),
+        windows,
+    };
+    Ok((rr, totals, kept))
+}
+
+fn requests_csv(recs: &[RequestRecord]) -> String {
+    let mut s =
+        String::from("id,shard,worker,node,arrival,start,end,queue,stall,compute,transfer,cold\n");
+    for r in recs {
+        s.push_str(&format!(
+            "{},{},{},{},{},{},{},{},{},{},{},{}\n",
+            r.id,
+            r.shard,
+            r.worker,
+            r.node,
+            r.arrival,
+            r.start,
+            r.end,
+            r.queue,
+            r.stall,
+            r.compute,
+            r.transfer,
+            r.cold as u8
+        ));
+    }
+    s
+}
+
+#[derive(clap::Args, Debug)]
+pub struct CompareArgs {
+    /// Experiment file (TOML): [experiment], [workload], [[row]]s.
+    pub experiment: PathBuf,
+    /// Write compare.csv, compare.json, SVG plots, requests-<row>.csv (first seed) and manifest.json here.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Override the workload duration (10s, 30m, 1h).
+    #[arg(long, value_parser = parse_duration)]
+    pub duration: Option<f64>,
+    /// Override the seeds (comma-separated).
+    #[arg(long, value_delimiter = ',')]
+    pub seeds: Option<Vec<u64>>,
+    /// Worker threads for running rows × seeds in parallel (results do not depend on it).
+    #[arg(long)]
+    pub threads: Option<usize>,
+}
+
+pub fn compare_cmd(a: CompareArgs) -> Result<()> {
+    let text = std::fs::read_to_string(&a.experiment)
+        .with_context(|| format!("{}: cannot read experiment", a.experiment.display()))?;
+    let mut exp = Experiment::parse(&text, &a.experiment.display().to_string())?;
+    if let Some(d) = a.duration {
+        exp.workload.duration_s = d;
+    }
+    if let Some(s) = &a.seeds {
+        exp.experiment.seeds = s.clone();
+    }
+    let m = load_machine(&exp.workload.machine)?;
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(a.threads.unwrap_or(0))
+        .build()
+        .context("thread pool")?;
+    let jobs: Vec<(usize, usize)> = (0..exp.row.len())
+        .flat_map(|r| (0..exp.experiment.seeds.len()).map(move |s| (r, s)))
+        .collect();
+    let wall = std::time::Instant::now();
+    let keep = a.out.is_some();
+    let results: Vec<Result<(RunResult, ServeTotals, Vec<RequestRecord>)>> = pool.install(|| {
+        jobs.par_iter()
+            .map(|&(r, s)| {
+                run_row(
+                    &m,
+                    &exp.workload,
+                    &exp.row[r],
+                    exp.experiment.seeds[s],
+                    keep && s == 0,
+                )
+            })
+            .collect()
+    });
+    let mut by_row: Vec<Vec<RunResult>> = vec![Vec::new(); exp.row.len()];
+    let mut kept: Vec<Vec<RequestRecord>> = vec![Vec::new(); exp.row.len()];
+    let mut simulated = 0u64;
+    for (&(r, s), res) in jobs.iter().zip(results) {
+        let (rr, totals, recs) = res?;
+        simulated += totals.requests;
+        by_row[r].push(rr);
+        if s == 0 {
+            kept[r] = recs;
+        }
+    }
+    let secs = wall.elapsed().as_secs_f64();
+    let names: Vec<String> = exp.row.iter().map(|r| r.name.clone()).collect();
+    let table = compare::compare(
+        &names,
+        &by_row,
+        exp.experiment.spike_k,
+        exp.experiment.bootstrap,
+    );
+    println!(
+        "{} on {}: {:.0} QPS for {} s × {} seeds ({} requests per row)",
+        exp.experiment.name,
+        exp.workload.machine,
+        exp.workload.qps,
+        exp.workload.duration_s,
+        exp.experiment.seeds.len(),
+        table.first().map_or(0, |r| r.requests)
+    );
+    print!("{}", compare::render(&table, exp.experiment.spike_k));
+    eprintln!(
+        "simulated {simulated} requests in {secs:.2} s of wall time ({:.0} requests/s)",
+        simulated as f64 / secs.max(1e-9)
+    );
+    if let Some(dir) = &a.out {
+        ensure_dir(dir)?;
+        write_file(&dir.join("compare.csv"), compare::to_csv(&table).as_bytes())?;
+        let windows: serde_json::Map<String, serde_json::Value> = names
+            .iter()
+            .zip(&by_row)
+            .map(|(n, runs)| {
+                let w: Vec<serde_json::Value> = runs[0]
+                    .windows
+                    .iter()
+                    .enumerate()
+                    .map(|(i, (p50, p99))| json!({"second": i, "tp50_ms": p50, "tp99_ms": p99}))
+                    .collect();
+                (n.clone(), json!(w))
+            })
+            .collect();
+        let v = json!({
+            "experiment": exp.experiment.name,
+            "machine": exp.workload.machine,
+            "seeds": exp.experiment.seeds,
+            "duration_s": exp.workload.duration_s,
+            "rows": table,
+            "windows_first_seed": windows,
+        });
+        write_json(&dir.join("compare.json"), &v)?;
+        let series: Vec<(String, Vec<u64>)> = names
+            .iter()
+            .zip(&by_row)
+            .map(|(n, runs)| {
+                (
+                    n.clone(),
+                    runs.iter()
+                        .flat_map(|r| r.latency_ns.iter().copied())
+                        .collect(),
+                )
+            })
+            .collect();
+        let title = format!("{}: request latency", exp.experiment.name);
+        write_file(
+            &dir.join("latency-histogram.svg"),
+            analysis::plots::histogram_svg(&title, &series)
+                .map_err(anyhow::Error::msg)?
+                .as_bytes(),
+        )?;
+        write_file(
+            &dir.join("latency-cdf.svg"),
+            analysis::plots::cdf_svg(&title, &series)
+                .map_err(anyhow::Error::msg)?
+                .as_bytes(),
+        )?;
+        for (n, recs) in names.iter().zip(&kept) {
+            write_file(
+                &dir.join(format!("requests-{n}.csv")),
+                requests_csv(recs).as_bytes(),
+            )?;
+        }
+        let inputs = vec![json!({
+            "role": "experiment",
+            "path": a.experiment.display().to_string(),
+            "checksum": format!("xxh3-128:{:032x}", xxhash_rust::xxh3::xxh3_128(text.as_bytes())),
+        })];
+        write_json(
+            &dir.join("manifest.json"),
+            &manifest(
+                inputs,
+                json!({ "duration_s": exp.workload.duration_s, "seeds": exp.experiment.seeds }),
+            ),
+        )?;
+    }
+    Ok(())
+}
+
+#[derive(clap::Args, Debug)]
+pub struct BenchArgs {
+    /// Row of the seed experiment: static, dynamic_lb, numa_aware, ai_predict.
+    #[arg(long)]
+    pub scenario: String,
+    /// Simulated duration (10s, 30m, 1h); default the scenario's.
+    #[arg(long, value_parser = parse_duration)]
+    pub duration: Option<f64>,
+    /// Workload seed.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Write requests.csv and summary.json here.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+}
+
+pub fn bench_cmd(a: BenchArgs) -> Result<()> {
+    let mut exp = Experiment::parse(SEED_SCENARIO, "scenarios/seed-inference.toml (built in)")?;
+    if let Some(d) = a.duration {
+        exp.workload.duration_s = d;
+    }
+    let names: Vec<&str> = exp.row.iter().map(|r| r.name.as_str()).collect();
+    let Some(row) = exp.row.iter().find(|r| r.name == a.scenario) else {
+        if a.scenario == "ai_predict" {
+            bail!(
+                "--scenario ai_predict arrives with the prefetch / learned-predictor work (issue 5); available now: {}",
+                names.join(", ")
+            );
+        }
+        bail!(
+            "unknown --scenario {:?}; expected one of {}",
+            a.scenario,
+            names.join(", ")
+        );
+    };
+    let m = load_machine(&exp.workload.machine)?;
+    let wall = std::time::Instant::now();
+    let (rr, totals, recs) = run_row(&m, &exp.workload, row, a.seed, a.out.is_some())?;
+    let secs = wall.elapsed().as_secs_f64();
+    let p = analysis::stats::percentiles(&rr.latency_ns);
+    let spikes = analysis::stats::spike_share(&rr.latency_ns, exp.experiment.spike_k);
+    println!(
+        "scenario {} ({} dispatch, warm-up {}) on {} at {:.0} QPS for {} s, seed {}",
+        row.name,
+        row.scheduler,
+        row.warmup,
+        exp.workload.machine,
+        exp.workload.qps,
+        exp.workload.duration_s,
+        a.seed
+    );
+    println!(
+        "requests {}  TP50 {:.1} ms  TP90 {:.1}  TP99 {:.1}  TP99.9 {:.1}  max {:.1}  spikes >{}×TP50 {:.2}%",
+        p.n,
+        p.tp50_ms,
+        p.tp90_ms,
+        p.tp99_ms,
+        p.tp999_ms,
+        p.max_ms,
+        exp.experiment.spike_k,
+        100.0 * spikes
+    );
+    println!(
+        "simulated {} requests in {:.2} s of wall time ({:.0} requests/s)",
+        totals.requests,
+        secs,
+        totals.requests as f64 / secs.max(1e-9)
+    );
+    if let Some(dir) = &a.out {
+        ensure_dir(dir)?;
+        write_file(&dir.join("requests.csv"), requests_csv(&recs).as_bytes())?;
+        write_json(
+            &dir.join("summary.json"),
+            &json!({ "scenario": row.name, "percentiles": p, "spike_share": spikes, "totals": totals }),
+        )?;
+    }
+    Ok(())
+}

@@ -1,0 +1,203 @@
+//! The seed's experiment (scenarios/seed-inference.toml) through the binary:
+//! it reproduces the article's shape from the model's mechanisms, and its
+//! results are byte-identical for a seed whatever the thread count.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+fn numasim(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_numasim"))
+        .args(args)
+        .output()
+        .expect("numasim runs")
+}
+
+fn scenario() -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("scenarios/seed-inference.toml")
+        .display()
+        .to_string()
+}
+
+fn run_compare(out: &std::path::Path, extra: &[&str]) {
+    let exp = scenario();
+    let mut args = vec!["compare", exp.as_str(), "--out", out.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    let o = numasim(&args);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+#[derive(Debug)]
+struct Row {
+    name: String,
+    tp50: f64,
+    tp99: f64,
+    ci_low: f64,
+    ci_high: f64,
+    bimodality: f64,
+    first_after_move: f64,
+}
+
+fn rows(out: &std::path::Path) -> Vec<Row> {
+    let text = std::fs::read_to_string(out.join("compare.csv")).unwrap();
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    for col in [
+        "row",
+        "tp50_ms",
+        "tp90_ms",
+        "tp99_ms",
+        "tp999_ms",
+        "tp99_ci_low_ms",
+        "tp99_ci_high_ms",
+        "spike_share",
+        "bubble_pct",
+        "bandwidth_gbps",
+    ] {
+        assert!(header.contains(&col), "compare.csv lacks {col}");
+    }
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    lines
+        .map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            let num = |c: &str| f[col(c)].parse::<f64>().unwrap();
+            Row {
+                name: f[0].to_string(),
+                tp50: num("tp50_ms"),
+                tp99: num("tp99_ms"),
+                ci_low: num("tp99_ci_low_ms"),
+                ci_high: num("tp99_ci_high_ms"),
+                bimodality: num("bimodality"),
+                first_after_move: num("first_after_move_ms"),
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn the_seed_experiment_has_the_articles_shape() {
+    let dir = tempfile::tempdir().unwrap();
+    run_compare(dir.path(), &["--seeds", "1,2"]);
+    let r = rows(dir.path());
+    let get = |n: &str| {
+        r.iter()
+            .find(|x| x.name == n)
+            .unwrap_or_else(|| panic!("row {n}"))
+    };
+    let (st, lb, na) = (get("static"), get("dynamic_lb"), get("numa_aware"));
+    // Static: a long, bimodal tail.
+    assert!(st.tp99 > 3.0 * st.tp50, "{st:?}");
+    assert!(st.bimodality > 5.0 / 9.0, "{st:?}");
+    // Dynamic LB lowers TP99; NUMA-aware lowers it further, with CIs that exclude zero.
+    assert!(
+        lb.tp99 < st.tp99 && na.tp99 < lb.tp99,
+        "{st:?} {lb:?} {na:?}"
+    );
+    assert!(lb.ci_high < 0.0 && na.ci_high < 0.0, "{lb:?} {na:?}");
+    for x in &r {
+        assert!(x.ci_low <= x.ci_high, "{x:?}");
+    }
+
+    // TP50 nearly unchanged (within 10% of static's).
+    for x in [lb, na] {
+        assert!(
+            (x.tp50 - st.tp50).abs() / st.tp50 <= 0.10,
+            "{x:?} vs {st:?}"
+        );
+    }
+    // Warm-up turns the cold-start cliff into a small step.
+    let (cold, warm) = (get("move_cold"), get("move_warm"));
+    assert!(cold.first_after_move > 250.0, "{cold:?}");
+    assert!(warm.first_after_move < 3.0 * warm.tp50, "{warm:?}");
+    // The plots and per-request records are there.
+    for f in [
+        "latency-histogram.svg",
+        "latency-cdf.svg",
+        "requests-static.csv",
+        "manifest.json",
+    ] {
+        assert!(dir.path().join(f).exists(), "{f}");
+    }
+    let req = std::fs::read_to_string(dir.path().join("requests-static.csv")).unwrap();
+    assert!(req.starts_with("id,shard,worker,node,arrival,start,end,queue,stall,compute,transfer"));
+}
+
+#[test]
+fn same_seed_same_bytes_whatever_the_thread_count() {
+    let a = tempfile::tempdir().unwrap();
+    let b = tempfile::tempdir().unwrap();
+    run_compare(
+        a.path(),
+        &["--seeds", "3,4", "--duration", "2s", "--threads", "1"],
+    );
+    run_compare(
+        b.path(),
+        &["--seeds", "3,4", "--duration", "2s", "--threads", "2"],
+    );
+    for f in ["compare.json", "compare.csv", "requests-numa_aware.csv"] {
+        assert_eq!(
+            std::fs::read(a.path().join(f)).unwrap(),
+            std::fs::read(b.path().join(f)).unwrap(),
+            "{f}"
+        );
+    }
+    // A different seed gives different results.
+    let c = tempfile::tempdir().unwrap();
+    run_compare(c.path(), &["--seeds", "5,4", "--duration", "2s"]);
+    assert_ne!(
+        std::fs::read(a.path().join("compare.json")).unwrap(),
+        std::fs::read(c.path().join("compare.json")).unwrap()
+    );
+}
+
+#[test]
+fn bench_runs_a_row_and_explains_what_is_missing() {
+    let o = numasim(&["bench", "--scenario", "dynamic_lb", "--duration", "1s"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("TP99") && out.contains("requests/s"), "{out}");
+    for (scenario, want) in [("ai_predict", "issue 5"), ("turbo", "unknown --scenario")] {
+        let o = numasim(&["bench", "--scenario", scenario]);
+        assert!(!o.status.success());
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+        assert!(err.contains(want), "{err}");
+    }
+}
+
+#[test]
+fn bad_experiment_files_are_one_line_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = std::fs::read_to_string(scenario()).unwrap();
+    let cases = [
+        (
+            good.replace("scheduler = \"least-loaded\"", "scheduler = \"fastest\""),
+            "unknown scheduler \"fastest\"",
+        ),
+        (
+            good.replace("qps = 5000.0", "qps = -1.0"),
+            "qps must be positive",
+        ),
+        (
+            good.replace("to_worker = 6", "to_worker = 60"),
+            "worker 60 does not exist",
+        ),
+        (good.replace("[experiment]", "[experimnt]"), "unknown field"),
+    ];
+    for (i, (text, want)) in cases.iter().enumerate() {
+        let f = dir.path().join(format!("e{i}.toml"));
+        std::fs::write(&f, text).unwrap();
+        let o = numasim(&[
+            "compare",
+            f.to_str().unwrap(),
+            "--duration",
+            "1s",
+            "--seeds",
+            "1",
+        ]);
+        assert!(!o.status.success(), "case {i}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+        assert!(err.contains(want), "case {i}: {err}");
+    }
+}

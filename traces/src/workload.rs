@@ -1,0 +1,382 @@
+//! Request-level inference workloads: the spec (a TOML file, documented in
+//! `docs/workload.md`) and the request-arrival generator.
+//!
+//! A request carries its own seed, derived from the workload seed and its
+//! id, so everything about it (its feature lookups, its compute time) is
+//! the same whichever policy serves it: runs of different policies on one
+//! workload seed are paired request by request.
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Problem, Result, TraceError};
+
+fn d_true() -> bool {
+    true
+}
+
+/// How requests arrive.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "process", rename_all = "lowercase")]
+pub enum Arrivals {
+    /// Poisson at `qps`.
+    Poisson,
+    /// Bursty: a Markov-modulated Poisson process cycling through states
+    /// with these rates (requests/s) and mean dwell times (ms); the spec's
+    /// `qps` is ignored.
+    Mmpp { rates: Vec<f64>, dwell_ms: Vec<f64> },
+}
+
+/// Model shards.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Shards {
+    pub count: u32,
+    /// Zipf exponent of shard popularity (0 = uniform).
+    pub popularity_zipf: f64,
+    /// Model weights per shard (GB); resident in GPU memory, reported only.
+    pub weights_gb: f64,
+    /// Host-side working set a worker needs before it can serve the shard
+    /// (MB): on a node that does not hold it, it is fetched from the far
+    /// tier — the cold start.
+    pub state_mb: f64,
+}
+
+/// Per-request compute on the accelerator.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Compute {
+    /// Fixed cost of a batch (ms).
+    pub batch_ms: f64,
+    /// Cost per request in the batch (ms).
+    pub per_request_ms: f64,
+    /// Log-normal noise σ on each request's cost.
+    pub sigma: f64,
+}
+
+/// Per-request data: feature lookups.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Features {
+    /// Lookups per request.
+    pub lookups: u32,
+    /// Bytes per item (KiB).
+    pub item_kb: f64,
+    /// Items per shard.
+    pub items: u32,
+    /// Items of each shard resident in its home node's memory (the rest
+    /// live on the far tier).
+    pub resident: u32,
+    /// Zipf exponent of item popularity.
+    pub zipf: f64,
+}
+
+/// The inference service.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Request {
+    /// Input tokens per request.
+    pub tokens: u32,
+    /// Bytes per token sent to the accelerator.
+    pub token_bytes: u32,
+    /// Most requests an accelerator runs at once.
+    pub batch: u32,
+    pub compute: Compute,
+    pub features: Features,
+}
+
+/// The slow far tier (object storage).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FarTier {
+    pub latency_ms: f64,
+    pub bandwidth_gbps: f64,
+}
+
+/// Per-node feature cache (items held in the node's memory).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Cache {
+    pub items_per_node: u32,
+}
+
+/// Periodic background work.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Background {
+    /// A job starts every this many requests (counted at arrival).
+    pub every_requests: u64,
+    /// Bytes it streams through the node's memory (GB).
+    pub sweep_gb: f64,
+    /// It flushes the node's feature cache (its writes invalidate the lines).
+    #[serde(default = "d_true")]
+    pub flushes_cache: bool,
+}
+
+/// A shard changing its home worker at a time.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Move {
+    pub at_s: f64,
+    pub shard: u32,
+    pub to_worker: u32,
+}
+
+/// A whole workload.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorkloadSpec {
+    pub name: String,
+    /// Machine preset or file.
+    pub machine: String,
+    pub duration_s: f64,
+    pub qps: f64,
+    pub arrivals: Arrivals,
+    pub shards: Shards,
+    pub request: Request,
+    pub cache: Cache,
+    pub far_tier: FarTier,
+    #[serde(default)]
+    pub background: Option<Background>,
+    #[serde(default)]
+    pub moves: Vec<Move>,
+}
+
+fn bad(s: String) -> TraceError {
+    TraceError::at_offset(0, 0, Problem::Invalid(s))
+}
+
+impl WorkloadSpec {
+    /// Checks ranges.
+    pub fn validate(&self) -> Result<()> {
+        let pos = |x: f64, what: &str| {
+            if x.is_finite() && x > 0.0 {
+                Ok(())
+            } else {
+                Err(bad(format!("{what} must be positive, found {x}")))
+            }
+        };
+        pos(self.duration_s, "duration_s")?;
+        pos(self.qps, "qps")?;
+        pos(
+            self.request.compute.batch_ms + self.request.compute.per_request_ms,
+            "compute",
+        )?;
+        pos(self.far_tier.bandwidth_gbps, "far_tier.bandwidth_gbps")?;
+        if self.shards.count == 0 || self.request.batch == 0 || self.request.features.items == 0 {
+            return Err(bad(
+                "shards.count, request.batch and features.items must be at least 1".into(),
+            ));
+        }
+        if self.request.features.resident > self.request.features.items {
+            return Err(bad("features.resident cannot exceed features.items".into()));
+        }
+        if let Arrivals::Mmpp { rates, dwell_ms } = &self.arrivals {
+            if rates.is_empty() || rates.len() != dwell_ms.len() {
+                return Err(bad(
+                    "mmpp needs as many rates as dwell_ms, at least one".into()
+                ));
+            }
+            for (&r, &d) in rates.iter().zip(dwell_ms) {
+                pos(r, "mmpp rate")?;
+                pos(d, "mmpp dwell_ms")?;
+            }
+        }
+        for m in &self.moves {
+            if m.shard >= self.shards.count {
+                return Err(bad(format!(
+                    "move of shard {}: there are {} shards",
+                    m.shard, self.shards.count
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// One request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Arrival {
+    pub id: u64,
+    pub arrival_ns: u64,
+    pub shard: u32,
+    /// Seed for everything drawn about this request.
+    pub seed: u64,
+}
+
+/// SplitMix64: the per-request seed stream and cheap per-request draws.
+#[inline]
+pub fn splitmix(x: &mut u64) -> u64 {
+    *x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    let mut z = *x;
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// Cumulative Zipf weights over `n` ranks (rank 0 most popular), for
+/// inverse-transform sampling.
+pub fn zipf_cdf(n: u32, s: f64) -> Vec<f64> {
+    let mut c = Vec::with_capacity(n as usize);
+    let mut acc = 0.0;
+    for k in 1..=n {
+        acc += 1.0 / (k as f64).powf(s);
+        c.push(acc);
+    }
+    for v in &mut c {
+        *v /= acc;
+    }
+    c
+}
+
+/// Samples a rank from a CDF with a uniform in [0, 1).
+#[inline]
+pub fn sample_cdf(cdf: &[f64], u: f64) -> u32 {
+    cdf.partition_point(|&c| c <= u).min(cdf.len() - 1) as u32
+}
+
+/// Uniform in [0, 1) from 53 bits.
+#[inline]
+pub fn unit(x: u64) -> f64 {
+    (x >> 11) as f64 / (1u64 << 53) as f64
+}
+
+/// Generates the arrivals of a workload for a seed, in time order.
+pub struct ArrivalGen {
+    spec: WorkloadSpec,
+    rng: ChaCha8Rng,
+    t_ns: f64,
+    end_ns: f64,
+    next_id: u64,
+    shard_cdf: Vec<f64>,
+    state: usize,
+    state_end_ns: f64,
+    seed: u64,
+}
+
+impl ArrivalGen {
+    pub fn new(spec: &WorkloadSpec, seed: u64) -> Result<ArrivalGen> {
+        spec.validate()?;
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let state_end_ns = match &spec.arrivals {
+            Arrivals::Mmpp { dwell_ms, .. } => {
+                -(1.0 - rng.random::<f64>()).ln() * dwell_ms[0] * 1e6
+            }
+            Arrivals::Poisson => f64::INFINITY,
+        };
+        Ok(ArrivalGen {
+            shard_cdf: zipf_cdf(spec.shards.count, spec.shards.popularity_zipf),
+            end_ns: spec.duration_s * 1e9,
+            spec: spec.clone(),
+            rng,
+            t_ns: 0.0,
+            next_id: 0,
+            state: 0,
+            state_end_ns,
+            seed,
+        })
+    }
+
+    fn rate_per_ns(&self) -> f64 {
+        match &self.spec.arrivals {
+            Arrivals::Poisson => self.spec.qps / 1e9,
+            Arrivals::Mmpp { rates, .. } => rates[self.state] / 1e9,
+        }
+    }
+}
+
+impl Iterator for ArrivalGen {
+    type Item = Arrival;
+
+    fn next(&mut self) -> Option<Arrival> {
+        loop {
+            let gap = -(1.0 - self.rng.random::<f64>()).ln() / self.rate_per_ns();
+            let t = self.t_ns + gap;
+            if let Arrivals::Mmpp { dwell_ms, .. } = &self.spec.arrivals
+                && t > self.state_end_ns
+            {
+                // Memoryless: restart the draw from the state change.
+                self.t_ns = self.state_end_ns;
+                self.state = (self.state + 1) % dwell_ms.len();
+                let dwell = dwell_ms[self.state] * 1e6;
+                self.state_end_ns = self.t_ns - (1.0 - self.rng.random::<f64>()).ln() * dwell;
+                continue;
+            }
+            self.t_ns = t;
+            break;
+        }
+        if self.t_ns >= self.end_ns {
+            return None;
+        }
+        let shard = sample_cdf(&self.shard_cdf, self.rng.random::<f64>());
+        let id = self.next_id;
+        self.next_id += 1;
+        let mut s = self.seed ^ id.wrapping_mul(0xD6E8_FEB8_6659_FD93);
+        Some(Arrival {
+            id,
+            arrival_ns: self.t_ns as u64,
+            shard,
+            seed: splitmix(&mut s),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    pub(crate) fn small() -> WorkloadSpec {
+        toml::from_str(
+            r#"
+name = "t"
+machine = "dgx-a100-2numa"
+duration_s = 2.0
+qps = 5000
+arrivals = { process = "poisson" }
+shards = { count = 8, popularity_zipf = 1.0, weights_gb = 14, state_mb = 512 }
+request = { tokens = 2048, token_bytes = 4, batch = 16, compute = { batch_ms = 2, per_request_ms = 0.4, sigma = 0.1 }, features = { lookups = 16, item_kb = 64, items = 100000, resident = 80000, zipf = 0.9 } }
+cache = { items_per_node = 20000 }
+far_tier = { latency_ms = 5, bandwidth_gbps = 4 }
+"#,
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn poisson_count_and_shard_popularity() {
+        let spec = small();
+        let v: Vec<Arrival> = ArrivalGen::new(&spec, 1).unwrap().collect();
+        // 10 000 expected; Poisson sd = 100.
+        assert!((v.len() as f64 - 10_000.0).abs() < 400.0, "{}", v.len());
+        assert!(v.windows(2).all(|w| w[0].arrival_ns <= w[1].arrival_ns));
+        // Zipf(1) over 8: shard 0 gets 1/H(8) = 36.8%.
+        let s0 = v.iter().filter(|a| a.shard == 0).count() as f64 / v.len() as f64;
+        assert!((s0 - 0.368).abs() < 0.02, "{s0}");
+        assert_eq!(v, ArrivalGen::new(&spec, 1).unwrap().collect::<Vec<_>>());
+        assert_ne!(v[0].seed, v[1].seed);
+    }
+
+    #[test]
+    fn mmpp_mean_rate_is_the_dwell_weighted_mean() {
+        let mut spec = small();
+        spec.duration_s = 20.0;
+        spec.arrivals = Arrivals::Mmpp {
+            rates: vec![2000.0, 10000.0],
+            dwell_ms: vec![300.0, 100.0],
+        };
+        let n = ArrivalGen::new(&spec, 3).unwrap().count() as f64;
+        // (2000·0.3 + 10000·0.1) / 0.4 = 4000/s over 20 s = 80 000 (± state-switch noise).
+        assert!((n / 80_000.0 - 1.0).abs() < 0.08, "{n}");
+    }
+
+    #[test]
+    fn zipf_cdf_sampling() {
+        let c = zipf_cdf(4, 1.0);
+        // Weights 1, 1/2, 1/3, 1/4 over 25/12.
+        assert!((c[0] - 12.0 / 25.0).abs() < 1e-12);
+        assert_eq!(sample_cdf(&c, 0.0), 0);
+        assert_eq!(sample_cdf(&c, 0.5), 1);
+        assert_eq!(sample_cdf(&c, 0.999_999), 3);
+    }
+}
