@@ -213,7 +213,13 @@ mod tests {
         assert_eq!(spike_period(&vec![5u64; 1000], 3.0, 400, 0.2), None);
         let mut s = 7u64;
         let noise: Vec<u64> = (0..20_000)
-            .map(|_| if splitmix(&mut s).is_multiple_of(100) { 100 } else { 10 })
+            .map(|_| {
+                if splitmix(&mut s).is_multiple_of(100) {
+                    100
+                } else {
+                    10
+                }
+            })
             .collect();
         assert_eq!(spike_period(&noise, 3.0, 2000, 0.2), None);
     }
