@@ -93,6 +93,22 @@ pub fn render(s: &Summary) -> String {
             );
         }
     }
+    if let Some(p) = &s.prefetch {
+        let _ = writeln!(
+            o,
+            "prefetch     {} into level {}: {} issued, {} useful ({} late), {} useless ({} evicted early); accuracy {:.3}, coverage {:.3}, {} extra bytes",
+            p.name,
+            p.level,
+            commas(p.issued),
+            commas(p.useful),
+            commas(p.late),
+            commas(p.useless),
+            commas(p.early),
+            p.accuracy,
+            p.coverage,
+            commas(p.extra_bytes)
+        );
+    }
     if s.pages.migrations > 0 {
         let _ = writeln!(
             o,

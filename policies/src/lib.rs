@@ -10,10 +10,12 @@
 //! - [`sched`]: request schedulers — `static`, `round-robin`, `least-loaded`,
 //!   `numa-weighted`(`-ewma`), `power-of-two`, `locality`.
 //! - [`warmup`]: `none`, `sequential`.
+//! - [`prefetch`]: cache prefetchers — `next-line`, `ip-stride`, `stream`, `delta`.
 //!
 //! ⚑ Policies see only what a real system could observe at that moment.
 
 pub mod placement;
+pub mod prefetch;
 pub mod sched;
 pub mod warmup;
 

@@ -47,6 +47,7 @@ use crate::cache::Cache;
 use crate::directory::{Agents, Entry, NO_AGENT, U64Map};
 use crate::machine::{Machine, ns_to_ps, transfer_ps};
 use crate::placement::{Observed, Placement};
+use crate::prefetch::{PrefetchStats, Prefetcher, Seen};
 use crate::queue::Queue;
 use crate::results::{self, Summary};
 
@@ -71,6 +72,9 @@ pub struct Config {
     pub window_ns: u64,
     /// Most records buffered while waiting for a thread's next record.
     pub max_buffered: usize,
+    /// Private data level (index into the core's caches) a prefetcher fills
+    /// and watches: 0 = L1D, 1 = L2, ...
+    pub prefetch_level: usize,
 }
 
 impl Default for Config {
@@ -80,6 +84,7 @@ impl Default for Config {
             pin: Pin::Compact,
             window_ns: 10_000,
             max_buffered: 1 << 22,
+            prefetch_level: 1,
         }
     }
 }
@@ -112,6 +117,8 @@ pub enum EngineError {
     },
     #[error("--mlp must be at least 1")]
     ZeroMlp,
+    #[error("--prefetch-level {0}: the machine's cores have {1} private data levels")]
+    NoSuchLevel(usize, usize),
 }
 
 /// Where an access was served.
@@ -136,7 +143,9 @@ struct CoreState {
 struct ThreadState {
     id: u32,
     core: usize,
-    queue: VecDeque<(Access, u64, u64)>, // access, time column, record index
+    queue: VecDeque<(Access, u64, u64, Option<u64>)>, // access, time column, record index, pc
+    /// Address of the thread's last instruction fetch (the PC of a lackey data access).
+    last_ifetch: Option<u64>,
     /// Issue time of the previous access.
     last_issue: u64,
     started: bool,
@@ -221,6 +230,11 @@ pub struct Engine<'m> {
     pub(crate) elapsed_ps: u64,
     /// Issue time of the access processed last.
     now_ps: u64,
+    prefetcher: Option<Box<dyn Prefetcher>>,
+    /// Prefetched lines not yet used: line → (fill completes, core).
+    pf_lines: U64Map<(u64, u16)>,
+    pub(crate) pf_stats: PrefetchStats,
+    pf_buf: Vec<u64>,
 }
 
 const LINE_STRADDLE_MAX: usize = 2;
@@ -336,8 +350,35 @@ impl<'m> Engine<'m> {
             windows: Vec::new(),
             elapsed_ps: 0,
             now_ps: 0,
+            prefetcher: None,
+            pf_lines: U64Map::default(),
+            pf_stats: PrefetchStats::default(),
+            pf_buf: Vec::new(),
             cfg,
         })
+    }
+
+    /// Attaches a cache prefetcher at `Config::prefetch_level`.
+    pub fn set_prefetcher(&mut self, p: Box<dyn Prefetcher>) -> Result<(), EngineError> {
+        let n = self.m.spec.core.caches.len();
+        if self.cfg.prefetch_level >= n {
+            return Err(EngineError::NoSuchLevel(self.cfg.prefetch_level, n));
+        }
+        self.prefetcher = Some(p);
+        Ok(())
+    }
+
+    /// Prefetch counts, with prefetches never used counted as useless.
+    pub fn prefetch_stats(&self) -> Option<(String, PrefetchStats)> {
+        let p = self.prefetcher.as_ref()?;
+        let mut s = self.pf_stats;
+        s.useless += self.pf_lines.len() as u64;
+        Some((p.name(), s))
+    }
+
+    /// The private level a prefetcher fills.
+    pub fn prefetch_level(&self) -> usize {
+        self.cfg.prefetch_level
     }
 
     /// Name of the placement policy.
@@ -385,6 +426,7 @@ impl<'m> Engine<'m> {
             id,
             core,
             queue: VecDeque::new(),
+            last_ifetch: None,
             // A thread first seen mid-run starts now, not at time zero.
             last_issue: self.now_ps,
             started: false,
@@ -401,6 +443,7 @@ impl<'m> Engine<'m> {
     /// Adds a batch of records and simulates as far as is safe.
     pub fn feed(&mut self, batch: &Batch) -> Result<(), EngineError> {
         let has_time = batch.fields().time;
+        let has_pc = batch.fields().pc;
         for (i, a) in batch.acc.iter().enumerate() {
             let record = self.records_in;
             self.records_in += 1;
@@ -415,8 +458,9 @@ impl<'m> Engine<'m> {
                 t
             };
             let time = if has_time { batch.time[i] } else { 0 };
+            let pc = if has_pc { batch.pc_of(i) } else { None };
             let th = &mut self.threads[t];
-            th.queue.push_back((*a, time, record));
+            th.queue.push_back((*a, time, record, pc));
             self.buffered += 1;
             if !th.scheduled {
                 self.schedule(t)?;
@@ -433,7 +477,7 @@ impl<'m> Engine<'m> {
     /// Computes thread `t`'s next issue time and pushes it on the heap.
     fn schedule(&mut self, t: usize) -> Result<(), EngineError> {
         let th = &mut self.threads[t];
-        let Some(&(a, time, record)) = th.queue.front() else {
+        let Some(&(a, time, record, _)) = th.queue.front() else {
             return Ok(());
         };
         let timing = if a.flags & traces::record::FLAG_GAP != 0 {
@@ -507,15 +551,21 @@ impl<'m> Engine<'m> {
             self.heap.pop();
             let th = &mut self.threads[idx];
             th.scheduled = false;
-            let Some((a, _, _)) = th.queue.pop_front() else {
+            let Some((a, _, _, pc)) = th.queue.pop_front() else {
                 continue;
+            };
+            let pc = if a.kind == Kind::IFetch {
+                th.last_ifetch = Some(a.addr);
+                None
+            } else {
+                pc.or(th.last_ifetch)
             };
             self.buffered -= 1;
             th.last_issue = t;
             self.now_ps = self.now_ps.max(t);
             th.started = true;
             let core = th.core;
-            let (lat, served) = self.access(core, &a, t);
+            let (lat, served) = self.access(core, &a, t, pc);
             let done = t + lat;
             let th = &mut self.threads[idx];
             th.accesses += 1;
@@ -582,7 +632,7 @@ impl<'m> Engine<'m> {
     }
 
     /// Applies one access at time `t`; returns (latency ps, where served).
-    fn access(&mut self, core: usize, a: &Access, t: u64) -> (u64, Served) {
+    fn access(&mut self, core: usize, a: &Access, t: u64, pc: Option<u64>) -> (u64, Served) {
         let first = a.addr >> self.line_bits;
         let last = a.addr.saturating_add(a.size.max(1) as u64 - 1) >> self.line_bits;
         let mut lat = 0;
@@ -602,14 +652,116 @@ impl<'m> Engine<'m> {
             } else {
                 (a.addr + a.size as u64) & ((1 << self.line_bits) - 1)
             };
-            let (l, s) =
+            let (mut l, s) =
                 self.access_line(core, a.kind, line, byte_off, byte_end.max(byte_off + 1), t);
+            if a.kind != Kind::IFetch && self.prefetcher.is_some() {
+                l = self.prefetch_after(core, a, line, s, l, t, pc);
+            }
             if l >= lat {
                 lat = l;
                 served = s;
             }
         }
         (lat, served)
+    }
+
+    /// Prefetch accounting and issue for one demand data line. Returns the
+    /// demand's latency, raised if it used a prefetch still in flight.
+    #[allow(clippy::too_many_arguments)]
+    fn prefetch_after(
+        &mut self,
+        core: usize,
+        a: &Access,
+        line: u64,
+        s: Served,
+        lat: u64,
+        t: u64,
+        pc: Option<u64>,
+    ) -> u64 {
+        let lvl = self.cfg.prefetch_level;
+        let hit_at_level = matches!(s, Served::Private(h) if (h as usize) <= lvl);
+        let mut lat = lat;
+        let mut covered = false;
+        if let Some(&(ready, who)) = self.pf_lines.get(&line)
+            && who as usize == core
+        {
+            self.pf_lines.remove(&line);
+            if hit_at_level {
+                covered = true;
+                self.pf_stats.useful += 1;
+                if ready > t {
+                    self.pf_stats.late += 1;
+                    lat = lat.max(ready - t);
+                }
+            } else {
+                // Gone from the level before its use.
+                self.pf_stats.useless += 1;
+                self.pf_stats.early += 1;
+            }
+        }
+        if !hit_at_level && !covered {
+            self.pf_stats.demand_misses += 1;
+        }
+        let seen = Seen {
+            core,
+            pc,
+            addr: a.addr,
+            miss: !hit_at_level,
+            prefetch_hit: covered,
+            write: matches!(a.kind, Kind::Store | Kind::Modify),
+        };
+        let mut want = std::mem::take(&mut self.pf_buf);
+        want.clear();
+        if let Some(p) = self.prefetcher.as_mut() {
+            p.on_access(seen, line, &mut want);
+        }
+        for &target in &want {
+            self.issue_prefetch(core, target, t);
+        }
+        self.pf_buf = want;
+        lat
+    }
+
+    /// Brings `line` into `core`'s prefetch level (and the levels below it)
+    /// unless it is already there, in flight, or modified in another core.
+    fn issue_prefetch(&mut self, core: usize, line: u64, t: u64) {
+        let lvl = self.cfg.prefetch_level;
+        if self.cores[core].levels[..=lvl]
+            .iter()
+            .any(|c| c.contains(line))
+            || self.pf_lines.contains_key(&line)
+        {
+            return;
+        }
+        if let Some(e) = self.dir.get(&line)
+            && e.owner != NO_AGENT
+            && e.owner as usize != core
+        {
+            return;
+        }
+        let node = self.cores[core].node as usize;
+        let latency = if self.llc[node]
+            .as_mut()
+            .is_some_and(|c| c.probe(line, false))
+        {
+            self.llc_ps[node]
+        } else {
+            let home = self.home_of(line, node, t);
+            let l = self.memory_read(node, home, line, t);
+            self.fill_llc(node, line, false, t);
+            l
+        };
+        self.pf_stats.issued += 1;
+        self.pf_stats.extra_bytes += 1 << self.line_bits;
+        self.dir.entry(line).or_default().sharers.insert(core);
+        // Fill the prefetch level and every level below it (inclusion).
+        let nlev = self.cores[core].levels.len();
+        for i in (lvl..nlev).rev() {
+            if let Some(v) = self.cores[core].levels[i].fill(line, false) {
+                self.evicted_private(core, i, v.block, v.dirty, t);
+            }
+        }
+        self.pf_lines.insert(line, (t + latency, core as u16));
     }
 
     fn access_line(
@@ -845,6 +997,9 @@ impl<'m> Engine<'m> {
         if let Some(c) = cs.l1i.as_mut() {
             c.invalidate(line);
         }
+        if self.prefetcher.is_some() {
+            self.prefetch_lost(agent, line);
+        }
         if let Some(e) = self.dir.get_mut(&line) {
             e.sharers.remove(agent);
             if e.owner as usize == agent {
@@ -916,8 +1071,31 @@ impl<'m> Engine<'m> {
         }
     }
 
+    /// A prefetched line left `core`'s prefetch level unused: useless, early.
+    fn prefetch_lost(&mut self, core: usize, block: u64) {
+        if let Some(&(_, who)) = self.pf_lines.get(&block)
+            && who as usize == core
+            && !self.cores[core].levels[self.cfg.prefetch_level].contains(block)
+        {
+            self.pf_lines.remove(&block);
+            self.pf_stats.useless += 1;
+            self.pf_stats.early += 1;
+        }
+    }
+
+    /// After an eviction at level `i` (≥ the prefetch level): if the line is no
+    /// longer in the prefetch level, an unused prefetch of it was lost.
+    fn prefetch_lost_after(&mut self, core: usize, i: usize, block: u64) {
+        if i == self.cfg.prefetch_level {
+            self.prefetch_lost(core, block);
+        }
+    }
+
     /// A line left private level `i` of `core`.
     fn evicted_private(&mut self, core: usize, i: usize, block: u64, dirty: bool, t: u64) {
+        if self.prefetcher.is_some() && i >= self.cfg.prefetch_level {
+            self.prefetch_lost_after(core, i, block);
+        }
         let nlev = self.cores[core].levels.len();
         if i + 1 < nlev {
             // Not the last level: a dirty victim is written into the level below.

@@ -23,6 +23,7 @@ pub mod geometry;
 pub mod hierarchy;
 pub mod machine;
 pub mod placement;
+pub mod prefetch;
 pub mod presets;
 pub mod queue;
 pub mod results;

@@ -108,6 +108,23 @@ pub struct ThreadStats {
     pub finished_ns: f64,
 }
 
+/// What a cache prefetcher did (formulas in `sim::prefetch`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Prefetch {
+    pub name: String,
+    /// Private level it fills (0 = L1D).
+    pub level: usize,
+    pub issued: u64,
+    pub useful: u64,
+    pub late: u64,
+    pub useless: u64,
+    pub early: u64,
+    pub demand_misses: u64,
+    pub extra_bytes: u64,
+    pub accuracy: f64,
+    pub coverage: f64,
+}
+
 /// Everything a timing run reports.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Summary {
@@ -126,6 +143,9 @@ pub struct Summary {
     pub nodes: Vec<NodeStats>,
     pub pages: Pages,
     pub threads: Vec<ThreadStats>,
+    /// Present when a prefetcher ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefetch: Option<Prefetch>,
 }
 
 fn ns(ps: u64) -> f64 {
@@ -259,6 +279,19 @@ pub(crate) fn summarize(e: &Engine) -> Summary {
             migration_bytes: c.migration_bytes,
         },
         threads,
+        prefetch: e.prefetch_stats().map(|(name, p)| Prefetch {
+            name,
+            level: e.prefetch_level(),
+            issued: p.issued,
+            useful: p.useful,
+            late: p.late,
+            useless: p.useless,
+            early: p.early,
+            demand_misses: p.demand_misses,
+            extra_bytes: p.extra_bytes,
+            accuracy: p.accuracy(),
+            coverage: p.coverage(),
+        }),
     }
 }
 

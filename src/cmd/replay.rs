@@ -68,6 +68,13 @@ pub struct ReplayArgs {
     /// Time-series window for --machine (ns of simulated time).
     #[arg(long, default_value_t = 10_000)]
     pub window_ns: u64,
+    /// Cache prefetcher for --machine: next-line[:D], ip-stride[:D[:K]],
+    /// stream[:D[:K]], delta[:D].
+    #[arg(long)]
+    pub prefetch: Option<String>,
+    /// Private data level the prefetcher fills (0 = L1D, 1 = L2, ...).
+    #[arg(long, default_value_t = 1)]
+    pub prefetch_level: usize,
 }
 
 enum Model {
@@ -185,9 +192,15 @@ fn run_timing(a: ReplayArgs) -> Result<()> {
         mlp: a.mlp,
         pin: a.pin.clone(),
         window_ns: a.window_ns,
+        prefetch_level: a.prefetch_level,
         ..sim::Config::default()
     };
     let mut engine = sim::Engine::new(&machine, cfg, placement)?;
+    if let Some(spec) = &a.prefetch {
+        let p = policies::prefetch::create(spec, machine.spec.line_size, machine.cores())
+            .map_err(|e| anyhow::anyhow!("--prefetch: {e}"))?;
+        engine.set_prefetcher(p)?;
+    }
     let input = open_trace(&a.trace, a.format, a.out.is_some())?;
     let format = input.source.format_name();
     let tap = input.tap.clone();
@@ -231,6 +244,8 @@ fn run_timing(a: ReplayArgs) -> Result<()> {
             "mlp": a.mlp,
             "placement": a.placement,
             "window_ns": a.window_ns,
+            "prefetch": a.prefetch,
+            "prefetch_level": a.prefetch_level,
         });
         write_json(&dir.join("summary.json"), &serde_json::to_value(&summary)?)?;
         crate::output::write_file(
