@@ -28,6 +28,14 @@ pub struct RunResult {
     pub first_after_move_ms: Vec<f64>,
     /// Per 1-second window of arrival time: (TP50, TP99) in ms.
     pub windows: Vec<(f64, f64)>,
+    /// Preload: decisions, correct "will miss" predictions, items brought in,
+    /// of those still cached at their batch, fallbacks, simulated cost (ns).
+    pub preload_decisions: u64,
+    pub predictions_correct: u64,
+    pub preload_items: u64,
+    pub preload_item_hits: u64,
+    pub preload_fallbacks: u64,
+    pub predict_cost_ns: u64,
 }
 
 /// One line of `compare.csv`.
@@ -54,6 +62,13 @@ pub struct Row {
     pub bandwidth_gbps: f64,
     /// Mean over seeds of the first request's latency after a shard move (ms; 0 without moves).
     pub first_after_move_ms: f64,
+    /// Share of preload decisions whose miss prediction came true (0 without a predictor).
+    pub prediction_accuracy: f64,
+    /// Share of preloaded items still cached when their batch ran.
+    pub preload_hit_rate: f64,
+    pub preload_fallbacks: u64,
+    /// Simulated decision cost per request (µs).
+    pub predict_cost_us: f64,
 }
 
 /// Pools a row's seeds in seed order.
@@ -98,6 +113,9 @@ pub fn compare(
                 .iter()
                 .flat_map(|r| r.first_after_move_ms.iter().copied())
                 .collect();
+            let sum = |f: fn(&RunResult) -> u64| runs.iter().map(f).sum::<u64>();
+            let decisions = sum(|r| r.preload_decisions);
+            let items = sum(|r| r.preload_items);
             Row {
                 row: name.clone(),
                 requests: all.len(),
@@ -127,6 +145,22 @@ pub fn compare(
                     0.0
                 } else {
                     moves.iter().sum::<f64>() / moves.len() as f64
+                },
+                prediction_accuracy: if decisions == 0 {
+                    0.0
+                } else {
+                    sum(|r| r.predictions_correct) as f64 / decisions as f64
+                },
+                preload_hit_rate: if items == 0 {
+                    0.0
+                } else {
+                    sum(|r| r.preload_item_hits) as f64 / items as f64
+                },
+                preload_fallbacks: sum(|r| r.preload_fallbacks),
+                predict_cost_us: if all.is_empty() {
+                    0.0
+                } else {
+                    sum(|r| r.predict_cost_ns) as f64 / all.len() as f64 / 1000.0
                 },
             }
         })
@@ -186,17 +220,26 @@ pub fn render(rows: &[Row], spike_k: f64) -> String {
             r.row, r.first_after_move_ms
         ));
     }
+    for r in rows
+        .iter()
+        .filter(|r| r.preload_hit_rate > 0.0 || r.prediction_accuracy > 0.0)
+    {
+        s.push_str(&format!(
+            "preload, {}: prediction accuracy {:.3}, preload hit rate {:.3}, {} fallbacks, decision cost {:.1} µs/request (simulated)\n",
+            r.row, r.prediction_accuracy, r.preload_hit_rate, r.preload_fallbacks, r.predict_cost_us
+        ));
+    }
     s
 }
 
 /// The table as CSV (header and one line per row).
 pub fn to_csv(rows: &[Row]) -> String {
     let mut s = String::from(
-        "row,requests,tp50_ms,tp90_ms,tp99_ms,tp999_ms,max_ms,mean_ms,tp99_diff_ms,tp99_ci_low_ms,tp99_ci_high_ms,spike_share,spike_period,bimodality,bubble_pct,bandwidth_gbps,first_after_move_ms\n",
+        "row,requests,tp50_ms,tp90_ms,tp99_ms,tp999_ms,max_ms,mean_ms,tp99_diff_ms,tp99_ci_low_ms,tp99_ci_high_ms,spike_share,spike_period,bimodality,bubble_pct,bandwidth_gbps,first_after_move_ms,prediction_accuracy,preload_hit_rate,preload_fallbacks,predict_cost_us\n",
     );
     for r in rows {
         s.push_str(&format!(
-            "{},{},{:.3},{:.3},{:.3},{:.3},{:.3},{:.3},{:.3},{:.3},{:.3},{:.5},{},{:.4},{:.2},{:.3},{:.3}\n",
+            "{},{},{:.3},{:.3},{:.3},{:.3},{:.3},{:.3},{:.3},{:.3},{:.3},{:.5},{},{:.4},{:.2},{:.3},{:.3},{:.4},{:.4},{},{:.2}\n",
             r.row,
             r.requests,
             r.tp50_ms,
@@ -213,7 +256,11 @@ pub fn to_csv(rows: &[Row]) -> String {
             r.bimodality,
             r.bubble_pct,
             r.bandwidth_gbps,
-            r.first_after_move_ms
+            r.first_after_move_ms,
+            r.prediction_accuracy,
+            r.preload_hit_rate,
+            r.preload_fallbacks,
+            r.predict_cost_us
         ));
     }
     s

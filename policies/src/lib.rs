@@ -11,11 +11,15 @@
 //!   `numa-weighted`(`-ewma`), `power-of-two`, `locality`.
 //! - [`warmup`]: `none`, `sequential`.
 //! - [`prefetch`]: cache prefetchers — `next-line`, `ip-stride`, `stream`, `delta`.
+//! - [`preload`]: request-level preload — `none`, `always`, learned models.
+//! - [`model`]: learned predictors (tree, forest, GBDT, logistic; XGBoost import).
 //!
 //! ⚑ Policies see only what a real system could observe at that moment.
 
+pub mod model;
 pub mod placement;
 pub mod prefetch;
+pub mod preload;
 pub mod sched;
 pub mod warmup;
 

@@ -18,6 +18,18 @@ use crate::output::{ensure_dir, write_file, write_json};
 
 /// The seed experiment, built in so `bench` works anywhere.
 pub const SEED_SCENARIO: &str = include_str!("../../scenarios/seed-inference.toml");
+/// Its learned model, built in too (written to a temporary directory on use).
+pub const SEED_MODEL: &str = include_str!("../../scenarios/models/seed-gbdt.json");
+
+/// A directory holding the built-in scenario's model file.
+fn scenario_dir() -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("numasim-scenario-{}", std::process::id()));
+    let models = dir.join("models");
+    if std::fs::create_dir_all(&models).is_ok() {
+        let _ = std::fs::write(models.join("seed-gbdt.json"), SEED_MODEL);
+    }
+    dir
+}
 
 fn d_k() -> f64 {
     3.0
@@ -50,6 +62,9 @@ pub struct RowSpec {
     /// Apply the workload's shard moves in this row.
     #[serde(default)]
     pub moves: bool,
+    /// Preload: none, always[:MS], learned:FILE[:MS] (FILE relative to the experiment file).
+    #[serde(default = "d_none")]
+    pub preload: String,
 }
 
 /// An experiment file.
@@ -59,13 +74,59 @@ pub struct Experiment {
     pub experiment: Meta,
     pub workload: WorkloadSpec,
     pub row: Vec<RowSpec>,
+    /// Directory that relative model paths are resolved against.
+    #[serde(skip)]
+    pub base: PathBuf,
+}
+
+/// A preload policy for a row; learned models are read from files.
+/// Returns the policy and, for learned models, the wall-clock sample sink.
+pub fn make_preload(
+    spec: &str,
+    base: &std::path::Path,
+) -> Result<(
+    Box<dyn sim::serve::Preload>,
+    Option<std::sync::Arc<std::sync::Mutex<Vec<u64>>>>,
+)> {
+    if let Some(rest) = spec.strip_prefix("learned:") {
+        // FILE or FILE:WINDOW_MS (the window is a number after the last colon).
+        let (file, window) = match rest.rsplit_once(':') {
+            Some((f, w)) if w.parse::<f64>().is_ok() => (
+                f,
+                w.parse::<f64>()
+                    .unwrap_or(policies::preload::DEFAULT_WINDOW_MS),
+            ),
+            _ => (rest, policies::preload::DEFAULT_WINDOW_MS),
+        };
+        let path = base.join(file);
+        let text = std::fs::read_to_string(&path)
+            .with_context(|| format!("{}: cannot read model", path.display()))?;
+        let model = policies::model::Model::from_json(&text)
+            .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+        if model.features != sim::serve::feature_names() {
+            bail!(
+                "{}: the model's features do not match the request model's decision features (numasim dataset lists them)",
+                path.display()
+            );
+        }
+        let l = policies::preload::Learned::new(
+            model,
+            format!("learned:{file}"),
+            window,
+            policies::preload::Cost::default(),
+        );
+        let sink = l.wall_ns.clone();
+        return Ok((Box::new(l), Some(sink)));
+    }
+    Ok((policies::preload::create(spec)?, None))
 }
 
 impl Experiment {
-    pub fn parse(text: &str, origin: &str) -> Result<Experiment> {
-        let e: Experiment = toml::from_str(text).map_err(|e| {
+    pub fn parse(text: &str, origin: &str, base: &std::path::Path) -> Result<Experiment> {
+        let mut e: Experiment = toml::from_str(text).map_err(|e| {
             anyhow::anyhow!("{origin}: {}", e.to_string().trim().replace('\n', " "))
         })?;
+        e.base = base.to_path_buf();
         if e.row.is_empty() {
             bail!("{origin}: an experiment needs at least one [[row]]");
         }
@@ -80,6 +141,8 @@ impl Experiment {
                 .map_err(|x| anyhow::anyhow!("{origin}: row {}: {x}", r.name))?;
             policies::warmup::create(&r.warmup)
                 .map_err(|x| anyhow::anyhow!("{origin}: row {}: {x}", r.name))?;
+            make_preload(&r.preload, base)
+                .map_err(|x| anyhow::anyhow!("{origin}: row {}: {x:#}", r.name))?;
         }
         Ok(e)
     }
@@ -106,21 +169,38 @@ pub fn parse_duration(s: &str) -> Result<f64, String> {
 }
 
 /// One row on one seed: the run's summary and, if asked, every record.
+/// What one row on one seed produced.
+pub struct RowRun {
+    pub result: RunResult,
+    pub totals: ServeTotals,
+    pub records: Vec<RequestRecord>,
+    /// Wall-clock prediction times (ns), for learned preloads.
+    pub predict_wall_ns: Vec<u64>,
+    pub dataset: Vec<sim::serve::DatasetRow>,
+}
+
+/// One row on one seed; `keep` keeps every record, `record` collects a dataset.
 pub fn run_row(
     m: &Machine,
-    spec: &WorkloadSpec,
+    exp: &Experiment,
     row: &RowSpec,
     seed: u64,
     keep: bool,
-) -> Result<(RunResult, ServeTotals, Vec<RequestRecord>)> {
-    let mut spec = spec.clone();
+    record: bool,
+) -> Result<RowRun> {
+    let mut spec = exp.workload.clone();
     if !row.moves {
         spec.moves.clear();
     }
     let sched = policies::sched::create(&row.scheduler, seed)?;
     let warm = policies::warmup::create(&row.warmup)?;
+    let (preload, wall) = make_preload(&row.preload, &exp.base)?;
     let mut e = ServeEngine::new(m, &spec, sched, warm)
         .map_err(|x| anyhow::anyhow!("row {}: {x}", row.name))?;
+    if row.preload != "none" {
+        e.set_preload(preload);
+    }
+    e.record_dataset(record);
     let mut lat: Vec<u64> = Vec::new();
     let mut arrival: Vec<u64> = Vec::new();
     let mut kept = Vec::new();
@@ -153,6 +233,10 @@ pub fn run_row(
         })
         .collect();
     kept.sort_by_key(|r| r.id);
+    let predict_wall_ns = wall
+        .and_then(|w| w.lock().ok().map(|v| v.clone()))
+        .unwrap_or_default();
+    let dataset = std::mem::take(&mut e.dataset);
     let rr = RunResult {
         seed,
         latency_ns: lat,
@@ -166,8 +250,20 @@ pub fn run_row(
             .map(|x| x.2 as f64 / 1e6)
             .collect(),
         windows,
+        preload_decisions: totals.preload_decisions,
+        predictions_correct: totals.predictions_correct,
+        preload_items: totals.preload_items,
+        preload_item_hits: totals.preload_item_hits,
+        preload_fallbacks: totals.preload_fallbacks,
+        predict_cost_ns: totals.predict_cost_ns,
     };
-    Ok((rr, totals, kept))
+    Ok(RowRun {
+        result: rr,
+        totals,
+        records: kept,
+        predict_wall_ns,
+        dataset,
+    })
 }
 
 fn requests_csv(recs: &[RequestRecord]) -> String {
@@ -214,7 +310,12 @@ pub struct CompareArgs {
 pub fn compare_cmd(a: CompareArgs) -> Result<()> {
     let text = std::fs::read_to_string(&a.experiment)
         .with_context(|| format!("{}: cannot read experiment", a.experiment.display()))?;
-    let mut exp = Experiment::parse(&text, &a.experiment.display().to_string())?;
+    let base = a
+        .experiment
+        .parent()
+        .map(std::path::Path::to_path_buf)
+        .unwrap_or_default();
+    let mut exp = Experiment::parse(&text, &a.experiment.display().to_string(), &base)?;
     if let Some(d) = a.duration {
         exp.workload.duration_s = d;
     }
@@ -229,33 +330,36 @@ pub fn compare_cmd(a: CompareArgs) -> Result<()> {
     let jobs: Vec<(usize, usize)> = (0..exp.row.len())
         .flat_map(|r| (0..exp.experiment.seeds.len()).map(move |s| (r, s)))
         .collect();
-    let wall = std::time::Instant::now();
+    let clock = std::time::Instant::now();
     let keep = a.out.is_some();
-    let results: Vec<Result<(RunResult, ServeTotals, Vec<RequestRecord>)>> = pool.install(|| {
+    let results: Vec<Result<RowRun>> = pool.install(|| {
         jobs.par_iter()
             .map(|&(r, s)| {
                 run_row(
                     &m,
-                    &exp.workload,
+                    &exp,
                     &exp.row[r],
                     exp.experiment.seeds[s],
                     keep && s == 0,
+                    false,
                 )
             })
             .collect()
     });
     let mut by_row: Vec<Vec<RunResult>> = vec![Vec::new(); exp.row.len()];
     let mut kept: Vec<Vec<RequestRecord>> = vec![Vec::new(); exp.row.len()];
+    let mut wall: Vec<Vec<u64>> = vec![Vec::new(); exp.row.len()];
     let mut simulated = 0u64;
     for (&(r, s), res) in jobs.iter().zip(results) {
-        let (rr, totals, recs) = res?;
-        simulated += totals.requests;
-        by_row[r].push(rr);
+        let run = res?;
+        simulated += run.totals.requests;
+        by_row[r].push(run.result);
+        wall[r].extend(run.predict_wall_ns);
         if s == 0 {
-            kept[r] = recs;
+            kept[r] = run.records;
         }
     }
-    let secs = wall.elapsed().as_secs_f64();
+    let secs = clock.elapsed().as_secs_f64();
     let names: Vec<String> = exp.row.iter().map(|r| r.name.clone()).collect();
     let table = compare::compare(
         &names,
@@ -277,6 +381,17 @@ pub fn compare_cmd(a: CompareArgs) -> Result<()> {
         "simulated {simulated} requests in {secs:.2} s of wall time ({:.0} requests/s)",
         simulated as f64 / secs.max(1e-9)
     );
+    for (n, w) in names.iter().zip(wall.iter_mut()) {
+        if !w.is_empty() {
+            w.sort_unstable();
+            eprintln!(
+                "{n}: real prediction time p50 {} ns, p99 {} ns over {} predictions (wall clock; reported, not simulated)",
+                analysis::stats::quantile_sorted(w, 0.5),
+                analysis::stats::quantile_sorted(w, 0.99),
+                w.len()
+            );
+        }
+    }
     if let Some(dir) = &a.out {
         ensure_dir(dir)?;
         write_file(&dir.join("compare.csv"), compare::to_csv(&table).as_bytes())?;
@@ -366,7 +481,11 @@ pub struct BenchArgs {
 }
 
 pub fn bench_cmd(a: BenchArgs) -> Result<()> {
-    let mut exp = Experiment::parse(SEED_SCENARIO, "scenarios/seed-inference.toml (built in)")?;
+    let mut exp = Experiment::parse(
+        SEED_SCENARIO,
+        "scenarios/seed-inference.toml (built in)",
+        &scenario_dir(),
+    )?;
     if let Some(d) = a.duration {
         exp.workload.duration_s = d;
     }
@@ -386,7 +505,8 @@ pub fn bench_cmd(a: BenchArgs) -> Result<()> {
     };
     let m = load_machine(&exp.workload.machine)?;
     let wall = std::time::Instant::now();
-    let (rr, totals, recs) = run_row(&m, &exp.workload, row, a.seed, a.out.is_some())?;
+    let run = run_row(&m, &exp, row, a.seed, a.out.is_some(), false)?;
+    let (rr, totals, recs) = (run.result, run.totals, run.records);
     let secs = wall.elapsed().as_secs_f64();
     let p = analysis::stats::percentiles(&rr.latency_ns);
     let spikes = analysis::stats::spike_share(&rr.latency_ns, exp.experiment.spike_k);
@@ -425,5 +545,73 @@ pub fn bench_cmd(a: BenchArgs) -> Result<()> {
             &json!({ "scenario": row.name, "percentiles": p, "spike_share": spikes, "totals": totals }),
         )?;
     }
+    Ok(())
+}
+
+#[derive(clap::Args, Debug)]
+pub struct DatasetArgs {
+    /// Experiment file whose workload to run.
+    pub experiment: PathBuf,
+    /// Row whose dispatcher runs while recording.
+    #[arg(long)]
+    pub row: String,
+    /// Workload seed (use one the evaluation does not use).
+    #[arg(long, default_value_t = 101)]
+    pub seed: u64,
+    /// Override the workload duration (10s, 30m).
+    #[arg(long, value_parser = parse_duration)]
+    pub duration: Option<f64>,
+    /// Output CSV: time_ns,id,<features>,label.
+    #[arg(long)]
+    pub out: PathBuf,
+}
+
+/// `numasim dataset`: one row per dispatch decision, features observed at
+/// dispatch and the label observed when the request's batch ran.
+pub fn dataset_cmd(a: DatasetArgs) -> Result<()> {
+    let text = std::fs::read_to_string(&a.experiment)
+        .with_context(|| format!("{}: cannot read experiment", a.experiment.display()))?;
+    let base = a
+        .experiment
+        .parent()
+        .map(std::path::Path::to_path_buf)
+        .unwrap_or_default();
+    let mut exp = Experiment::parse(&text, &a.experiment.display().to_string(), &base)?;
+    if let Some(d) = a.duration {
+        exp.workload.duration_s = d;
+    }
+    let Some(row) = exp.row.iter().find(|r| r.name == a.row).cloned() else {
+        let names: Vec<&str> = exp.row.iter().map(|r| r.name.as_str()).collect();
+        bail!(
+            "--row {:?}: no such row (rows: {})",
+            a.row,
+            names.join(", ")
+        );
+    };
+    let m = load_machine(&exp.workload.machine)?;
+    let run = run_row(&m, &exp, &row, a.seed, false, true)?;
+    let mut rows = run.dataset;
+    rows.sort_by_key(|r| (r.time_ns, r.id));
+    let mut s = String::from("time_ns,id");
+    for n in sim::serve::feature_names() {
+        s.push(',');
+        s.push_str(&n);
+    }
+    s.push_str(",label\n");
+    for r in &rows {
+        s.push_str(&format!("{},{}", r.time_ns, r.id));
+        for v in &r.features {
+            s.push_str(&format!(",{v}"));
+        }
+        s.push_str(&format!(",{}\n", r.label as u8));
+    }
+    write_file(&a.out, s.as_bytes())?;
+    let pos = rows.iter().filter(|r| r.label).count();
+    eprintln!(
+        "wrote {} rows ({} positive) to {}",
+        rows.len(),
+        pos,
+        a.out.display()
+    );
     Ok(())
 }

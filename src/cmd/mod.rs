@@ -5,6 +5,7 @@ pub mod loaded_latency;
 pub mod machine;
 pub mod replay;
 pub mod trace;
+pub mod train;
 
 use anyhow::Result;
 use clap::Subcommand;
@@ -26,6 +27,10 @@ pub enum Command {
     Compare(compare::CompareArgs),
     /// Run one row of the seed experiment (the article's run_bench.py --scenario=...).
     Bench(compare::BenchArgs),
+    /// Export a training dataset (features at dispatch, miss labels) from a workload.
+    Dataset(compare::DatasetArgs),
+    /// Train a predictor on a dataset (split by time) and save it.
+    Train(train::Args),
 }
 
 pub fn run(cmd: Command) -> Result<()> {
@@ -36,5 +41,7 @@ pub fn run(cmd: Command) -> Result<()> {
         Command::LoadedLatency(a) => loaded_latency::run(a),
         Command::Compare(a) => compare::compare_cmd(a),
         Command::Bench(a) => compare::bench_cmd(a),
+        Command::Dataset(a) => compare::dataset_cmd(a),
+        Command::Train(a) => train::run(a),
     }
 }

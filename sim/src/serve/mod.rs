@@ -49,7 +49,10 @@ use crate::cache::{Cache, Replacement};
 use crate::geometry::Geometry;
 use crate::machine::Machine;
 use crate::queue::Queue;
-pub use policy::{RequestView, Scheduler, Warmup, WorkerView};
+pub use policy::{
+    FEATURES, HISTORY, Preload, PreloadDecision, RequestView, Scheduler, Warmup, WorkerView,
+    feature_names,
+};
 
 /// One served request, as written to `requests.csv` (times in ns).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
@@ -97,6 +100,39 @@ pub struct ServeTotals {
     /// Per shard move: (shard, time traffic switched, latency of the first
     /// request of that shard arriving after it, ns).
     pub first_after_move: Vec<(u32, u64, u64)>,
+    /// Preload: decisions taken, preloads fired, items brought in, of those
+    /// still cached when their batch ran, fallbacks, simulated decision cost.
+    pub preload_decisions: u64,
+    pub preloads: u64,
+    pub preload_items: u64,
+    pub preload_item_hits: u64,
+    pub preload_fallbacks: u64,
+    pub predict_cost_ns: u64,
+    /// Decisions whose "will miss" prediction (p > 0.5) matched the outcome.
+    pub predictions_correct: u64,
+}
+
+/// One row of a dataset: the features at dispatch and whether the request's
+/// lookups then missed the worker node's cache (≥ half of them), observed
+/// when its batch ran.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DatasetRow {
+    pub time_ns: u64,
+    pub id: u64,
+    pub features: Vec<f64>,
+    pub label: bool,
+}
+
+struct Queued {
+    a: Arrival,
+    /// Features at dispatch (when a preload policy or the dataset needs them).
+    features: Option<Vec<f64>>,
+    /// A preload for it completes at this time (0: none).
+    preload_ready: u64,
+    /// Items its preload brought in.
+    preloaded: Vec<u64>,
+    /// Predicted miss (for accuracy), if a decision was taken.
+    predicted: Option<bool>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -109,7 +145,14 @@ pub enum ServeError {
 
 struct Worker {
     node: u32,
-    queue: VecDeque<Arrival>,
+    queue: VecDeque<Queued>,
+    /// Last batches, most recent first: (hit rate, MB read, mean item address in MB).
+    history: VecDeque<(f64, f64, f64)>,
+    last_batch_ns: u64,
+    /// Mean item address (MB) of the last batch.
+    last_mean_addr: f64,
+    /// Decision cost not yet charged (delays the next batch).
+    pending_cost_ns: u64,
     busy: bool,
     util: f64,
     util_t: u64,
@@ -124,6 +167,8 @@ enum Ev {
     WorkerFree(usize),
     MoveAt(usize),
     WarmupDone(usize),
+    /// Preload for (worker, request id).
+    Preload(usize, u64),
 }
 
 const UTIL_TAU_NS: f64 = 100e6;
@@ -135,6 +180,10 @@ pub struct ServeEngine<'a> {
     spec: WorkloadSpec,
     sched: Box<dyn Scheduler>,
     warmup: Box<dyn Warmup>,
+    preload: Option<Box<dyn Preload>>,
+    record: bool,
+    /// Rows collected when recording a dataset.
+    pub dataset: Vec<DatasetRow>,
     workers: Vec<Worker>,
     node_mem: Vec<Queue>,
     node_gbps: Vec<f64>,
@@ -189,6 +238,10 @@ impl<'a> ServeEngine<'a> {
                 workers.push(Worker {
                     node: i as u32,
                     queue: VecDeque::new(),
+                    history: VecDeque::new(),
+                    last_batch_ns: 0,
+                    last_mean_addr: 0.0,
+                    pending_cost_ns: 0,
                     busy: false,
                     util: 0.0,
                     util_t: 0,
@@ -246,6 +299,9 @@ impl<'a> ServeEngine<'a> {
             spec: spec.clone(),
             sched,
             warmup,
+            preload: None,
+            record: false,
+            dataset: Vec::new(),
             workers,
             node_mem: vec![Queue::default(); nodes],
             node_gbps,
@@ -277,6 +333,16 @@ impl<'a> ServeEngine<'a> {
             e.push((mv.at_s * 1e9) as u64, Ev::MoveAt(i));
         }
         Ok(e)
+    }
+
+    /// Attaches a preload policy.
+    pub fn set_preload(&mut self, p: Box<dyn Preload>) {
+        self.preload = Some(p);
+    }
+
+    /// Records a dataset row per request (features at dispatch, outcome at its batch).
+    pub fn record_dataset(&mut self, on: bool) {
+        self.record = on;
     }
 
     /// Number of workers.
@@ -357,8 +423,85 @@ impl<'a> ServeEngine<'a> {
                 }
             }
             Ev::WarmupDone(i) => self.switch(i, t),
+            Ev::Preload(w, id) => {
+                if let Some(pos) = self.workers[w].queue.iter().position(|q| q.a.id == id) {
+                    self.fire_preload(w, pos, t);
+                }
+            }
         }
         Ok(())
+    }
+
+    /// The item blocks a request looks up (its own seed, so it is the same
+    /// whoever asks).
+    fn items_of(&self, a: &Arrival) -> Vec<(u32, u64)> {
+        let shards = self.spec.shards.count as u64;
+        let mut rng = a.seed;
+        (0..self.spec.request.features.lookups)
+            .map(|_| {
+                let item = sample_cdf(&self.item_cdf, unit(splitmix(&mut rng)));
+                (item, item as u64 * shards + a.shard as u64 + 1)
+            })
+            .collect()
+    }
+
+    /// Brings queued request `pos` of worker `w`'s data into its node's cache now.
+    fn fire_preload(&mut self, w: usize, pos: usize, t: u64) {
+        let node = self.workers[w].node as usize;
+        let a = self.workers[w].queue[pos].a;
+        let home = self.shard_node[a.shard as usize] as usize;
+        let f = &self.spec.request.features;
+        let (item_bytes, resident) = (f.item_kb * 1024.0, f.resident);
+        let mut from_home = 0.0;
+        let mut far = 0.0;
+        let mut brought = Vec::new();
+        let mut missing = 0usize;
+        let items = self.items_of(&a);
+        for &(item, block) in &items {
+            if self.caches[node].contains(block) {
+                continue;
+            }
+            missing += 1;
+            if item < resident {
+                from_home += item_bytes
+            } else {
+                far += item_bytes
+            }
+            self.caches[node].fill(block, false);
+            brought.push(block);
+        }
+        let mut ready = t;
+        if from_home > 0.0 {
+            ready = ready.max(self.mem_read(home, node, from_home, t));
+        }
+        if far > 0.0 {
+            ready = ready.max(self.far_read(far, t));
+        }
+        self.totals.preloads += 1;
+        self.totals.preload_items += brought.len() as u64;
+        let q = &mut self.workers[w].queue[pos];
+        // The truth of "would miss": checked now, before the preload filled the cache.
+        if let Some(pred) = q.predicted.take() {
+            let missed = 2 * missing >= items.len();
+            self.totals.predictions_correct += (pred == missed) as u64;
+        }
+        q.preload_ready = ready;
+        q.preloaded = brought;
+    }
+
+    /// The decision features of a request about to join worker `w`.
+    fn features(&self, w: usize, a: &Arrival) -> Vec<f64> {
+        let wk = &self.workers[w];
+        let mut v = Vec::with_capacity(FEATURES);
+        v.push((self.shard_node[a.shard as usize] != wk.node) as u8 as f64);
+        v.push((wk.queue.len() + wk.running.len()) as f64);
+        for k in 0..HISTORY {
+            let (h, mb, d) = wk.history.get(k).copied().unwrap_or((1.0, 0.0, 0.0));
+            v.push(h);
+            v.push(mb);
+            v.push(d);
+        }
+        v
     }
 
     fn switch(&mut self, i: usize, t: u64) {
@@ -442,7 +585,43 @@ impl<'a> ServeEngine<'a> {
         if let Some((at, None)) = self.watch_move[s] {
             self.watch_move[s] = Some((at, Some(a.id)));
         }
-        self.workers[w].queue.push_back(a);
+        let features = (self.record || self.preload.is_some()).then(|| self.features(w, &a));
+        let mut q = Queued {
+            a,
+            features,
+            preload_ready: 0,
+            preloaded: Vec::new(),
+            predicted: None,
+        };
+        let mut fire_at = None;
+        if let (Some(p), Some(f)) = (self.preload.as_mut(), q.features.as_ref()) {
+            let d = p.decide(f);
+            self.totals.preload_decisions += 1;
+            self.totals.predict_cost_ns += d.cost_ns;
+            self.totals.preload_fallbacks += d.fallback as u64;
+            self.workers[w].pending_cost_ns += d.cost_ns;
+            if d.preload && !d.fallback {
+                q.predicted = Some(true);
+                // Fire a lead window before the batch is expected to start
+                // (estimated from the queue and the last batch's duration).
+                let wk = &self.workers[w];
+                let ahead =
+                    (wk.queue.len() + wk.running.len()) as u64 / self.spec.request.batch as u64;
+                let est_start = t + ahead * wk.last_batch_ns;
+                fire_at = Some(est_start.saturating_sub(p.window_ns()).max(t));
+            } else if !d.fallback {
+                q.predicted = Some(false);
+            }
+        }
+        self.workers[w].queue.push_back(q);
+        match fire_at {
+            Some(at) if at <= t => {
+                let pos = self.workers[w].queue.len() - 1;
+                self.fire_preload(w, pos, t);
+            }
+            Some(at) => self.push(at, Ev::Preload(w, a.id)),
+            None => {}
+        }
         if !self.workers[w].busy {
             self.start_batch(w, t);
         }
@@ -472,11 +651,24 @@ impl<'a> ServeEngine<'a> {
     }
 
     fn start_batch(&mut self, w: usize, t: u64) {
+        // Decision costs charged to this worker delay its batch.
+        let t = t + std::mem::take(&mut self.workers[w].pending_cost_ns);
         let f = self.spec.request.features.clone();
         let item_bytes = f.item_kb * 1024.0;
         let node = self.workers[w].node as usize;
         let n = (self.spec.request.batch as usize).min(self.workers[w].queue.len());
-        let batch: Vec<Arrival> = self.workers[w].queue.drain(..n).collect();
+        let queued: Vec<Queued> = self.workers[w].queue.drain(..n).collect();
+        let batch: Vec<Arrival> = queued.iter().map(|q| q.a).collect();
+        let mut preload_wait = t;
+        for q in &queued {
+            preload_wait = preload_wait.max(q.preload_ready);
+            for &b in &q.preloaded {
+                if self.caches[node].contains(b) {
+                    self.totals.preload_item_hits += 1;
+                }
+            }
+        }
+        let (mut batch_hits, mut batch_lookups, mut batch_addr) = (0u64, 0u64, 0.0f64);
         let mut from_node = vec![0.0f64; self.m.nodes()];
         let mut far = 0.0f64;
         let mut cold = vec![false; n];
@@ -497,13 +689,18 @@ impl<'a> ServeEngine<'a> {
             state_wait = state_wait.max(self.state_ready_at[s]);
             let home = self.shard_node[s] as usize;
             let mut rng = a.seed;
+            let mut misses = 0u32;
             for _ in 0..f.lookups {
                 let item = sample_cdf(&self.item_cdf, unit(splitmix(&mut rng)));
                 let block = item as u64 * shards + s as u64 + 1;
+                batch_lookups += 1;
+                batch_addr += item as f64 * item_bytes / 1e6;
                 if self.caches[node].probe(block, false) {
                     from_node[node] += item_bytes;
                     self.totals.feature_hits += 1;
+                    batch_hits += 1;
                 } else {
+                    misses += 1;
                     self.totals.feature_misses += 1;
                     if item < f.resident {
                         from_node[home] += item_bytes;
@@ -512,6 +709,23 @@ impl<'a> ServeEngine<'a> {
                     }
                     self.caches[node].fill(block, false);
                 }
+            }
+            let missed = 2 * misses >= f.lookups;
+            let q = &queued[i];
+            if q.preloaded.is_empty()
+                && let Some(pred) = q.predicted
+            {
+                self.totals.predictions_correct += (pred == missed) as u64;
+            }
+            if self.record
+                && let Some(feat) = &q.features
+            {
+                self.dataset.push(DatasetRow {
+                    time_ns: a.arrival_ns,
+                    id: a.id,
+                    features: feat.clone(),
+                    label: missed,
+                });
             }
             // Log-normal compute noise from the request's own stream (Box–Muller).
             let (u1, u2) = (
@@ -523,7 +737,7 @@ impl<'a> ServeEngine<'a> {
                 * 1e6
                 * (self.spec.request.compute.sigma * z).exp()) as u64;
         }
-        let mut ready = state_wait;
+        let mut ready = state_wait.max(preload_wait);
         for (home, &b) in from_node.iter().enumerate() {
             if b > 0.0 {
                 ready = ready.max(self.mem_read(home, node, b, t));
@@ -547,6 +761,26 @@ impl<'a> ServeEngine<'a> {
         let end = transferred + compute_ns;
         let stall = ready - t;
         let wk = &mut self.workers[w];
+        let read_mb = from_node.iter().sum::<f64>() / 1e6;
+        let mean_addr = if batch_lookups == 0 {
+            0.0
+        } else {
+            batch_addr / batch_lookups as f64
+        };
+        let delta = if wk.history.is_empty() {
+            0.0
+        } else {
+            mean_addr - wk.last_mean_addr
+        };
+        wk.last_mean_addr = mean_addr;
+        let hit_rate = if batch_lookups == 0 {
+            1.0
+        } else {
+            batch_hits as f64 / batch_lookups as f64
+        };
+        wk.history.push_front((hit_rate, read_mb, delta));
+        wk.history.truncate(HISTORY);
+        wk.last_batch_ns = end - t;
         wk.last_stall_ms = stall as f64 / 1e6;
         wk.ewma_stall_ms = EWMA_ALPHA * wk.last_stall_ms + (1.0 - EWMA_ALPHA) * wk.ewma_stall_ms;
         wk.running = batch

@@ -58,3 +58,49 @@ pub trait Warmup: Send {
     /// first request pays the cold fetch.
     fn prefetch_before_traffic(&self) -> bool;
 }
+
+/// Number of features a [`Preload`] policy sees per decision (see
+/// [`feature_names`]).
+pub const FEATURES: usize = 2 + 3 * HISTORY;
+/// Batches of history in the features (the seed's "last 10 windows").
+pub const HISTORY: usize = 10;
+
+/// Names of the decision features, in order: whether the request's shard
+/// lives on another node, the worker's outstanding requests, then for each of
+/// the worker's last 10 batches (most recent first) its feature-cache hit
+/// rate, the MB it read, and the mean item-address delta from the batch
+/// before it (MB). Everything a dispatcher could have logged; nothing about
+/// the future.
+pub fn feature_names() -> Vec<String> {
+    let mut v = vec!["remote_shard".to_string(), "outstanding".to_string()];
+    for k in 0..HISTORY {
+        v.push(format!("hit_rate_{k}"));
+        v.push(format!("read_mb_{k}"));
+        v.push(format!("addr_delta_mb_{k}"));
+    }
+    v
+}
+
+/// What a preload policy decided for one request.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PreloadDecision {
+    /// Bring the request's data to the worker's node ahead of its batch.
+    pub preload: bool,
+    /// Simulated cost of deciding, charged to the worker (ns).
+    pub cost_ns: u64,
+    /// The decision fell back to "no preload" (e.g. the predictor's cost
+    /// exceeded its budget).
+    pub fallback: bool,
+    /// The predicted probability that the request would miss locally.
+    pub probability: f64,
+}
+
+/// Decides, per request at dispatch, whether to preload its data (the
+/// seed's "model-triggered preload").
+pub trait Preload: Send {
+    fn name(&self) -> String;
+    /// Preload fires this long before the batch is expected to start (ns).
+    fn window_ns(&self) -> u64;
+    /// `features` has [`FEATURES`] entries named by [`feature_names`].
+    fn decide(&mut self, features: &[f64]) -> PreloadDecision;
+}
