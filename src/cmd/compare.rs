@@ -79,15 +79,15 @@ pub struct Experiment {
     pub base: PathBuf,
 }
 
+/// Where a learned preload records its real prediction times (ns).
+pub type WallSink = std::sync::Arc<std::sync::Mutex<Vec<u64>>>;
+
 /// A preload policy for a row; learned models are read from files.
 /// Returns the policy and, for learned models, the wall-clock sample sink.
 pub fn make_preload(
     spec: &str,
     base: &std::path::Path,
-) -> Result<(
-    Box<dyn sim::serve::Preload>,
-    Option<std::sync::Arc<std::sync::Mutex<Vec<u64>>>>,
-)> {
+) -> Result<(Box<dyn sim::serve::Preload>, Option<WallSink>)> {
     if let Some(rest) = spec.strip_prefix("learned:") {
         // FILE or FILE:WINDOW_MS (the window is a number after the last colon).
         let (file, window) = match rest.rsplit_once(':') {
@@ -305,6 +305,9 @@ pub struct CompareArgs {
     /// Worker threads for running rows × seeds in parallel (results do not depend on it).
     #[arg(long)]
     pub threads: Option<usize>,
+    /// Override the workload's mean arrival rate (requests/s).
+    #[arg(long)]
+    pub qps: Option<f64>,
 }
 
 pub fn compare_cmd(a: CompareArgs) -> Result<()> {
@@ -321,6 +324,12 @@ pub fn compare_cmd(a: CompareArgs) -> Result<()> {
     }
     if let Some(s) = &a.seeds {
         exp.experiment.seeds = s.clone();
+    }
+    if let Some(q) = a.qps {
+        if !(q.is_finite() && q > 0.0) {
+            bail!("--qps must be positive");
+        }
+        exp.workload.qps = q;
     }
     let m = load_machine(&exp.workload.machine)?;
     let pool = rayon::ThreadPoolBuilder::new()
