@@ -163,6 +163,59 @@ pub fn cdf_svg(title: &str, series: &[(String, Vec<u64>)]) -> Result<String, Str
     Ok(out)
 }
 
+/// Mean latency vs working-set size, simulated beside live, as an SVG:
+/// `points` are (working-set bytes, simulated ns, live ns).
+pub fn pairs_svg(title: &str, points: &[(u64, f64, f64)]) -> Result<String, String> {
+    let mut pts = points.to_vec();
+    pts.sort_by_key(|p| p.0);
+    let xmin = pts.first().map_or(1.0, |p| p.0 as f64).max(1.0) / 1.5;
+    let xmax = pts.last().map_or(2.0, |p| p.0 as f64).max(2.0) * 1.5;
+    let ymax = pts.iter().map(|p| p.1.max(p.2)).fold(1.0f64, f64::max) * 1.2;
+    let mut out = String::new();
+    {
+        let root = SVGBackend::with_string(&mut out, (900, 500)).into_drawing_area();
+        root.fill(&WHITE).map_err(err)?;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(title, ("sans-serif", 20))
+            .margin(15)
+            .x_label_area_size(40)
+            .y_label_area_size(60)
+            .build_cartesian_2d((xmin..xmax).log_scale(), 0.0..ymax)
+            .map_err(err)?;
+        chart
+            .configure_mesh()
+            .x_desc("working set (bytes, log scale)")
+            .y_desc("mean latency (ns)")
+            .draw()
+            .map_err(err)?;
+        for (k, (name, sel)) in [("simulated", 0usize), ("live", 1)].into_iter().enumerate() {
+            let c = COLORS[k];
+            let series: Vec<(f64, f64)> = pts
+                .iter()
+                .map(|p| (p.0 as f64, if sel == 0 { p.1 } else { p.2 }))
+                .collect();
+            chart
+                .draw_series(LineSeries::new(series.clone(), c.stroke_width(2)))
+                .map_err(err)?
+                .label(name)
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(2))
+                });
+            chart
+                .draw_series(series.into_iter().map(|p| Circle::new(p, 4, c.filled())))
+                .map_err(err)?;
+        }
+        chart
+            .configure_series_labels()
+            .background_style(WHITE.mix(0.8))
+            .border_style(BLACK)
+            .draw()
+            .map_err(err)?;
+        root.present().map_err(err)?;
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -376,6 +376,31 @@ impl<'m> Engine<'m> {
         Some((p.name(), s))
     }
 
+    /// Forgets the statistics gathered so far (counters, latency histogram,
+    /// time series, queue sums) but keeps the machine's state (caches,
+    /// directory, pages): measure a second pass after a warm-up pass.
+    pub fn clear_stats(&mut self) {
+        let n = self.m.nodes();
+        self.counters = Counters {
+            served: vec![0; self.counters.served.len()],
+            node_local: vec![0; n],
+            node_remote: vec![0; n],
+            pages_on_node: self.counters.pages_on_node.clone(),
+            ..Counters::default()
+        };
+        self.hist.reset();
+        self.windows.clear();
+        self.pf_stats = PrefetchStats::default();
+        for q in self
+            .channels
+            .iter_mut()
+            .flatten()
+            .chain(self.links.iter_mut())
+        {
+            q.clear_stats();
+        }
+    }
+
     /// The private level a prefetcher fills.
     pub fn prefetch_level(&self) -> usize {
         self.cfg.prefetch_level

@@ -75,6 +75,16 @@ impl Queue {
         q.occupancy_area
     }
 
+    /// Zeroes the statistics, keeping the server's state (busy until).
+    pub fn clear_stats(&mut self) {
+        let busy_until = self.busy_until;
+        *self = Queue {
+            busy_until,
+            last_event: self.last_event,
+            ..Queue::default()
+        };
+    }
+
     /// Mean wait before service (ps).
     pub fn mean_wait_ps(&self) -> f64 {
         if self.requests == 0 {

@@ -1,6 +1,7 @@
 //! Subcommands, one module each.
 
 pub mod compare;
+pub mod live;
 pub mod loaded_latency;
 pub mod machine;
 pub mod replay;
@@ -31,6 +32,11 @@ pub enum Command {
     Dataset(compare::DatasetArgs),
     /// Train a predictor on a dataset (split by time) and save it.
     Train(train::Args),
+    /// The real machine: probe its topology, calibrate a machine file, replay on pinned threads.
+    #[command(subcommand)]
+    Live(live::LiveCmd),
+    /// Run traces simulated and live and compare their latencies.
+    Validate(live::ValidateArgs),
 }
 
 pub fn run(cmd: Command) -> Result<()> {
@@ -43,5 +49,7 @@ pub fn run(cmd: Command) -> Result<()> {
         Command::Bench(a) => compare::bench_cmd(a),
         Command::Dataset(a) => compare::dataset_cmd(a),
         Command::Train(a) => train::run(a),
+        Command::Live(a) => live::run(a),
+        Command::Validate(a) => live::validate(a),
     }
 }

@@ -1,0 +1,130 @@
+//! Live replay: a trace's data accesses executed on the real machine.
+//!
+//! The trace's footprint is remapped into one page-aligned allocation,
+//! preserving every address's offset within its page (so line and page
+//! structure are the trace's); pages are first touched by the thread that
+//! will use them (first-touch) or bound with `mbind`. Each trace thread runs
+//! pinned to a CPU and executes its loads and stores in trace order; each
+//! load's address depends on the previous load's value (plus zero), so the
+//! loads are serialised like a pointer chase — compare with `--mlp 1` in
+//! the model. Latency is measured per chunk of accesses (never per single
+//! load): chunk time / chunk size.
+
+use std::collections::HashMap;
+use std::time::Instant;
+
+use traces::{Access, Kind};
+
+use crate::LiveError;
+use crate::os::{PageBuf, pin_current_thread};
+
+/// Accesses per timed chunk.
+pub const CHUNK: usize = 256;
+
+/// What a live replay measured.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+pub struct LiveResult {
+    pub accesses: u64,
+    pub elapsed_ns: f64,
+    /// Per-access latency (ns): mean, and p50/p99 over chunks.
+    pub mean_ns: f64,
+    pub p50_ns: f64,
+    pub p99_ns: f64,
+}
+
+/// Replays `records` (data accesses; instruction fetches are skipped) with
+/// trace thread `t` pinned to `cpus[t % cpus.len()]`, after `warm` passes
+/// that are not timed.
+pub fn replay(records: &[Access], cpus: &[u32], warm: usize) -> Result<LiveResult, LiveError> {
+    if cpus.is_empty() {
+        return Err(LiveError::Invalid("no CPUs to replay on".into()));
+    }
+    let mut pages: HashMap<u64, usize> = HashMap::new();
+    let mut per_thread: HashMap<u32, Vec<(usize, bool)>> = HashMap::new();
+    for a in records.iter().filter(|a| a.kind != Kind::IFetch) {
+        let n = pages.len();
+        let idx = *pages.entry(a.addr >> 12).or_insert(n);
+        // Word offset in the allocation (8-byte aligned within the page).
+        let off = idx * 4096 + (a.addr as usize & 4095) / 8 * 8;
+        per_thread
+            .entry(a.thread)
+            .or_default()
+            .push((off / 8, matches!(a.kind, Kind::Store | Kind::Modify)));
+    }
+    let mut threads: Vec<(u32, Vec<(usize, bool)>)> = per_thread.into_iter().collect();
+    threads.sort_by_key(|(t, _)| *t);
+    let mut buf = PageBuf::new(pages.len().max(1) * 4096)?;
+    let base = buf.as_mut_ptr() as usize;
+    let words = buf.len() / 8;
+    let handles: Vec<_> = threads
+        .into_iter()
+        .enumerate()
+        .map(|(k, (_, ops))| {
+            let cpu = cpus[k % cpus.len()];
+            std::thread::spawn(move || -> Result<(Vec<f64>, u64), LiveError> {
+                pin_current_thread(cpu)?;
+                // SAFETY: the allocation outlives the threads (joined below);
+                // accesses are bounds-checked; concurrent threads may race on
+                // shared words, which only changes values, never which word
+                // is touched (a loaded value enters the index only as `& 0`).
+                let w = unsafe { std::slice::from_raw_parts_mut(base as *mut u64, words) };
+                let zero = std::hint::black_box(0usize);
+                let mut dep = 0usize;
+                let mut chunks = Vec::with_capacity(ops.len() / CHUNK + 1);
+                for pass in 0..=warm {
+                    for c in ops.chunks(CHUNK) {
+                        let t = Instant::now();
+                        for &(i, write) in c {
+                            // `dep & zero` is 0 but the CPU cannot know: each
+                            // load waits for the one before it.
+                            let j = i + (dep & zero);
+                            if let Some(x) = w.get_mut(j) {
+                                if write {
+                                    *x = x.wrapping_add(1);
+                                } else {
+                                    dep = *x as usize;
+                                }
+                            }
+                        }
+                        if pass == warm {
+                            chunks.push(t.elapsed().as_nanos() as f64 / c.len() as f64);
+                        }
+                    }
+                }
+                std::hint::black_box(dep);
+                Ok((chunks, ops.len() as u64))
+            })
+        })
+        .collect();
+    let t0 = Instant::now();
+    let mut all = Vec::new();
+    let mut n = 0u64;
+    for h in handles {
+        let (c, k) = h
+            .join()
+            .map_err(|_| LiveError::Invalid("replay thread panicked".into()))??;
+        all.extend(c);
+        n += k;
+    }
+    let elapsed = t0.elapsed().as_nanos() as f64;
+    drop(buf);
+    all.sort_by(f64::total_cmp);
+    let q = |x: f64| {
+        if all.is_empty() {
+            0.0
+        } else {
+            all[((x * all.len() as f64) as usize).min(all.len() - 1)]
+        }
+    };
+    Ok(LiveResult {
+        accesses: n,
+        elapsed_ns: elapsed,
+        mean_ns: if all.is_empty() {
+            0.0
+        } else {
+            all.iter().sum::<f64>() / all.len() as f64
+        },
+        p50_ns: q(0.5),
+        p99_ns: q(0.99),
+    })
+}

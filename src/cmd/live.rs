@@ -1,0 +1,359 @@
+//! `numasim live probe|calibrate|replay` and `numasim validate`.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use clap::{Args, Subcommand};
+use serde_json::json;
+use sim::machine::{Bytes, MachineSpec};
+use traces::{Access, Batch, Format};
+
+use crate::input::{open_trace, parse_format, trace_err};
+use crate::output::{ensure_dir, write_file, write_json};
+
+#[derive(Subcommand, Debug)]
+pub enum LiveCmd {
+    /// Describe this host from sysfs as a machine file (latencies uncalibrated).
+    Probe(ProbeArgs),
+    /// Measure this host (pointer chase, core-to-core, bandwidth) and write a calibrated machine file.
+    Calibrate(CalibrateArgs),
+    /// Replay a trace's data accesses on pinned threads of this host.
+    Replay(ReplayArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct ProbeArgs {
+    /// sysfs root (a recorded tree in tests).
+    #[arg(long, default_value = "/sys")]
+    pub sysfs: PathBuf,
+    /// Write the machine TOML here (else print it).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+pub struct CalibrateArgs {
+    #[arg(long, default_value = "/sys")]
+    pub sysfs: PathBuf,
+    /// Calibrated machine TOML; the measured curve goes beside it (.curve.csv).
+    #[arg(long, default_value = "host-calibrated.toml")]
+    pub out: PathBuf,
+    /// Largest pointer-chase working set (K/M/G).
+    #[arg(long, default_value = "256M", value_parser = parse_size)]
+    pub max_size: u64,
+    /// Dependent loads per point.
+    #[arg(long, default_value_t = 1_000_000)]
+    pub loads: u64,
+    /// Repeats per point (the median is used).
+    #[arg(long, default_value_t = 5)]
+    pub repeats: usize,
+}
+
+fn parse_size(s: &str) -> Result<u64, String> {
+    sim::geometry::parse_bytes(s).ok_or_else(|| format!("bad size {s:?}"))
+}
+
+#[derive(Args, Debug)]
+pub struct ReplayArgs {
+    /// Trace file.
+    pub trace: PathBuf,
+    #[arg(long, value_parser = parse_format)]
+    pub format: Option<Format>,
+    /// CPUs for trace threads (in order of first appearance), comma-separated; default all allowed.
+    #[arg(long, value_delimiter = ',')]
+    pub cpus: Option<Vec<u32>>,
+    /// Untimed passes before the timed one.
+    #[arg(long, default_value_t = 1)]
+    pub warm: usize,
+    /// Write summary.json here.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+}
+
+pub fn run(cmd: LiveCmd) -> Result<()> {
+    match cmd {
+        LiveCmd::Probe(a) => probe(a),
+        LiveCmd::Calibrate(a) => calibrate(a),
+        LiveCmd::Replay(a) => live_replay(a),
+    }
+}
+
+fn probe(a: ProbeArgs) -> Result<()> {
+    let t = live::sysfs::probe(&a.sysfs)?;
+    let spec = live::sysfs::to_machine(&t, "host")?;
+    let m = sim::Machine::new(spec).context("the probed machine is not a valid description")?;
+    let text = m.to_toml();
+    match &a.out {
+        Some(p) => {
+            write_file(p, text.as_bytes())?;
+            eprintln!(
+                "wrote {} ({} nodes, {} cores)",
+                p.display(),
+                m.nodes(),
+                m.cores()
+            );
+        }
+        None => print!("{text}"),
+    }
+    Ok(())
+}
+
+/// Latency of the curve at working set `bytes` (nearest point at or above it).
+fn at(curve: &[live::calibrate::Point], bytes: u64) -> f64 {
+    curve
+        .iter()
+        .find(|p| p.bytes >= bytes)
+        .or(curve.last())
+        .map_or(0.0, |p| p.ns)
+}
+
+fn calibrate(a: CalibrateArgs) -> Result<()> {
+    let t = live::sysfs::probe(&a.sysfs)?;
+    let mut spec: MachineSpec = live::sysfs::to_machine(&t, "host-calibrated")?;
+    let cpus = live::os::allowed_cpus()?;
+    live::os::pin_current_thread(cpus[0])?;
+    let sizes = live::calibrate::sizes(a.max_size);
+    let mut curve = Vec::new();
+    for (i, &s) in sizes.iter().enumerate() {
+        let p = live::calibrate::chase(s, a.loads, a.repeats, 0xC0FFEE + i as u64)?;
+        eprintln!(
+            "{:>10} B  {:7.2} ns  (spread {:.0}%)",
+            p.bytes,
+            p.ns,
+            p.spread * 100.0
+        );
+        curve.push(p);
+    }
+    let levels = live::calibrate::levels(&curve, 0.4);
+    let mut notes = vec![format!(
+        "calibrated by numasim live calibrate: pointer chase {} loads × {} repeats per size (median); levels {}",
+        a.loads,
+        a.repeats,
+        levels
+            .iter()
+            .map(|l| format!("{:.1} ns up to {} B", l.ns, l.capacity))
+            .collect::<Vec<_>>()
+            .join(", ")
+    )];
+    // Each cache's latency: the curve at half its capacity (fits in it, not in the level above).
+    // Memory: the last plateau's median (the last points add TLB misses).
+    let dram = levels.last().map_or_else(|| at(&curve, u64::MAX), |l| l.ns);
+    for c in spec.core.caches.iter_mut().chain(spec.core.l1i.iter_mut()) {
+        c.latency_ns = (at(&curve, c.size.0 / 2) * 100.0).round() / 100.0;
+    }
+    // The LLC: where the curve says its step is, if that is well below sysfs's size (as inside a VM).
+    let private_max = spec.core.caches.iter().map(|c| c.size.0).max().unwrap_or(0);
+    let llc_step = levels
+        .iter()
+        .rev()
+        .nth(1)
+        .map(|l| l.capacity)
+        .filter(|&c| c > private_max);
+    for n in spec.nodes.iter_mut() {
+        if let Some(l) = n.llc.as_mut() {
+            if let Some(step) = llc_step
+                && step * 2 < l.size.0
+            {
+                let way = l.assoc as u64 * spec.line_size;
+                let sets = (step / way).max(1);
+                let p2 = 1u64 << (63 - sets.leading_zeros());
+                notes.push(format!(
+                    "LLC: sysfs says {} B, the latency step comes at {step} B: modelled as {} B",
+                    l.size.0,
+                    p2 * way
+                ));
+                l.size = Bytes(p2 * way);
+            }
+            l.latency_ns = (at(&curve, l.size.0 / 2) * 100.0).round() / 100.0;
+        }
+        if let Some(m) = n.memory.as_mut() {
+            m.latency_ns = (dram * 100.0).round() / 100.0;
+        }
+    }
+    if cpus.len() >= 2 {
+        let c2c = live::calibrate::core_to_core(cpus[0], cpus[1], 200_000)?;
+        notes.push(format!(
+            "core-to-core (CAS ping-pong, cpus {} and {}): {c2c:.1} ns",
+            cpus[0], cpus[1]
+        ));
+        spec.c2c_latency_ns = (c2c * 10.0).round() / 10.0;
+    }
+    let mut best = 0.0f64;
+    for k in 1..=cpus.len().min(4) {
+        let gbps = live::calibrate::read_bandwidth(&cpus[..k], 256 << 20, 3)?;
+        notes.push(format!("streaming read, {k} thread(s): {gbps:.1} GB/s"));
+        best = best.max(gbps);
+    }
+    for n in spec.nodes.iter_mut() {
+        if let Some(m) = n.memory.as_mut() {
+            m.channel_gbps = (best * 10.0).round() / 10.0;
+        }
+    }
+    spec.sources.extend(notes);
+    let m = sim::Machine::new(spec).context("the calibrated machine is not a valid description")?;
+    write_file(&a.out, m.to_toml().as_bytes())?;
+    let mut csv = String::from("bytes,ns,spread\n");
+    for p in &curve {
+        csv.push_str(&format!("{},{:.3},{:.4}\n", p.bytes, p.ns, p.spread));
+    }
+    write_file(&a.out.with_extension("curve.csv"), csv.as_bytes())?;
+    println!("levels (ns, effective capacity):");
+    for l in &levels {
+        println!("  {:8.2} ns  up to {} B", l.ns, l.capacity);
+    }
+    println!(
+        "wrote {} and {}",
+        a.out.display(),
+        a.out.with_extension("curve.csv").display()
+    );
+    Ok(())
+}
+
+/// Every data access of a trace, in order (bounded only by the trace: live
+/// replay needs the whole footprint mapped anyway).
+fn load_accesses(path: &Path, format: Option<Format>) -> Result<Vec<Access>> {
+    let mut input = open_trace(path, format, false)?;
+    let mut batch = Batch::new(input.source.fields());
+    let mut all = Vec::new();
+    loop {
+        batch.clear();
+        if input
+            .source
+            .fill(&mut batch)
+            .map_err(|e| trace_err(path, e))?
+            == 0
+        {
+            break;
+        }
+        all.extend(batch.acc.iter().filter(|a| a.kind != traces::Kind::IFetch));
+    }
+    if all.is_empty() {
+        bail!("{}: no data accesses to replay", path.display());
+    }
+    Ok(all)
+}
+
+fn live_replay(a: ReplayArgs) -> Result<()> {
+    let acc = load_accesses(&a.trace, a.format)?;
+    let cpus = match a.cpus {
+        Some(c) => c,
+        None => live::os::allowed_cpus()?,
+    };
+    let r = live::replay::replay(&acc, &cpus, a.warm)?;
+    println!(
+        "{}: {} accesses, latency mean {:.2} ns, p50 {:.2}, p99 {:.2} (per {}-access chunk, dependent loads)",
+        a.trace.display(),
+        r.accesses,
+        r.mean_ns,
+        r.p50_ns,
+        r.p99_ns,
+        live::replay::CHUNK
+    );
+    if let Some(dir) = &a.out {
+        ensure_dir(dir)?;
+        write_json(
+            &dir.join("summary.json"),
+            &json!({ "accesses": r.accesses, "elapsed_ns": r.elapsed_ns, "latency_ns": { "mean": r.mean_ns, "p50": r.p50_ns, "p99": r.p99_ns }, "source": "live" }),
+        )?;
+    }
+    Ok(())
+}
+
+#[derive(Args, Debug)]
+pub struct ValidateArgs {
+    /// Traces to run both simulated and live.
+    #[arg(required = true)]
+    pub traces: Vec<PathBuf>,
+    /// Machine file (from `numasim live calibrate`).
+    #[arg(long)]
+    pub machine: String,
+    /// Output directory: validate.csv, validate.svg.
+    #[arg(long)]
+    pub out: PathBuf,
+    /// CPU for the live replay.
+    #[arg(long)]
+    pub cpu: Option<u32>,
+    /// Prefetcher standing in for the host's hardware prefetchers in the
+    /// simulated run ("none" to model none).
+    #[arg(long, default_value = "stream:16:16")]
+    pub prefetch: String,
+}
+
+pub fn validate(a: ValidateArgs) -> Result<()> {
+    let m = crate::machines::load_machine(&a.machine)?;
+    let cpu = match a.cpu {
+        Some(c) => c,
+        None => live::os::allowed_cpus()?[0],
+    };
+    ensure_dir(&a.out)?;
+    let mut csv = String::from("trace,metric,sim,live,error_pct\n");
+    let mut points = Vec::new();
+    println!(
+        "{:<28} {:>8} {:>10} {:>10} {:>8}",
+        "trace", "metric", "sim ns", "live ns", "error %"
+    );
+    for t in &a.traces {
+        let acc = load_accesses(t, None)?;
+        let footprint: std::collections::HashSet<u64> = acc.iter().map(|x| x.addr >> 6).collect();
+        // Simulated: one thread, every miss blocking (as the live loads are dependent).
+        let placement = policies::placement::create("first-touch", &m)?;
+        let mut e = sim::Engine::new(
+            &m,
+            sim::Config {
+                mlp: Some(1),
+                pin: sim::Pin::Compact,
+                prefetch_level: 1.min(m.spec.core.caches.len().saturating_sub(1)),
+                ..sim::Config::default()
+            },
+            placement,
+        )?;
+        if a.prefetch != "none" {
+            e.set_prefetcher(
+                policies::prefetch::create(&a.prefetch, m.spec.line_size, m.cores())
+                    .map_err(|x| anyhow::anyhow!("--prefetch: {x}"))?,
+            )?;
+        }
+        let fields = traces::Fields::default();
+        // Two passes, the first to warm the caches as the live replay does.
+        for pass in 0..2 {
+            for chunk in acc.chunks(4096) {
+                let mut b = Batch::new(fields);
+                for x in chunk {
+                    b.push(traces::Record::access(0, x.kind, x.addr, x.size));
+                }
+                e.feed(&b)
+                    .map_err(|x| anyhow::anyhow!("{}: {x}", t.display()))?;
+            }
+            e.finish()?;
+            if pass == 0 {
+                // Like the live replay: the first pass only warms.
+                e.clear_stats();
+            }
+        }
+        let s = e.summary();
+        let live = live::replay::replay(&acc, &[cpu], 1)?;
+        let name = t
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        for (metric, simv, livev) in [
+            ("mean_ns", s.latency_ns.mean, live.mean_ns),
+            ("p50_ns", s.latency_ns.p50, live.p50_ns),
+            ("p99_ns", s.latency_ns.p99, live.p99_ns),
+        ] {
+            let err = if livev == 0.0 {
+                0.0
+            } else {
+                100.0 * (simv - livev) / livev
+            };
+            csv.push_str(&format!("{name},{metric},{simv:.3},{livev:.3},{err:.2}\n"));
+            println!("{name:<28} {metric:>8} {simv:>10.2} {livev:>10.2} {err:>+7.1}%");
+        }
+        points.push((footprint.len() as u64 * 64, s.latency_ns.mean, live.mean_ns));
+    }
+    write_file(&a.out.join("validate.csv"), csv.as_bytes())?;
+    let svg = analysis::plots::pairs_svg("latency vs working set: simulated and live", &points)
+        .map_err(anyhow::Error::msg)?;
+    write_file(&a.out.join("validate.svg"), svg.as_bytes())?;
+    Ok(())
+}

@@ -1,0 +1,202 @@
+//! The live backend: host probe from recorded sysfs trees (a 2-socket Xeon,
+//! a 4-node EPYC, this 1-node VM), calibration on this host (checks robust
+//! to a noisy 2-vCPU VM: orderings and factor-of-two capacities only), and
+//! live replay and validation end to end. Tight numeric comparisons live in
+//! the documented benchmark command (docs/live.md), not here.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn fixture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/sysfs")
+        .join(name)
+}
+
+fn machine(name: &str) -> sim::Machine {
+    let t = live::sysfs::probe(&fixture(name)).unwrap();
+    sim::Machine::new(live::sysfs::to_machine(&t, name).unwrap()).unwrap()
+}
+
+#[test]
+fn probes_a_two_socket_xeon() {
+    let m = machine("xeon-2s");
+    assert_eq!(m.nodes(), 2);
+    assert_eq!(m.spec.nodes[0].cores, 56, "28 cores × 2 hardware threads");
+    assert_eq!(
+        m.spec
+            .core
+            .caches
+            .iter()
+            .map(|c| (c.name.as_str(), c.size.0, c.assoc))
+            .collect::<Vec<_>>(),
+        vec![("L1D", 32768, 8), ("L2", 1 << 20, 16)]
+    );
+    // 38.5 MB 11-way has 57344 sets: rounded down to 32768 sets, and said so.
+    let llc = m.spec.nodes[0].llc.as_ref().unwrap();
+    assert_eq!((llc.size.0, llc.assoc), (32768 * 11 * 64, 11));
+    assert!(m.spec.sources.iter().any(|s| s.contains("57344 sets")));
+    // The derived distance matrix reproduces the recorded SLIT.
+    assert_eq!(m.distance, vec![vec![10, 21], vec![21, 10]]);
+    assert_eq!(
+        m.spec.nodes[1].memory.as_ref().unwrap().capacity.0,
+        196608 * 1024 * 1024
+    );
+}
+
+#[test]
+fn probes_a_four_node_epyc() {
+    let m = machine("epyc-4numa");
+    assert_eq!(m.nodes(), 4);
+    assert_eq!(m.cores(), 128);
+    // Four 16 MB CCX slices per node make a 64 MB node LLC.
+    assert_eq!(m.spec.nodes[2].llc.as_ref().unwrap().size.0, 64 << 20);
+    assert_eq!(m.distance[0], vec![10, 12, 12, 12]);
+    assert_eq!(m.spec.links.len(), 6, "every pair of nodes is linked");
+}
+
+#[test]
+fn probes_this_vm_recorded() {
+    let m = machine("vm-1node");
+    assert_eq!(m.nodes(), 1);
+    assert_eq!(m.spec.core.caches[0].size.0, 48 << 10);
+    assert_eq!(m.spec.nodes[0].llc.as_ref().unwrap().size.0, 48 << 20);
+    assert_eq!(m.distance, vec![vec![10]]);
+}
+
+#[test]
+fn probe_errors_name_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = live::sysfs::probe(dir.path()).unwrap_err().to_string();
+    assert!(e.contains("devices/system/node"), "{e}");
+    let bad = dir.path().join("devices/system/node/node0");
+    std::fs::create_dir_all(&bad).unwrap();
+    std::fs::write(bad.join("cpulist"), "0-1\n").unwrap();
+    std::fs::write(bad.join("distance"), "10 20\n").unwrap();
+    let e = live::sysfs::probe(dir.path()).unwrap_err().to_string();
+    assert!(
+        e.contains("node0/distance") && e.contains("2 distances for 1 nodes"),
+        "{e}"
+    );
+}
+
+/// Sizes of this host's data caches from sysfs, smallest level first.
+fn host_cache_sizes() -> Vec<u64> {
+    let t = live::sysfs::probe(Path::new("/sys")).unwrap();
+    let mut v: Vec<(u32, u64)> = t
+        .caches
+        .iter()
+        .filter(|c| c.kind != "Instruction")
+        .map(|c| (c.level, c.size))
+        .collect();
+    v.sort();
+    v.into_iter().map(|x| x.1).collect()
+}
+
+#[test]
+fn calibration_curve_is_monotone_and_finds_the_l1_and_l2_steps() {
+    live::os::pin_current_thread(live::os::allowed_cpus().unwrap()[0]).unwrap();
+    let curve: Vec<_> = live::calibrate::sizes(64 << 20)
+        .iter()
+        .enumerate()
+        .map(|(i, &s)| live::calibrate::chase(s, 150_000, 3, i as u64).unwrap())
+        .collect();
+    let levels = live::calibrate::levels(&curve, 0.4);
+    assert!(levels.len() >= 3, "at least L1, L2 and memory: {levels:?}");
+    assert!(
+        levels.windows(2).all(|w| w[0].ns < w[1].ns),
+        "L1 < L2 < ... < DRAM: {levels:?}"
+    );
+    let sizes = host_cache_sizes();
+    // The first two steps sit within a factor 2 of the L1D and L2 sizes sysfs reports.
+    for (level, true_size) in levels.iter().zip(&sizes).take(2) {
+        let ratio = level.capacity as f64 / *true_size as f64;
+        assert!(
+            (0.5..=2.0).contains(&ratio),
+            "step at {} B vs {} B: {levels:?}",
+            level.capacity,
+            true_size
+        );
+    }
+    // Memory is much slower than L1.
+    assert!(
+        levels.last().unwrap().ns > 10.0 * levels[0].ns,
+        "{levels:?}"
+    );
+}
+
+fn chase_trace(dir: &Path, name: &str, footprint: &str, n: &str) -> PathBuf {
+    let p = dir.join(name);
+    let o = Command::new(env!("CARGO_BIN_EXE_numasim"))
+        .args([
+            "trace",
+            "gen",
+            "chase",
+            "-n",
+            n,
+            "--footprint",
+            footprint,
+            "-o",
+            p.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    p
+}
+
+#[test]
+fn live_replay_and_validate_run_end_to_end() {
+    let dir = tempfile::tempdir().unwrap();
+    let small = chase_trace(dir.path(), "small.nst", "16K", "200000");
+    let big = chase_trace(dir.path(), "big.nst", "64M", "200000");
+    let acc = |p: &Path| {
+        let f = std::fs::File::open(p).unwrap();
+        let mut src =
+            traces::open(Box::new(f), p.file_name().and_then(|n| n.to_str()), None).unwrap();
+        traces::collect_all(src.as_mut())
+            .unwrap()
+            .iter()
+            .map(|r| r.core())
+            .collect::<Vec<_>>()
+    };
+    let cpu = live::os::allowed_cpus().unwrap()[0];
+    let s = live::replay::replay(&acc(&small), &[cpu], 1).unwrap();
+    let b = live::replay::replay(&acc(&big), &[cpu], 1).unwrap();
+    assert_eq!(s.accesses, 200_000);
+    assert!(
+        b.mean_ns > 5.0 * s.mean_ns,
+        "DRAM-bound {} ns vs L1-bound {} ns",
+        b.mean_ns,
+        s.mean_ns
+    );
+    // validate: both traces, a table with three metrics each.
+    let out = dir.path().join("v");
+    let machine = dir.path().join("host.toml");
+    let o = Command::new(env!("CARGO_BIN_EXE_numasim"))
+        .args(["live", "probe", "--out", machine.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = Command::new(env!("CARGO_BIN_EXE_numasim"))
+        .args([
+            "validate",
+            small.to_str().unwrap(),
+            big.to_str().unwrap(),
+            "--machine",
+            machine.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let csv = std::fs::read_to_string(out.join("validate.csv")).unwrap();
+    assert!(csv.starts_with("trace,metric,sim,live,error_pct\n"));
+    assert_eq!(csv.lines().count(), 1 + 2 * 3);
+    assert!(
+        std::fs::read_to_string(out.join("validate.svg"))
+            .unwrap()
+            .starts_with("<svg")
+    );
+}
