@@ -310,18 +310,24 @@ pub struct CompareArgs {
     pub qps: Option<f64>,
 }
 
-pub fn compare_cmd(a: CompareArgs) -> Result<()> {
-    let text = std::fs::read_to_string(&a.experiment)
-        .with_context(|| format!("{}: cannot read experiment", a.experiment.display()))?;
-    let base = a
-        .experiment
+/// Reads an experiment file (model paths resolve against its directory),
+/// with an optional duration override; also returns its text (for the manifest).
+fn load_experiment(path: &std::path::Path, duration: Option<f64>) -> Result<(Experiment, String)> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("{}: cannot read experiment", path.display()))?;
+    let base = path
         .parent()
         .map(std::path::Path::to_path_buf)
         .unwrap_or_default();
-    let mut exp = Experiment::parse(&text, &a.experiment.display().to_string(), &base)?;
-    if let Some(d) = a.duration {
+    let mut exp = Experiment::parse(&text, &path.display().to_string(), &base)?;
+    if let Some(d) = duration {
         exp.workload.duration_s = d;
     }
+    Ok((exp, text))
+}
+
+pub fn compare_cmd(a: CompareArgs) -> Result<()> {
+    let (mut exp, text) = load_experiment(&a.experiment, a.duration)?;
     if let Some(s) = &a.seeds {
         exp.experiment.seeds = s.clone();
     }
@@ -578,17 +584,7 @@ pub struct DatasetArgs {
 /// `numasim dataset`: one row per dispatch decision, features observed at
 /// dispatch and the label observed when the request's batch ran.
 pub fn dataset_cmd(a: DatasetArgs) -> Result<()> {
-    let text = std::fs::read_to_string(&a.experiment)
-        .with_context(|| format!("{}: cannot read experiment", a.experiment.display()))?;
-    let base = a
-        .experiment
-        .parent()
-        .map(std::path::Path::to_path_buf)
-        .unwrap_or_default();
-    let mut exp = Experiment::parse(&text, &a.experiment.display().to_string(), &base)?;
-    if let Some(d) = a.duration {
-        exp.workload.duration_s = d;
-    }
+    let (exp, _) = load_experiment(&a.experiment, a.duration)?;
     let Some(row) = exp.row.iter().find(|r| r.name == a.row).cloned() else {
         let names: Vec<&str> = exp.row.iter().map(|r| r.name.as_str()).collect();
         bail!(
