@@ -57,6 +57,17 @@ pub struct TraceInput {
     pub file_len: u64,
 }
 
+/// The manifest entry of a trace that was read through `tap`.
+pub fn manifest_input(path: &Path, format: &str, tap: &Tap) -> serde_json::Value {
+    serde_json::json!({
+        "role": "trace",
+        "path": path.display().to_string(),
+        "format": format,
+        "bytes": tap.bytes(),
+        "checksum": tap.checksum(),
+    })
+}
+
 /// Formats a trace error as `PATH: line N, record M: problem`.
 pub fn trace_err(path: &Path, e: TraceError) -> anyhow::Error {
     anyhow!("{}: {e}", path.display())

@@ -18,24 +18,18 @@ fn err(e: impl std::fmt::Display) -> String {
     e.to_string()
 }
 
+/// The x range (ms) covering every series' latencies (ns), with margins.
+fn latency_range(series: &[(String, Vec<u64>)]) -> (f64, f64) {
+    let all = || series.iter().flat_map(|(_, v)| v.iter().copied());
+    let max = all().max().unwrap_or(1).max(1) as f64 / 1e6;
+    let min = all().min().unwrap_or(1).max(1) as f64 / 1e6;
+    ((min * 0.9).max(1e-3), max * 1.1)
+}
+
 /// Overlaid latency histograms (log-spaced bins, ms on a log axis), one
 /// line per series, as an SVG document.
 pub fn histogram_svg(title: &str, series: &[(String, Vec<u64>)]) -> Result<String, String> {
-    let all_max = series
-        .iter()
-        .flat_map(|(_, v)| v.iter().copied())
-        .max()
-        .unwrap_or(1)
-        .max(1) as f64
-        / 1e6;
-    let all_min = series
-        .iter()
-        .flat_map(|(_, v)| v.iter().copied())
-        .min()
-        .unwrap_or(1)
-        .max(1) as f64
-        / 1e6;
-    let (lo, hi) = ((all_min * 0.9).max(1e-3), all_max * 1.1);
+    let (lo, hi) = latency_range(series);
     let bins = 60usize;
     let edge = |i: usize| lo * (hi / lo).powf(i as f64 / bins as f64);
     let mut hist = Vec::new();
@@ -99,21 +93,7 @@ pub fn histogram_svg(title: &str, series: &[(String, Vec<u64>)]) -> Result<Strin
 
 /// Latency CDFs (ms, log axis), one line per series, as an SVG document.
 pub fn cdf_svg(title: &str, series: &[(String, Vec<u64>)]) -> Result<String, String> {
-    let all_max = series
-        .iter()
-        .flat_map(|(_, v)| v.iter().copied())
-        .max()
-        .unwrap_or(1)
-        .max(1) as f64
-        / 1e6;
-    let all_min = series
-        .iter()
-        .flat_map(|(_, v)| v.iter().copied())
-        .min()
-        .unwrap_or(1)
-        .max(1) as f64
-        / 1e6;
-    let (lo, hi) = ((all_min * 0.9).max(1e-3), all_max * 1.1);
+    let (lo, hi) = latency_range(series);
     let mut out = String::new();
     {
         let root = SVGBackend::with_string(&mut out, (900, 500)).into_drawing_area();

@@ -212,11 +212,6 @@ fn spec(name: &str, c: &SysCache, size: u64, notes: &mut Vec<String>) -> Option<
 pub fn to_machine(t: &Topology, name: &str) -> Result<MachineSpec, LiveError> {
     let mut notes = vec!["probed from sysfs by numasim live probe; latencies and bandwidths are typical values until `numasim live calibrate` measures them".to_string()];
     let line = t.caches.iter().map(|c| c.line).max().unwrap_or(64).max(16);
-    let first_cpu = t
-        .nodes
-        .iter()
-        .find_map(|(_, c)| c.first().copied())
-        .unwrap_or(0);
     // A cache is private when it is shared only among one core's SMT siblings:
     // at most as many CPUs as the L1D is shared by.
     let l1_share = t
@@ -295,7 +290,6 @@ pub fn to_machine(t: &Topology, name: &str) -> Result<MachineSpec, LiveError> {
     if shared.is_none() {
         notes.push("no shared cache found: nodes have no LLC".into());
     }
-    let _ = first_cpu;
     Ok(MachineSpec {
         name: name.into(),
         description: format!(

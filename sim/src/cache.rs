@@ -326,17 +326,7 @@ impl Cache {
     /// write); a miss changes nothing. One pass over the set.
     #[inline]
     pub fn probe(&mut self, block: u64, write: bool) -> bool {
-        let base = self.set_base(block);
-        match self.find(base, block) {
-            Some(way) => {
-                if write {
-                    self.dirty[base / self.assoc] |= 1 << way;
-                }
-                self.touch(base, way, false);
-                true
-            }
-            None => false,
-        }
+        self.probe_ex(block, write).is_some()
     }
 
     /// As [`Cache::probe`], returning on a hit whether the line was dirty
@@ -358,16 +348,9 @@ impl Cache {
     /// write); a miss allocates (write-allocate) and reports the victim.
     #[inline]
     pub fn access(&mut self, block: u64, write: bool) -> Lookup {
-        let base = self.set_base(block);
-        match self.find(base, block) {
-            Some(way) => {
-                if write {
-                    self.dirty[base / self.assoc] |= 1 << way;
-                }
-                self.touch(base, way, false);
-                Lookup::Hit
-            }
-            None => Lookup::Miss(self.allocate(base, block, write)),
+        match self.probe_ex(block, write) {
+            Some(_) => Lookup::Hit,
+            None => Lookup::Miss(self.allocate(self.set_base(block), block, write)),
         }
     }
 

@@ -1108,18 +1108,10 @@ impl<'m> Engine<'m> {
         }
     }
 
-    /// After an eviction at level `i` (≥ the prefetch level): if the line is no
-    /// longer in the prefetch level, an unused prefetch of it was lost.
-    fn prefetch_lost_after(&mut self, core: usize, i: usize, block: u64) {
-        if i == self.cfg.prefetch_level {
-            self.prefetch_lost(core, block);
-        }
-    }
-
     /// A line left private level `i` of `core`.
     fn evicted_private(&mut self, core: usize, i: usize, block: u64, dirty: bool, t: u64) {
-        if self.prefetcher.is_some() && i >= self.cfg.prefetch_level {
-            self.prefetch_lost_after(core, i, block);
+        if self.prefetcher.is_some() && i == self.cfg.prefetch_level {
+            self.prefetch_lost(core, block);
         }
         let nlev = self.cores[core].levels.len();
         if i + 1 < nlev {

@@ -158,13 +158,7 @@ pub fn run(a: ReplayArgs) -> Result<()> {
     }
     if let Some(dir) = &a.out {
         ensure_dir(dir)?;
-        let inputs = vec![json!({
-            "role": "trace",
-            "path": a.trace.display().to_string(),
-            "format": format,
-            "bytes": tap.bytes(),
-            "checksum": tap.checksum(),
-        })];
+        let inputs = vec![crate::input::manifest_input(&a.trace, format, &tap)];
         write_json(&dir.join("summary.json"), &summary)?;
         write_json(
             &dir.join("manifest.json"),
@@ -231,13 +225,7 @@ fn run_timing(a: ReplayArgs) -> Result<()> {
     );
     if let Some(dir) = &a.out {
         ensure_dir(dir)?;
-        let inputs = vec![json!({
-            "role": "trace",
-            "path": a.trace.display().to_string(),
-            "format": format,
-            "bytes": tap.bytes(),
-            "checksum": tap.checksum(),
-        })];
+        let inputs = vec![crate::input::manifest_input(&a.trace, format, &tap)];
         let config = json!({
             "machine": machine.spec,
             "pin": format!("{:?}", a.pin),
