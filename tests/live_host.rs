@@ -108,11 +108,15 @@ fn calibration_curve_is_monotone_and_finds_the_l1_and_l2_steps() {
         "L1 < L2 < ... < DRAM: {levels:?}"
     );
     let sizes = host_cache_sizes();
-    // The first two steps sit within a factor 2 of the L1D and L2 sizes sysfs reports.
-    for (level, true_size) in levels.iter().zip(&sizes).take(2) {
+    // L1D is virtually indexed (VIPT): its step sits within a factor 2 of the
+    // size sysfs reports. L2 is physically indexed and the pages behind the
+    // chase buffer have random colours, so conflict misses start well before
+    // the nominal capacity (seen on these VMs: 0.48x to 0.75x of sysfs); the
+    // step must still fall between a quarter and twice the reported size.
+    for ((level, true_size), lo) in levels.iter().zip(&sizes).zip([0.5, 0.25]) {
         let ratio = level.capacity as f64 / *true_size as f64;
         assert!(
-            (0.5..=2.0).contains(&ratio),
+            (lo..=2.0).contains(&ratio),
             "step at {} B vs {} B: {levels:?}",
             level.capacity,
             true_size
