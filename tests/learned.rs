@@ -77,10 +77,67 @@ fn the_committed_model_is_reproduced_by_the_documented_commands() {
 }
 
 #[test]
-fn bench_ai_predict_runs_with_the_built_in_model() {
-    let o = numasim(&["bench", "--scenario", "ai_predict", "--duration", "2s"]);
+fn bench_ai_predict_runs_with_the_built_in_model_and_writes_the_monitoring_chart() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("b");
+    let o = numasim(&[
+        "bench",
+        "--scenario",
+        "ai_predict",
+        "--duration",
+        "3s",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(String::from_utf8_lossy(&o.stdout).contains("TP99"));
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    let t = &summary["totals"];
+    let win = t["windows"].as_array().unwrap();
+    // Every counter is in exactly one window: the windows add up to the totals.
+    let sum = |k: &str| win.iter().map(|w| w[k].as_u64().unwrap()).sum::<u64>();
+    for (w, total) in [
+        ("predictions_correct", "predictions_correct"),
+        ("preload_items", "preload_items"),
+        ("preload_item_hits", "preload_item_hits"),
+        ("feature_hits", "feature_hits"),
+        ("feature_misses", "feature_misses"),
+        ("far_bytes", "far_bytes"),
+    ] {
+        assert_eq!(sum(w), t[total].as_u64().unwrap(), "{w}");
+    }
+    let node_bytes: u64 = t["node_bytes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_u64().unwrap())
+        .sum();
+    assert_eq!(sum("memory_bytes"), node_bytes);
+    // Decisions not fallen back are judged once each.
+    assert_eq!(
+        sum("predictions_judged"),
+        t["preload_decisions"].as_u64().unwrap() - t["preload_fallbacks"].as_u64().unwrap()
+    );
+    // monitor.csv: one line per second of the workload, accuracy = correct / judged.
+    let csv = std::fs::read_to_string(out.join("monitor.csv")).unwrap();
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(lines.len(), 1 + 3, "{csv}");
+    for (i, l) in lines[1..].iter().enumerate() {
+        let c: Vec<&str> = l.split(',').collect();
+        assert_eq!(c[1], i.to_string());
+        let acc: f64 = c[5].parse().unwrap();
+        let want = win[i]["predictions_correct"].as_f64().unwrap()
+            / win[i]["predictions_judged"].as_f64().unwrap();
+        assert!((acc - want).abs() < 1e-6, "second {i}: {acc} vs {want}");
+        let gbps: f64 = c[8].parse().unwrap();
+        assert!((gbps - win[i]["memory_bytes"].as_f64().unwrap() / 1e9).abs() < 1e-4);
+    }
+    assert!(
+        std::fs::read_to_string(out.join("monitor.svg"))
+            .unwrap()
+            .contains("prediction accuracy (%)")
+    );
 }
 
 #[test]

@@ -26,8 +26,8 @@ pub struct RunResult {
     pub span_ns: u64,
     /// Latency (ms) of the first request after each shard move.
     pub first_after_move_ms: Vec<f64>,
-    /// Per 1-second window of arrival time: (TP50, TP99) in ms.
-    pub windows: Vec<(f64, f64)>,
+    /// Per second of simulated time: the monitoring chart's values.
+    pub windows: Vec<crate::monitor::MonitorPoint>,
     /// Preload: decisions, correct "will miss" predictions, items brought in,
     /// of those still cached at their batch, fallbacks, simulated cost (ns).
     pub preload_decisions: u64,

@@ -6,10 +6,12 @@
 //! - [`timing`]: the summary of a timing (NUMA model) run.
 //! - [`stats`]: percentiles, spikes and their period, bimodality, paired bootstrap.
 //! - [`compare`]: the paired comparison table of policy rows.
-//! - [`plots`]: SVG histograms and CDFs.
+//! - [`monitor`]: per-window accuracy, hit rates, TP99 and bandwidth (the seed's chart).
+//! - [`plots`]: SVG histograms, CDFs, sim-vs-live pairs and the monitoring chart.
 
 pub mod cgreport;
 pub mod compare;
+pub mod monitor;
 pub mod plots;
 pub mod stats;
 pub mod timing;

@@ -196,6 +196,108 @@ pub fn pairs_svg(title: &str, points: &[(u64, f64, f64)]) -> Result<String, Stri
     Ok(out)
 }
 
+/// The monitoring chart: four panels over simulated time sharing the x
+/// axis — prediction accuracy and hit rates (%), TP99 (ms), memory bandwidth
+/// (GB/s) — one colour per row; hit rates dashed (preload) and dotted
+/// (feature cache). Rows without predictions have no accuracy line.
+pub fn monitor_svg(
+    title: &str,
+    rows: &[(String, Vec<crate::monitor::MonitorPoint>)],
+) -> Result<String, String> {
+    use crate::monitor::MonitorPoint;
+    type Pick = fn(&MonitorPoint) -> Option<f64>;
+    let xmax = rows.iter().map(|(_, p)| p.len()).max().unwrap_or(1).max(1) as f64;
+    let panels: [(&str, Vec<(Pick, u8)>); 4] = [
+        (
+            "prediction accuracy (%)",
+            vec![(|p| p.prediction_accuracy.map(|x| 100.0 * x), 0)],
+        ),
+        (
+            "hit rate (%): preload dashed, feature cache dotted",
+            vec![
+                (|p| p.preload_hit_rate.map(|x| 100.0 * x), 1),
+                (|p| p.feature_hit_rate.map(|x| 100.0 * x), 2),
+            ],
+        ),
+        (
+            "TP99 (ms)",
+            vec![(|p| (p.requests > 0).then_some(p.tp99_ms), 0)],
+        ),
+        (
+            "memory bandwidth (GB/s)",
+            vec![(|p| Some(p.memory_gbps), 0)],
+        ),
+    ];
+    let mut out = String::new();
+    {
+        let root = SVGBackend::with_string(&mut out, (900, 1000)).into_drawing_area();
+        root.fill(&WHITE).map_err(err)?;
+        let root = root.titled(title, ("sans-serif", 20)).map_err(err)?;
+        let areas = root.split_evenly((4, 1));
+        for (area, (desc, picks)) in areas.iter().zip(&panels) {
+            let ymax = rows
+                .iter()
+                .flat_map(|(_, pts)| {
+                    pts.iter()
+                        .flat_map(|p| picks.iter().filter_map(move |(f, _)| f(p)))
+                })
+                .fold(0.0f64, f64::max);
+            let ymax = if ymax > 0.0 { ymax * 1.1 } else { 1.0 };
+            let mut chart = ChartBuilder::on(area)
+                .margin(10)
+                .x_label_area_size(30)
+                .y_label_area_size(60)
+                .build_cartesian_2d(0.0..xmax, 0.0..ymax)
+                .map_err(err)?;
+            chart
+                .configure_mesh()
+                .x_desc("simulated time (s)")
+                .y_desc(*desc)
+                .draw()
+                .map_err(err)?;
+            let mut labelled = false;
+            for (k, (name, pts)) in rows.iter().enumerate() {
+                let c = COLORS[k % COLORS.len()];
+                let mut row_labelled = false;
+                for &(f, dash) in picks {
+                    let line: Vec<(f64, f64)> = pts
+                        .iter()
+                        .filter_map(|p| f(p).map(|y| (p.second as f64 + 0.5, y)))
+                        .collect();
+                    if line.is_empty() {
+                        continue;
+                    }
+                    let style = c.stroke_width(2);
+                    let drawn = match dash {
+                        0 => chart.draw_series(LineSeries::new(line, style)),
+                        1 => chart.draw_series(DashedLineSeries::new(line, 8, 5, style)),
+                        _ => chart.draw_series(DashedLineSeries::new(line, 2, 4, style)),
+                    }
+                    .map_err(err)?;
+                    // One legend entry per row: its first line in the panel.
+                    if !row_labelled {
+                        row_labelled = true;
+                        labelled = true;
+                        drawn.label(name.clone()).legend(move |(x, y)| {
+                            PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(2))
+                        });
+                    }
+                }
+            }
+            if labelled {
+                chart
+                    .configure_series_labels()
+                    .background_style(WHITE.mix(0.8))
+                    .border_style(BLACK)
+                    .draw()
+                    .map_err(err)?;
+            }
+        }
+        root.present().map_err(err)?;
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -220,5 +322,46 @@ mod tests {
                 assert_eq!(lines, 2, "{color}: series and legend");
             }
         }
+    }
+
+    #[test]
+    fn monitor_chart_has_four_panels_and_skips_missing_accuracy() {
+        use crate::monitor::MonitorPoint;
+        let pt = |s: u64, acc: Option<f64>| MonitorPoint {
+            second: s,
+            requests: 10,
+            tp50_ms: 1.0,
+            tp99_ms: 2.0 + s as f64,
+            prediction_accuracy: acc,
+            preload_hit_rate: acc,
+            feature_hit_rate: Some(0.5),
+            memory_gbps: 3.0,
+            far_gbps: 0.0,
+        };
+        let rows = vec![
+            (
+                "learned".to_string(),
+                (0..5).map(|s| pt(s, Some(0.8))).collect(),
+            ),
+            ("static".to_string(), (0..5).map(|s| pt(s, None)).collect()),
+        ];
+        let svg = monitor_svg("m", &rows).unwrap();
+        assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
+        for desc in [
+            "prediction accuracy (%)",
+            "TP99 (ms)",
+            "memory bandwidth (GB/s)",
+        ] {
+            assert!(svg.contains(desc), "{desc}");
+        }
+        // Solid lines (accuracy, TP99, bandwidth) plus legend marks: the
+        // learned row has one more panel with a line than the static row.
+        let solid = |c: &str| {
+            svg.lines()
+                .filter(|l| l.contains("<polyline") && l.contains(c))
+                .count()
+        };
+        let (a, b) = (solid("#1F77B4"), solid("#FF7F0E"));
+        assert!(a >= b + 2, "learned {a} vs static {b} polylines");
     }
 }

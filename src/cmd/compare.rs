@@ -218,20 +218,14 @@ pub fn run_row(
             }
         })
         .map_err(|x| anyhow::anyhow!("row {}: {x}", row.name))?;
-    // Per 1-second window of arrival: TP50 and TP99.
+    // Per second of arrival: the latencies behind each window's TP50/TP99.
     let secs = (spec.duration_s.ceil() as usize).max(1);
     let mut per: Vec<Vec<u64>> = vec![Vec::new(); secs];
     for (i, &l) in lat.iter().enumerate() {
-        let w = ((arrival[i] / 1_000_000_000) as usize).min(secs - 1);
+        let w = ((arrival[i] / sim::serve::MONITOR_WINDOW_NS) as usize).min(secs - 1);
         per[w].push(l);
     }
-    let windows = per
-        .iter()
-        .map(|v| {
-            let p = analysis::stats::percentiles(v);
-            (p.tp50_ms, p.tp99_ms)
-        })
-        .collect();
+    let windows = analysis::monitor::points(&per, &totals.windows);
     kept.sort_by_key(|r| r.id);
     let predict_wall_ns = wall
         .and_then(|w| w.lock().ok().map(|v| v.clone()))
@@ -264,6 +258,24 @@ pub fn run_row(
         predict_wall_ns,
         dataset,
     })
+}
+
+/// `monitor.csv` and `monitor.svg` (the seed's monitoring chart) in `dir`.
+fn write_monitor(
+    dir: &std::path::Path,
+    title: &str,
+    rows: &[(String, Vec<analysis::monitor::MonitorPoint>)],
+) -> Result<()> {
+    write_file(
+        &dir.join("monitor.csv"),
+        analysis::monitor::to_csv(rows).as_bytes(),
+    )?;
+    write_file(
+        &dir.join("monitor.svg"),
+        analysis::plots::monitor_svg(title, rows)
+            .map_err(anyhow::Error::msg)?
+            .as_bytes(),
+    )
 }
 
 fn requests_csv(recs: &[RequestRecord]) -> String {
@@ -410,19 +422,21 @@ pub fn compare_cmd(a: CompareArgs) -> Result<()> {
     if let Some(dir) = &a.out {
         ensure_dir(dir)?;
         write_file(&dir.join("compare.csv"), compare::to_csv(&table).as_bytes())?;
-        let windows: serde_json::Map<String, serde_json::Value> = names
+        let monitor: Vec<(String, Vec<analysis::monitor::MonitorPoint>)> = names
             .iter()
             .zip(&by_row)
-            .map(|(n, runs)| {
-                let w: Vec<serde_json::Value> = runs[0]
-                    .windows
-                    .iter()
-                    .enumerate()
-                    .map(|(i, (p50, p99))| json!({"second": i, "tp50_ms": p50, "tp99_ms": p99}))
-                    .collect();
-                (n.clone(), json!(w))
-            })
+            .map(|(n, runs)| (n.clone(), runs[0].windows.clone()))
             .collect();
+        let windows: serde_json::Map<String, serde_json::Value> =
+            monitor.iter().map(|(n, w)| (n.clone(), json!(w))).collect();
+        write_monitor(
+            dir,
+            &format!(
+                "{}: monitoring, seed {}",
+                exp.experiment.name, exp.experiment.seeds[0]
+            ),
+            &monitor,
+        )?;
         let v = json!({
             "experiment": exp.experiment.name,
             "machine": exp.workload.machine,
@@ -506,12 +520,6 @@ pub fn bench_cmd(a: BenchArgs) -> Result<()> {
     }
     let names: Vec<&str> = exp.row.iter().map(|r| r.name.as_str()).collect();
     let Some(row) = exp.row.iter().find(|r| r.name == a.scenario) else {
-        if a.scenario == "ai_predict" {
-            bail!(
-                "--scenario ai_predict arrives with the prefetch / learned-predictor work (issue 5); available now: {}",
-                names.join(", ")
-            );
-        }
         bail!(
             "unknown --scenario {:?}; expected one of {}",
             a.scenario,
@@ -555,6 +563,11 @@ pub fn bench_cmd(a: BenchArgs) -> Result<()> {
     if let Some(dir) = &a.out {
         ensure_dir(dir)?;
         write_file(&dir.join("requests.csv"), requests_csv(&recs).as_bytes())?;
+        write_monitor(
+            dir,
+            &format!("scenario {}: monitoring, seed {}", row.name, a.seed),
+            &[(row.name.clone(), rr.windows.clone())],
+        )?;
         write_json(
             &dir.join("summary.json"),
             &json!({ "scenario": row.name, "percentiles": p, "spike_share": spikes, "totals": totals }),

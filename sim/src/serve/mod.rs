@@ -110,6 +110,28 @@ pub struct ServeTotals {
     pub predict_cost_ns: u64,
     /// Decisions whose "will miss" prediction (p > 0.5) matched the outcome.
     pub predictions_correct: u64,
+    /// The same counters per [`MONITOR_WINDOW_NS`] of simulated time (the
+    /// monitoring chart), each counted when it happened.
+    pub windows: Vec<WindowTotals>,
+}
+
+/// Length of a monitoring window: one second of simulated time.
+pub const MONITOR_WINDOW_NS: u64 = 1_000_000_000;
+
+/// Counters of one monitoring window. A prediction is judged when its truth
+/// is known (its preload fires, or its batch runs); a preloaded item is
+/// counted when brought in and, if still cached, when its batch runs.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+pub struct WindowTotals {
+    pub predictions_judged: u64,
+    pub predictions_correct: u64,
+    pub preload_items: u64,
+    pub preload_item_hits: u64,
+    pub feature_hits: u64,
+    pub feature_misses: u64,
+    /// Bytes read from all nodes' memories, and from the far tier.
+    pub memory_bytes: u64,
+    pub far_bytes: u64,
 }
 
 /// One row of a dataset: the features at dispatch and whether the request's
@@ -205,6 +227,15 @@ pub struct ServeEngine<'a> {
     /// request that arrived since (recorded when it completes).
     watch_move: Vec<Option<(u64, Option<u64>)>>,
     pub totals: ServeTotals,
+}
+
+/// The monitoring window holding time `t`.
+fn window(w: &mut Vec<WindowTotals>, t: u64) -> &mut WindowTotals {
+    let i = (t / MONITOR_WINDOW_NS) as usize;
+    if w.len() <= i {
+        w.resize(i + 1, WindowTotals::default());
+    }
+    &mut w[i]
 }
 
 fn ns_of(bytes: f64, gbps: f64) -> u64 {
@@ -479,12 +510,16 @@ impl<'a> ServeEngine<'a> {
         }
         self.totals.preloads += 1;
         self.totals.preload_items += brought.len() as u64;
-        let q = &mut self.workers[w].queue[pos];
+        window(&mut self.totals.windows, t).preload_items += brought.len() as u64;
         // The truth of "would miss": checked now, before the preload filled the cache.
-        if let Some(pred) = q.predicted.take() {
-            let missed = 2 * missing >= items.len();
-            self.totals.predictions_correct += (pred == missed) as u64;
+        if let Some(pred) = self.workers[w].queue[pos].predicted.take() {
+            let ok = (pred == (2 * missing >= items.len())) as u64;
+            self.totals.predictions_correct += ok;
+            let win = window(&mut self.totals.windows, t);
+            win.predictions_judged += 1;
+            win.predictions_correct += ok;
         }
+        let q = &mut self.workers[w].queue[pos];
         q.preload_ready = ready;
         q.preloaded = brought;
     }
@@ -559,6 +594,7 @@ impl<'a> ServeEngine<'a> {
                 let bytes = bg.sweep_gb * 1e9;
                 self.node_mem[node].serve(t, ns_of(bytes, self.node_gbps[node]), bytes as u64);
                 self.totals.node_bytes[node] += bytes as u64;
+                window(&mut self.totals.windows, t).memory_bytes += bytes as u64;
                 if bg.flushes_cache {
                     self.caches[node].clear();
                 }
@@ -633,6 +669,7 @@ impl<'a> ServeEngine<'a> {
         let svc = ns_of(bytes, self.spec.far_tier.bandwidth_gbps);
         let wait = self.far.serve(t, svc, bytes as u64);
         self.totals.far_bytes += bytes as u64;
+        window(&mut self.totals.windows, t).far_bytes += bytes as u64;
         t + wait + svc + (self.spec.far_tier.latency_ms * 1e6) as u64
     }
 
@@ -641,6 +678,7 @@ impl<'a> ServeEngine<'a> {
         let svc = ns_of(bytes, self.node_gbps[home]);
         let mut done = t + self.node_mem[home].serve(t, svc, bytes as u64) + svc;
         self.totals.node_bytes[home] += bytes as u64;
+        window(&mut self.totals.windows, t).memory_bytes += bytes as u64;
         for &li in &self.m.route[home][node] {
             let l = &self.m.spec.links[li];
             let lsvc = ns_of(bytes, l.bandwidth_gbps);
@@ -662,11 +700,13 @@ impl<'a> ServeEngine<'a> {
         let mut preload_wait = t;
         for q in &queued {
             preload_wait = preload_wait.max(q.preload_ready);
-            for &b in &q.preloaded {
-                if self.caches[node].contains(b) {
-                    self.totals.preload_item_hits += 1;
-                }
-            }
+            let used = q
+                .preloaded
+                .iter()
+                .filter(|&&b| self.caches[node].contains(b))
+                .count() as u64;
+            self.totals.preload_item_hits += used;
+            window(&mut self.totals.windows, t).preload_item_hits += used;
         }
         let (mut batch_hits, mut batch_lookups, mut batch_addr) = (0u64, 0u64, 0.0f64);
         let mut from_node = vec![0.0f64; self.m.nodes()];
@@ -712,10 +752,16 @@ impl<'a> ServeEngine<'a> {
             }
             let missed = 2 * misses >= f.lookups;
             let q = &queued[i];
+            let win = window(&mut self.totals.windows, t);
+            win.feature_hits += (f.lookups - misses) as u64;
+            win.feature_misses += misses as u64;
             if q.preloaded.is_empty()
                 && let Some(pred) = q.predicted
             {
-                self.totals.predictions_correct += (pred == missed) as u64;
+                let ok = (pred == missed) as u64;
+                self.totals.predictions_correct += ok;
+                win.predictions_judged += 1;
+                win.predictions_correct += ok;
             }
             if self.record
                 && let Some(feat) = &q.features
