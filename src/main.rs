@@ -6,6 +6,7 @@ mod cmd;
 mod input;
 mod machines;
 mod manifest;
+mod npy;
 mod output;
 mod progress;
 

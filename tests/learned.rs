@@ -201,3 +201,77 @@ fn bad_training_data_and_models_are_one_line_errors() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(!o.status.success() && err.contains("do not match"), "{err}");
 }
+
+#[test]
+fn npy_datasets_hold_the_csv_values_and_train_identically() {
+    let dir = tempfile::tempdir().unwrap();
+    let (csv, npy) = (dir.path().join("d.csv"), dir.path().join("d.npy"));
+    for out in [&csv, &npy] {
+        let o = numasim(&[
+            "dataset",
+            &root("scenarios/seed-inference.toml"),
+            "--row",
+            "numa_aware",
+            "--duration",
+            "2s",
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let cells: Vec<f64> = lines
+        .flat_map(|l| l.split(',').map(|c| c.parse::<f64>().unwrap()))
+        .collect();
+    let rows = cells.len() / header.len();
+    // The NumPy format, read by hand: magic, version 1.0, header dict, then
+    // little-endian float64 in C order.
+    let bytes = std::fs::read(&npy).unwrap();
+    assert_eq!(&bytes[..8], b"\x93NUMPY\x01\x00");
+    let hlen = u16::from_le_bytes([bytes[8], bytes[9]]) as usize;
+    let dict = std::str::from_utf8(&bytes[10..10 + hlen]).unwrap();
+    assert!(dict.contains("'descr': '<f8'"), "{dict}");
+    assert!(dict.contains("'fortran_order': False"), "{dict}");
+    assert!(
+        dict.contains(&format!("'shape': ({rows}, {})", header.len())),
+        "{dict}"
+    );
+    let data: Vec<f64> = bytes[10 + hlen..]
+        .chunks_exact(8)
+        .map(|c| f64::from_le_bytes(c.try_into().unwrap()))
+        .collect();
+    assert_eq!(data, cells, "same values, same order");
+    let names = std::fs::read_to_string(dir.path().join("d.columns.txt")).unwrap();
+    assert_eq!(names.lines().collect::<Vec<_>>(), header);
+    // Training from either gives the same model, byte for byte.
+    let mut models = Vec::new();
+    for (i, data) in [&csv, &npy].iter().enumerate() {
+        let m = dir.path().join(format!("m{i}.json"));
+        let o = numasim(&[
+            "train",
+            data.to_str().unwrap(),
+            "--model",
+            "tree",
+            "--out",
+            m.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        models.push(std::fs::read_to_string(m).unwrap());
+    }
+    assert_eq!(models[0], models[1]);
+    // A truncated .npy is a one-line error.
+    std::fs::write(&npy, &bytes[..bytes.len() - 5]).unwrap();
+    let o = numasim(&[
+        "train",
+        npy.to_str().unwrap(),
+        "--out",
+        dir.path().join("bad.json").to_str().unwrap(),
+    ]);
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(err.contains("d.npy"), "{err}");
+    assert!(!dir.path().join("bad.json").exists());
+}

@@ -589,7 +589,8 @@ pub struct DatasetArgs {
     /// Override the workload duration (10s, 30m).
     #[arg(long, value_parser = parse_duration)]
     pub duration: Option<f64>,
-    /// Output CSV: time_ns,id,<features>,label.
+    /// Output: CSV (time_ns,id,<features>,label) or, for a .npy name, a
+    /// float64 matrix in that column order plus NAME.columns.txt.
     #[arg(long)]
     pub out: PathBuf,
 }
@@ -610,20 +611,32 @@ pub fn dataset_cmd(a: DatasetArgs) -> Result<()> {
     let run = run_row(&m, &exp, &row, a.seed, false, true)?;
     let mut rows = run.dataset;
     rows.sort_by_key(|r| (r.time_ns, r.id));
-    let mut s = String::from("time_ns,id");
-    for n in sim::serve::feature_names() {
-        s.push(',');
-        s.push_str(&n);
-    }
-    s.push_str(",label\n");
-    for r in &rows {
-        s.push_str(&format!("{},{}", r.time_ns, r.id));
-        for v in &r.features {
-            s.push_str(&format!(",{v}"));
+    let mut names = vec!["time_ns".to_string(), "id".to_string()];
+    names.extend(sim::serve::feature_names());
+    names.push("label".into());
+    if crate::npy::is_npy(&a.out) {
+        let m: Vec<Vec<f64>> = rows
+            .iter()
+            .map(|r| {
+                let mut v = vec![r.time_ns as f64, r.id as f64];
+                v.extend(&r.features);
+                v.push(r.label as u8 as f64);
+                v
+            })
+            .collect();
+        crate::npy::write(&a.out, &names, &m)?;
+    } else {
+        let mut s = names.join(",");
+        s.push('\n');
+        for r in &rows {
+            s.push_str(&format!("{},{}", r.time_ns, r.id));
+            for v in &r.features {
+                s.push_str(&format!(",{v}"));
+            }
+            s.push_str(&format!(",{}\n", r.label as u8));
         }
-        s.push_str(&format!(",{}\n", r.label as u8));
+        write_file(&a.out, s.as_bytes())?;
     }
-    write_file(&a.out, s.as_bytes())?;
     let pos = rows.iter().filter(|r| r.label).count();
     eprintln!(
         "wrote {} rows ({} positive) to {}",

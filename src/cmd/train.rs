@@ -1,7 +1,8 @@
-//! `numasim train DATA.csv --model tree|forest|gbdt|logistic --out MODEL.json`.
+//! `numasim train DATA.csv|DATA.npy --model tree|forest|gbdt|logistic --out MODEL.json`.
 //!
 //! Reads a dataset written by `numasim dataset` (or any CSV with a
-//! `time_ns` column, feature columns and a 0/1 `label` column), splits it by
+//! `time_ns` column, feature columns and a 0/1 `label` column; or a `.npy`
+//! matrix with its `.columns.txt`), splits it by
 //! time — the earliest 80% of rows train, the latest 20% are held out, never
 //! shuffled across time — trains, and prints precision, recall and ROC AUC
 //! on both parts.
@@ -15,7 +16,7 @@ use crate::output::write_file;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// Dataset CSV.
+    /// Dataset: CSV with a header, or .npy with NAME.columns.txt beside it.
     pub data: PathBuf,
     /// tree, forest, gbdt or logistic.
     #[arg(long, default_value = "gbdt")]
@@ -34,51 +35,73 @@ pub struct Args {
     pub holdout: f64,
 }
 
-/// Reads a dataset CSV: columns other than time_ns, id and label are features.
+/// Reads a dataset (CSV with a header, or `.npy` with its `.columns.txt`):
+/// columns other than time_ns, id and label are features.
 pub fn read(path: &std::path::Path) -> Result<(Vec<u64>, Data)> {
+    if crate::npy::is_npy(path) {
+        let (names, a) = crate::npy::read(path)?;
+        let rows = a.rows().into_iter().enumerate().map(|(k, r)| {
+            let v = r.iter().map(|x| x.is_finite().then_some(*x)).collect();
+            Ok((format!("row {k}"), v))
+        });
+        return assemble(path, &names, rows);
+    }
     let mut rdr =
         csv::Reader::from_path(path).with_context(|| format!("{}: cannot open", path.display()))?;
-    let header = rdr
+    let header: Vec<String> = rdr
         .headers()
         .with_context(|| format!("{}: no header", path.display()))?
-        .clone();
-    let time = header
         .iter()
-        .position(|h| h == "time_ns")
-        .with_context(|| format!("{}: no time_ns column", path.display()))?;
-    let label = header
-        .iter()
-        .position(|h| h == "label")
-        .with_context(|| format!("{}: no label column", path.display()))?;
+        .map(String::from)
+        .collect();
+    let rows = rdr.records().enumerate().map(|(k, rec)| {
+        let rec = rec.with_context(|| format!("{}: record {k}", path.display()))?;
+        let line = rec.position().map_or(0, |p| p.line());
+        let v = rec
+            .iter()
+            .map(|c| c.trim().parse::<f64>().ok().filter(|x| x.is_finite()))
+            .collect();
+        Ok((format!("line {line}, record {k}"), v))
+    });
+    assemble(path, &header, rows)
+}
+
+/// Times and training data from named columns and rows of cells (`None`:
+/// not a finite number), each row with its location for errors.
+fn assemble(
+    path: &std::path::Path,
+    header: &[String],
+    rows: impl Iterator<Item = Result<(String, Vec<Option<f64>>)>>,
+) -> Result<(Vec<u64>, Data)> {
+    let col = |name: &str| {
+        header
+            .iter()
+            .position(|h| h == name)
+            .with_context(|| format!("{}: no {name} column", path.display()))
+    };
+    let (time, label) = (col("time_ns")?, col("label")?);
     let feats: Vec<usize> = (0..header.len())
-        .filter(|&i| i != time && i != label && &header[i] != "id")
+        .filter(|&i| i != time && i != label && header[i] != "id")
         .collect();
     let mut d = Data {
-        names: feats.iter().map(|&i| header[i].to_string()).collect(),
+        names: feats.iter().map(|&i| header[i].clone()).collect(),
         ..Default::default()
     };
     let mut times = Vec::new();
-    for (k, rec) in rdr.records().enumerate() {
-        let rec = rec.with_context(|| format!("{}: record {k}", path.display()))?;
-        let line = rec.position().map_or(0, |p| p.line());
+    for row in rows {
+        let (at, cells) = row?;
         let num = |i: usize| -> Result<f64> {
-            rec.get(i)
-                .and_then(|v| v.trim().parse::<f64>().ok())
-                .filter(|v| v.is_finite())
-                .with_context(|| {
-                    format!(
-                        "{}: line {line}, record {k}: column {:?} is not a finite number",
-                        path.display(),
-                        &header[i]
-                    )
-                })
+            cells.get(i).copied().flatten().with_context(|| {
+                format!(
+                    "{}: {at}: column {:?} is not a finite number",
+                    path.display(),
+                    header[i]
+                )
+            })
         };
         let y = num(label)?;
         if y != 0.0 && y != 1.0 {
-            bail!(
-                "{}: line {line}, record {k}: label must be 0 or 1, found {y}",
-                path.display()
-            );
+            bail!("{}: {at}: label must be 0 or 1, found {y}", path.display());
         }
         times.push(num(time)? as u64);
         d.x.push(feats.iter().map(|&i| num(i)).collect::<Result<_>>()?);
