@@ -4,6 +4,7 @@ pub mod compare;
 pub mod live;
 pub mod loaded_latency;
 pub mod machine;
+pub mod prefetch_file;
 pub mod replay;
 pub mod trace;
 pub mod train;

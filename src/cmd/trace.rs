@@ -1,4 +1,4 @@
-//! `numasim trace gen|convert|info`.
+//! `numasim trace gen|convert|info` (and `prefetch`, in [`super::prefetch_file`]).
 
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -23,6 +23,9 @@ pub enum TraceCmd {
     Convert(ConvertArgs),
     /// Summarise a trace: records by kind and thread, footprint, address range.
     Info(InfoArgs),
+    /// Run a prefetcher over an ML Prefetching Competition load trace and
+    /// write its prefetch file (`instr_id hexaddr` per line).
+    Prefetch(super::prefetch_file::PrefetchArgs),
 }
 
 /// Output formats a trace can be written in.
@@ -198,7 +201,7 @@ pub struct ConvertArgs {
     pub input: PathBuf,
     /// Output file; format from the extension (.nst, .nst.zst, .csv, .lackey).
     pub output: PathBuf,
-    /// Input format: native, lackey, csv, din, champsim.
+    /// Input format: native, lackey, csv, din, champsim, mldpc.
     #[arg(long, value_parser = parse_format)]
     pub format: Option<Format>,
     /// Output format (native, native-zstd, csv, lackey), overriding the extension.
@@ -210,7 +213,7 @@ pub struct ConvertArgs {
 pub struct InfoArgs {
     /// Trace file.
     pub input: PathBuf,
-    /// Input format: native, lackey, csv, din, champsim.
+    /// Input format: native, lackey, csv, din, champsim, mldpc.
     #[arg(long, value_parser = parse_format)]
     pub format: Option<Format>,
     /// Line size for the footprint count.
@@ -229,6 +232,7 @@ pub fn run(cmd: TraceCmd) -> Result<()> {
         TraceCmd::Gen(a) => generate(a),
         TraceCmd::Convert(a) => convert(a),
         TraceCmd::Info(a) => info(a),
+        TraceCmd::Prefetch(a) => super::prefetch_file::run(a),
     }
 }
 

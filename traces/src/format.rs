@@ -25,16 +25,18 @@ pub enum Format {
     Csv,
     Din,
     ChampSim,
+    MlDpc,
 }
 
 impl Format {
     /// All formats with their names, for CLI help and errors.
-    pub const ALL: [(Format, &'static str); 5] = [
+    pub const ALL: [(Format, &'static str); 6] = [
         (Format::Native, "native"),
         (Format::Lackey, "lackey"),
         (Format::Csv, "csv"),
         (Format::Din, "din"),
         (Format::ChampSim, "champsim"),
+        (Format::MlDpc, "mldpc"),
     ];
 
     /// Parses a format name.
@@ -110,6 +112,15 @@ pub fn detect(prefix: &[u8], name: Option<&str>, compressed: bool) -> Option<For
         {
             return Some(Format::Lackey);
         }
+        // ML-DPC traces may open with simulator chatter (`***`, `Read`).
+        let first_load = prefix
+            .split(|&c| c == b'\n')
+            .map(<[u8]>::trim_ascii)
+            .find(|l| !l.is_empty() && !l.starts_with(b"***") && !l.starts_with(b"Read"))
+            .unwrap_or(b"");
+        if crate::mldpc::looks_like(first_load) {
+            return Some(Format::MlDpc);
+        }
         let lower = first.to_ascii_lowercase();
         if lower.contains(&b',') && lower.windows(6).any(|w| w == b"thread") {
             return Some(Format::Csv);
@@ -168,6 +179,21 @@ fn peek<R: Read>(r: &mut BufReader<R>) -> Result<Vec<u8>> {
     Ok(prefix)
 }
 
+/// Unwraps a compression layer (xz, gzip, zstd, recognised by magic) from a
+/// byte stream; plain streams pass through.
+pub fn decompressed(inner: Box<dyn Read + Send>) -> Result<BufReader<Box<dyn Read + Send>>> {
+    let mut outer = BufReader::with_capacity(BUF, inner);
+    let prefix = peek(&mut outer)?;
+    let c = sniff_compression(&prefix);
+    if c == Compression::None {
+        return Ok(BufReader::with_capacity(BUF, Box::new(outer)));
+    }
+    Ok(BufReader::with_capacity(
+        BUF,
+        decompress(c, Box::new(outer))?,
+    ))
+}
+
 /// Opens a byte stream as a record source: unwraps compression, detects the
 /// format (unless `forced`), and builds the reader. `name` (a file name) is
 /// only a hint for detection.
@@ -201,7 +227,7 @@ pub fn open(
                 0,
                 Problem::Invalid(
                     "cannot tell the trace format from its first bytes or its name; \
-                     pass --format native|lackey|csv|din|champsim"
+                     pass --format native|lackey|csv|din|champsim|mldpc"
                         .into(),
                 ),
             )
@@ -218,6 +244,7 @@ pub fn open(
         Format::Csv => Box::new(CsvReader::new(rd)?),
         Format::Din => Box::new(DinReader::new(rd)),
         Format::ChampSim => Box::new(ChampSimReader::new(rd)),
+        Format::MlDpc => Box::new(crate::mldpc::MlDpcReader::new(rd)),
     })
 }
 
@@ -237,6 +264,14 @@ mod tests {
             Some(Format::Csv)
         );
         assert_eq!(detect(b"2 0\n0 1000\n", None, false), Some(Format::Din));
+        assert_eq!(
+            detect(b"*** x\n3, 1, 7f2d5bd0ae68, 7f2d5b9e8093, 0\n", None, false),
+            Some(Format::MlDpc)
+        );
+        assert_eq!(
+            detect(b"3, 1, 7f2d5bd0ae68, 7f2d5b9e8093, 0\n", None, false),
+            Some(Format::MlDpc)
+        );
         assert_eq!(
             detect(b"NUMASIMT\x01\x00", None, false),
             Some(Format::Native)

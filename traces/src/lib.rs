@@ -7,7 +7,8 @@
 //!   kind, address, size) plus optional PC and gap / absolute time, stored
 //!   column-wise in a [`Batch`].
 //! - Readers, all streaming with bounded memory: [`lackey`], [`csvfmt`],
-//!   [`din`], [`champsim`], [`native`]; [`format::open`] detects which.
+//!   [`din`], [`champsim`], [`mldpc`] (ML Prefetching Competition load
+//!   traces), [`native`]; [`format::open`] detects which.
 //! - Writers: [`native::NativeWriter`], [`csvfmt::CsvWriter`].
 //! - [`synth`]: seeded synthetic patterns.
 //! - [`readahead`]: decode on a second thread.
@@ -22,6 +23,7 @@ pub mod error;
 pub mod format;
 pub mod lackey;
 mod lines;
+pub mod mldpc;
 pub mod native;
 pub mod readahead;
 pub mod record;
