@@ -9,15 +9,15 @@
 //!   compare-and-swap; half a round trip is one transfer;
 //! - **bandwidth**: streaming reads of a large buffer by 1..N pinned threads.
 //!
-//! Timing uses the monotonic clock (`std::time::Instant`) around at least
-//! 10⁵ operations, never around single loads; medians absorb preemption.
-
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Instant;
+//! Timing uses the TSC ([`crate::tsc`]: `lfence; rdtsc` … `rdtscp; lfence`,
+//! converted with a measured rate) around at least 10⁵ operations, never
+//! around single loads; medians absorb preemption.
 
 use crate::LiveError;
 use crate::os::{PageBuf, pin_current_thread};
+use crate::tsc;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Latency (ns per dependent load) for one working-set size.
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
@@ -62,12 +62,12 @@ pub fn chase(bytes: u64, loads: u64, repeats: usize, seed: u64) -> Result<Point,
         p = words[p] as usize;
     }
     for _ in 0..repeats {
-        let t = Instant::now();
+        let t = tsc::start();
         for _ in 0..loads {
             // SAFETY: every stored index is a valid word index of `words`.
             p = unsafe { *words.get_unchecked(p) } as usize;
         }
-        times.push(t.elapsed().as_nanos() as f64 / loads as f64);
+        times.push(tsc::ns(t, tsc::stop()) / loads as f64);
     }
     std::hint::black_box(p);
     times.sort_by(f64::total_cmp);
@@ -97,13 +97,16 @@ pub struct Level {
     pub ns: f64,
     /// The largest working set still on this plateau (its effective capacity).
     pub capacity: u64,
+    /// The smallest working set on this plateau.
+    pub from: u64,
     /// Curve points on the plateau.
     pub points: usize,
 }
 
-/// Fewest points a plateau needs (with four sizes per doubling a real level
-/// spans several; two points at a transition are a ramp).
-pub const MIN_PLATEAU: usize = 3;
+/// A plateau must span at least this factor of working-set sizes (a real
+/// level covers a doubling or more; a stretch shorter than that between
+/// two levels is a ramp — page colouring, a victim cache — not a level).
+pub const MIN_SPAN: u64 = 2;
 
 /// Splits the curve into plateaus. A point within `jump` (e.g. 0.4 = 40%)
 /// of the current plateau's median so far joins it (plateaus drift up a
@@ -117,6 +120,7 @@ pub fn levels(curve: &[Point], jump: f64) -> Vec<Level> {
         Level {
             ns: ns[ns.len() / 2],
             capacity: cur.last().map_or(0, |q| q.bytes),
+            from: cur.first().map_or(0, |q| q.bytes),
             points: cur.len(),
         }
     }
@@ -147,9 +151,114 @@ pub fn levels(curve: &[Point], jump: f64) -> Vec<Level> {
     let last = out.len().saturating_sub(1);
     out.into_iter()
         .enumerate()
-        .filter(|&(i, l)| l.points >= MIN_PLATEAU || i == last || i == 0)
+        .filter(|&(i, l)| l.capacity >= MIN_SPAN * l.from || i == last || i == 0)
         .map(|(_, l)| l)
         .collect()
+}
+
+/// The capacity a cache level shows on the curve, as a valid geometry:
+/// keep the set count (the index bits) and drop ways; if fewer than two
+/// ways would remain, keep the ways and halve the sets instead.
+fn effective_geometry(size: u64, assoc: u32, line: u64, step: u64) -> (u64, u32) {
+    let sets = (size / (assoc as u64 * line)).max(1);
+    let ways = step / (sets * line);
+    if ways >= 2 {
+        let ways = ways.min(assoc as u64) as u32;
+        return (sets * line * ways as u64, ways);
+    }
+    let want = (step / (assoc as u64 * line)).max(1);
+    let p2 = 1u64 << (63 - want.leading_zeros());
+    (p2 * assoc as u64 * line, assoc)
+}
+
+/// Latency of the curve at working set `bytes` (the first point at or above it).
+fn curve_at(curve: &[Point], bytes: u64) -> f64 {
+    curve
+        .iter()
+        .find(|p| p.bytes >= bytes)
+        .or(curve.last())
+        .map_or(0.0, |p| p.ns)
+}
+
+fn round2(x: f64) -> f64 {
+    (x * 100.0).round() / 100.0
+}
+
+/// Writes a measured curve into a machine description; returns notes on
+/// what it changed. With a plateau for every data cache level (private
+/// levels, then the LLC) and one more for memory, level *i* takes plateau
+/// *i*'s latency and, where the step comes well before the nominal size
+/// (under 3/4 of it, as in a VM — with four points per doubling the true
+/// step lies up to 19% past the plateau's last point), the step's capacity; memory takes the next plateau. Plateaus
+/// beyond that (page walks once the working set outgrows the TLB's reach)
+/// are noted, not modelled. With fewer plateaus, each cache takes the curve
+/// at half its nominal size and memory the last plateau. The instruction
+/// cache takes the L1D's latency.
+pub fn apply(
+    spec: &mut sim::machine::MachineSpec,
+    curve: &[Point],
+    levels: &[Level],
+) -> Vec<String> {
+    let mut notes = Vec::new();
+    let line = spec.line_size;
+    let private = spec.core.caches.len();
+    let has_llc = spec.nodes.iter().any(|n| n.llc.is_some());
+    let k = private + has_llc as usize;
+    let mut fit = |c: &mut sim::machine::CacheSpec, l: &Level| {
+        c.latency_ns = round2(l.ns);
+        if l.capacity * 4 < c.size.0 * 3 {
+            let (size, ways) = effective_geometry(c.size.0, c.assoc, line, l.capacity);
+            notes.push(format!(
+                "{}: {} B {}-way nominally; the latency step comes at {} B: modelled as {} B {}-way",
+                c.name, c.size.0, c.assoc, l.capacity, size, ways
+            ));
+            c.size = sim::machine::Bytes(size);
+            c.assoc = ways;
+        }
+    };
+    let dram;
+    if levels.len() > k {
+        for (c, l) in spec.core.caches.iter_mut().zip(levels) {
+            fit(c, l);
+        }
+        for n in spec.nodes.iter_mut() {
+            if let Some(llc) = n.llc.as_mut() {
+                fit(llc, &levels[private]);
+            }
+        }
+        dram = levels[k].ns;
+        for l in &levels[k + 1..] {
+            notes.push(format!(
+                "a further plateau at {:.1} ns beyond {} B (TLB reach; not modelled)",
+                l.ns, l.capacity
+            ));
+        }
+    } else {
+        for c in spec.core.caches.iter_mut() {
+            c.latency_ns = round2(curve_at(curve, c.size.0 / 2));
+        }
+        for n in spec.nodes.iter_mut() {
+            if let Some(llc) = n.llc.as_mut() {
+                llc.latency_ns = round2(curve_at(curve, llc.size.0 / 2));
+            }
+        }
+        dram = levels
+            .last()
+            .map_or_else(|| curve_at(curve, u64::MAX), |l| l.ns);
+        notes.push(format!(
+            "only {} plateaus for {k} cache levels and memory: latencies read off the curve at half each nominal size",
+            levels.len()
+        ));
+    }
+    if let (Some(l1i), Some(l1d)) = (spec.core.l1i.as_mut(), spec.core.caches.first()) {
+        l1i.latency_ns = l1d.latency_ns;
+    }
+    for n in spec.nodes.iter_mut() {
+        if let Some(m) = n.memory.as_mut() {
+            m.latency_ns = round2(dram);
+        }
+    }
+    notes
 }
 
 /// Core-to-core transfer latency (ns): two threads pinned to `a` and `b`
@@ -175,7 +284,7 @@ pub fn core_to_core(a: u32, b: u32, rounds: u64) -> Result<f64, LiveError> {
         Ok(())
     });
     pin_current_thread(a)?;
-    let t = Instant::now();
+    let t = tsc::start();
     let mut spins = 0u64;
     for i in 0..rounds {
         while line
@@ -197,7 +306,7 @@ pub fn core_to_core(a: u32, b: u32, rounds: u64) -> Result<f64, LiveError> {
     while line.0.load(Ordering::Acquire) != 2 * rounds {
         std::hint::spin_loop();
     }
-    let ns = t.elapsed().as_nanos() as f64;
+    let ns = tsc::ns(t, tsc::stop());
     other
         .join()
         .map_err(|_| LiveError::Invalid("ping-pong thread panicked".into()))??;
@@ -222,7 +331,7 @@ pub fn read_bandwidth(
                 for (i, x) in w.iter_mut().enumerate() {
                     *x = i as u64;
                 }
-                let t = Instant::now();
+                let t = tsc::start();
                 let mut sum = 0u64;
                 for _ in 0..passes {
                     sum = sum.wrapping_add(
@@ -232,7 +341,7 @@ pub fn read_bandwidth(
                     );
                 }
                 std::hint::black_box(sum);
-                Ok((t.elapsed().as_secs_f64(), (w.len() * 8 * passes) as u64))
+                Ok((tsc::ns(t, tsc::stop()) / 1e9, (w.len() * 8 * passes) as u64))
             })
         })
         .collect();
@@ -286,5 +395,85 @@ mod tests {
         let cap: Vec<u64> = l.iter().map(|x| x.capacity).collect();
         assert_eq!(cap, vec![32768, 1 << 20, 16 << 20, 128 << 20], "{l:?}");
         assert!(ns.windows(2).all(|w| w[0] < w[1]), "{ns:?}");
+    }
+
+    #[test]
+    fn a_vm_curve_maps_level_by_level_onto_the_machine() {
+        // The levels this 1.25 MiB-L2, 48 MiB-LLC VM measured (2026-11-29).
+        let levels = [
+            (1.50, 38912),
+            (4.86, 524224),
+            (22.27, 3526912),
+            (131.16, 159612672),
+            (202.45, 268435392),
+        ]
+        .map(|(ns, capacity)| Level {
+            ns,
+            capacity,
+            from: capacity / 4,
+            points: 5,
+        });
+        let text = sim::presets::preset("one-channel").unwrap();
+        let mut spec: sim::machine::MachineSpec = toml::from_str(text).unwrap();
+        spec.core.caches = vec![cache("L1D", 48 << 10, 12), cache("L2", 1280 << 10, 20)];
+        spec.nodes[0].llc = Some(cache("LLC", 48 << 20, 12));
+        let notes = apply(&mut spec, &[], &levels);
+        let c = &spec.core.caches;
+        // L1D: the step at 38912 B is within 3/4 of 48 KiB: nominal size kept.
+        assert_eq!(
+            (c[0].size.0, c[0].assoc, c[0].latency_ns),
+            (48 << 10, 12, 1.5)
+        );
+        // L2: 1024 sets kept, 524224 / 65536 = 7 ways.
+        assert_eq!(
+            (c[1].size.0, c[1].assoc, c[1].latency_ns),
+            (7 << 16, 7, 4.86)
+        );
+        // LLC: 65536 sets × 64 B exceed the step; 12 ways kept, sets 4592 → 4096.
+        let llc = spec.nodes[0].llc.as_ref().unwrap();
+        assert_eq!(
+            (llc.size.0, llc.assoc, llc.latency_ns),
+            (4096 * 12 * 64, 12, 22.27)
+        );
+        assert_eq!(spec.nodes[0].memory.as_ref().unwrap().latency_ns, 131.16);
+        assert!(notes.iter().any(|n| n.contains("TLB")), "{notes:?}");
+    }
+
+    #[test]
+    fn a_recorded_vm_curve_gives_three_caches_memory_and_a_tlb_step() {
+        // Measured by `numasim live calibrate` on this kind of VM (sysfs: 48 KiB
+        // L1D, 1.25 MiB L2, 48 MiB L3); the ramp after L2 (page colouring) is
+        // a 3-point stretch that must not count as a level.
+        let text = include_str!("../../tests/fixtures/curves/vm-l2-1.25M-llc-48M.csv");
+        let curve: Vec<Point> = text
+            .lines()
+            .skip(1)
+            .map(|l| {
+                let v: Vec<f64> = l.split(',').map(|x| x.parse().unwrap()).collect();
+                Point {
+                    bytes: v[0] as u64,
+                    ns: v[1],
+                    spread: v[2],
+                }
+            })
+            .collect();
+        let l = levels(&curve, 0.4);
+        let ns: Vec<f64> = l.iter().map(|x| x.ns).collect();
+        assert_eq!(l.len(), 5, "{l:?}");
+        assert!((1.0..2.0).contains(&ns[0]), "L1 {ns:?}");
+        assert!((3.0..6.0).contains(&ns[1]), "L2 {ns:?}");
+        assert!((15.0..40.0).contains(&ns[2]), "LLC {ns:?}");
+        assert!((80.0..150.0).contains(&ns[3]), "DRAM {ns:?}");
+        assert!(ns[4] > ns[3], "page walks beyond the TLB's reach {ns:?}");
+    }
+
+    fn cache(name: &str, size: u64, assoc: u32) -> sim::machine::CacheSpec {
+        sim::machine::CacheSpec {
+            name: name.into(),
+            size: sim::machine::Bytes(size),
+            assoc,
+            latency_ns: 0.0,
+            replacement: sim::cache::Replacement::Lru,
+        }
     }
 }

@@ -2,8 +2,8 @@
 //!
 //! The backend that meets the hardware: reads the host's topology from
 //! sysfs ([`sysfs`]), pins threads and binds memory ([`os`]), measures the
-//! host with microbenchmarks ([`calibrate`]), and replays a trace on pinned
-//! threads ([`replay`]).
+//! host with microbenchmarks ([`calibrate`]) timed by the TSC ([`tsc`]), and
+//! replays a trace on pinned threads ([`replay`]).
 //!
 //! It is its own crate because it does what `sim` must never do — read
 //! files, make system calls, read clocks — so `sim` stays deterministic.
@@ -14,6 +14,7 @@ pub mod calibrate;
 pub mod os;
 pub mod replay;
 pub mod sysfs;
+pub mod tsc;
 
 /// What can go wrong on the host.
 #[derive(Debug, thiserror::Error)]

@@ -13,6 +13,8 @@
 use std::collections::HashMap;
 use std::time::Instant;
 
+use crate::tsc;
+
 use traces::{Access, Kind};
 
 use crate::LiveError;
@@ -73,7 +75,7 @@ pub fn replay(records: &[Access], cpus: &[u32], warm: usize) -> Result<LiveResul
                 let mut chunks = Vec::with_capacity(ops.len() / CHUNK + 1);
                 for pass in 0..=warm {
                     for c in ops.chunks(CHUNK) {
-                        let t = Instant::now();
+                        let t = tsc::start();
                         for &(i, write) in c {
                             // `dep & zero` is 0 but the CPU cannot know: each
                             // load waits for the one before it.
@@ -87,7 +89,7 @@ pub fn replay(records: &[Access], cpus: &[u32], warm: usize) -> Result<LiveResul
                             }
                         }
                         if pass == warm {
-                            chunks.push(t.elapsed().as_nanos() as f64 / c.len() as f64);
+                            chunks.push(tsc::ns(t, tsc::stop()) / c.len() as f64);
                         }
                     }
                 }

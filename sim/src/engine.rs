@@ -1289,6 +1289,15 @@ impl<'m> Engine<'m> {
         results::summarize(self)
     }
 
+    /// Accesses completed and the sum of their latencies (ps), over all
+    /// threads since the start (not reset by [`Engine::clear_stats`]) —
+    /// cheap enough to read after every few hundred accesses.
+    pub fn latency_totals(&self) -> (u64, u128) {
+        self.threads
+            .iter()
+            .fold((0, 0), |(n, ps), t| (n + t.accesses, ps + t.latency_ps))
+    }
+
     /// Per-thread (id, core, accesses, mean latency ps, last completion ps).
     pub(crate) fn thread_stats(&self) -> Vec<(u32, usize, u64, f64, u64)> {
         self.threads

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
 use serde_json::json;
-use sim::machine::{Bytes, MachineSpec};
+use sim::machine::MachineSpec;
 use traces::{Access, Batch, Format};
 
 use crate::input::{open_trace, parse_format, trace_err};
@@ -98,15 +98,6 @@ fn probe(a: ProbeArgs) -> Result<()> {
     Ok(())
 }
 
-/// Latency of the curve at working set `bytes` (nearest point at or above it).
-fn at(curve: &[live::calibrate::Point], bytes: u64) -> f64 {
-    curve
-        .iter()
-        .find(|p| p.bytes >= bytes)
-        .or(curve.last())
-        .map_or(0.0, |p| p.ns)
-}
-
 fn calibrate(a: CalibrateArgs) -> Result<()> {
     let t = live::sysfs::probe(&a.sysfs)?;
     let mut spec: MachineSpec = live::sysfs::to_machine(&t, "host-calibrated")?;
@@ -126,50 +117,18 @@ fn calibrate(a: CalibrateArgs) -> Result<()> {
     }
     let levels = live::calibrate::levels(&curve, 0.4);
     let mut notes = vec![format!(
-        "calibrated by numasim live calibrate: pointer chase {} loads × {} repeats per size (median); levels {}",
+        "calibrated by numasim live calibrate: pointer chase {} loads × {} repeats per size (median), TSC at {:.3} GHz ({}); levels {}",
         a.loads,
         a.repeats,
+        live::tsc::rate().ghz,
+        live::tsc::rate().source,
         levels
             .iter()
             .map(|l| format!("{:.1} ns up to {} B", l.ns, l.capacity))
             .collect::<Vec<_>>()
             .join(", ")
     )];
-    // Each cache's latency: the curve at half its capacity (fits in it, not in the level above).
-    // Memory: the last plateau's median (the last points add TLB misses).
-    let dram = levels.last().map_or_else(|| at(&curve, u64::MAX), |l| l.ns);
-    for c in spec.core.caches.iter_mut().chain(spec.core.l1i.iter_mut()) {
-        c.latency_ns = (at(&curve, c.size.0 / 2) * 100.0).round() / 100.0;
-    }
-    // The LLC: where the curve says its step is, if that is well below sysfs's size (as inside a VM).
-    let private_max = spec.core.caches.iter().map(|c| c.size.0).max().unwrap_or(0);
-    let llc_step = levels
-        .iter()
-        .rev()
-        .nth(1)
-        .map(|l| l.capacity)
-        .filter(|&c| c > private_max);
-    for n in spec.nodes.iter_mut() {
-        if let Some(l) = n.llc.as_mut() {
-            if let Some(step) = llc_step
-                && step * 2 < l.size.0
-            {
-                let way = l.assoc as u64 * spec.line_size;
-                let sets = (step / way).max(1);
-                let p2 = 1u64 << (63 - sets.leading_zeros());
-                notes.push(format!(
-                    "LLC: sysfs says {} B, the latency step comes at {step} B: modelled as {} B",
-                    l.size.0,
-                    p2 * way
-                ));
-                l.size = Bytes(p2 * way);
-            }
-            l.latency_ns = (at(&curve, l.size.0 / 2) * 100.0).round() / 100.0;
-        }
-        if let Some(m) = n.memory.as_mut() {
-            m.latency_ns = (dram * 100.0).round() / 100.0;
-        }
-    }
+    notes.extend(live::calibrate::apply(&mut spec, &curve, &levels));
     if cpus.len() >= 2 {
         let c2c = live::calibrate::core_to_core(cpus[0], cpus[1], 200_000)?;
         notes.push(format!(
@@ -279,6 +238,32 @@ pub struct ValidateArgs {
     pub prefetch: String,
 }
 
+/// Mean, p50 and p99 of per-chunk mean latencies (the live replay's statistics).
+fn chunk_stats(v: &mut [f64]) -> (f64, f64, f64) {
+    if v.is_empty() {
+        return (0.0, 0.0, 0.0);
+    }
+    v.sort_by(f64::total_cmp);
+    let q = |x: f64| v[((x * v.len() as f64) as usize).min(v.len() - 1)];
+    (v.iter().sum::<f64>() / v.len() as f64, q(0.5), q(0.99))
+}
+
+/// What the live replay's loop adds to each access beyond the load itself
+/// (the index arithmetic on the dependence chain): its per-access time on
+/// a loop over 16 KiB (L1-resident) minus the pointer chase's time there.
+fn harness_overhead(cpu: u32) -> Result<f64> {
+    live::os::pin_current_thread(cpu)?;
+    let chase = live::calibrate::chase(16 << 10, 200_000, 5, 7)?.ns;
+    let lines: Vec<Access> = (0..200_000u64)
+        .map(|i| Access::new(0, traces::Kind::Load, (i % 256) * 64, 8))
+        .collect();
+    let mut runs: Vec<f64> = (0..5)
+        .map(|_| live::replay::replay(&lines, &[cpu], 1).map(|r| r.p50_ns))
+        .collect::<Result<_, _>>()?;
+    runs.sort_by(f64::total_cmp);
+    Ok((runs[2] - chase).max(0.0))
+}
+
 pub fn validate(a: ValidateArgs) -> Result<()> {
     let m = crate::machines::load_machine(&a.machine)?;
     let cpu = match a.cpu {
@@ -286,6 +271,10 @@ pub fn validate(a: ValidateArgs) -> Result<()> {
         None => live::os::allowed_cpus()?[0],
     };
     ensure_dir(&a.out)?;
+    let overhead = harness_overhead(cpu)?;
+    println!(
+        "live harness overhead: {overhead:.2} ns per access (replay of an L1-resident loop minus the chase's L1 latency), subtracted from live"
+    );
     let mut csv = String::from("trace,metric,sim,live,error_pct\n");
     let mut points = Vec::new();
     println!(
@@ -314,32 +303,41 @@ pub fn validate(a: ValidateArgs) -> Result<()> {
             )?;
         }
         let fields = traces::Fields::default();
-        // Two passes, the first to warm the caches as the live replay does.
+        // Two passes, the first to warm the caches as the live replay does;
+        // the second timed per chunk of accesses, as the live replay is.
+        let mut chunks = Vec::with_capacity(acc.len() / live::replay::CHUNK + 1);
         for pass in 0..2 {
-            for chunk in acc.chunks(4096) {
+            for chunk in acc.chunks(live::replay::CHUNK) {
                 let mut b = Batch::new(fields);
                 for x in chunk {
                     b.push(traces::Record::access(0, x.kind, x.addr, x.size));
                 }
+                let before = e.latency_totals();
                 e.feed(&b)
                     .map_err(|x| anyhow::anyhow!("{}: {x}", t.display()))?;
+                e.finish()?;
+                let after = e.latency_totals();
+                if pass == 1 && after.0 > before.0 {
+                    chunks.push((after.1 - before.1) as f64 / 1000.0 / (after.0 - before.0) as f64);
+                }
             }
-            e.finish()?;
             if pass == 0 {
-                // Like the live replay: the first pass only warms.
                 e.clear_stats();
             }
         }
-        let s = e.summary();
-        let live = live::replay::replay(&acc, &[cpu], 1)?;
+        let s = chunk_stats(&mut chunks);
+        let mut live = live::replay::replay(&acc, &[cpu], 1)?;
+        for x in [&mut live.mean_ns, &mut live.p50_ns, &mut live.p99_ns] {
+            *x = (*x - overhead).max(0.0);
+        }
         let name = t
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
         for (metric, simv, livev) in [
-            ("mean_ns", s.latency_ns.mean, live.mean_ns),
-            ("p50_ns", s.latency_ns.p50, live.p50_ns),
-            ("p99_ns", s.latency_ns.p99, live.p99_ns),
+            ("mean_ns", s.0, live.mean_ns),
+            ("p50_ns", s.1, live.p50_ns),
+            ("p99_ns", s.2, live.p99_ns),
         ] {
             let err = if livev == 0.0 {
                 0.0
@@ -349,7 +347,7 @@ pub fn validate(a: ValidateArgs) -> Result<()> {
             csv.push_str(&format!("{name},{metric},{simv:.3},{livev:.3},{err:.2}\n"));
             println!("{name:<28} {metric:>8} {simv:>10.2} {livev:>10.2} {err:>+7.1}%");
         }
-        points.push((footprint.len() as u64 * 64, s.latency_ns.mean, live.mean_ns));
+        points.push((footprint.len() as u64 * 64, s.0, live.mean_ns));
     }
     write_file(&a.out.join("validate.csv"), csv.as_bytes())?;
     let svg = analysis::plots::pairs_svg("latency vs working set: simulated and live", &points)
