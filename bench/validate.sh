@@ -12,7 +12,7 @@ out="$here/out/validate"
 mkdir -p "$out"
 cargo build --release --quiet --manifest-path "$root/Cargo.toml"
 bin="$root/target/release/numasim"
-"$bin" live calibrate --out "$out/host-calibrated.toml" --max-size 256M
+"$bin" live calibrate --out "$out/host-calibrated.toml" --max-size 256M --huge-pages
 for fp in 32K 512K 4M 128M; do
   "$bin" trace gen stride --stride 64 --footprint "$fp" -n 400000 -o "$out/stride-$fp.nst" 2>/dev/null
 done

@@ -204,3 +204,23 @@ fn live_replay_and_validate_run_end_to_end() {
             .starts_with("<svg")
     );
 }
+
+#[test]
+fn huge_page_chase_is_backed_by_huge_pages_where_the_kernel_allows() {
+    let (p, share) = live::calibrate::chase_huge(8 << 20, 100_000, 3, 1).unwrap();
+    assert!(p.ns > 0.0 && (0.0..=1.0).contains(&share), "{p:?} {share}");
+    let thp =
+        std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled").unwrap_or_default();
+    if thp.contains("[never]") || thp.is_empty() {
+        eprintln!(
+            "SKIPPED the huge-page share check: transparent huge pages are off here ({:?})",
+            thp.trim()
+        );
+        return;
+    }
+    assert!(
+        share > 0.5,
+        "THP {:?}, but only {share} of the buffer was huge",
+        thp.trim()
+    );
+}

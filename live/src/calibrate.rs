@@ -38,9 +38,35 @@ fn splitmix(s: &mut u64) -> u64 {
 
 /// ns per load of a pointer chase over `bytes`, median of `repeats` runs of `loads` loads.
 pub fn chase(bytes: u64, loads: u64, repeats: usize, seed: u64) -> Result<Point, LiveError> {
+    chase_in(PageBuf::new(bytes as usize)?, bytes, loads, repeats, seed).map(|(p, _)| p)
+}
+
+/// As [`chase`], in memory advised to use transparent huge pages; also
+/// returns the share of the buffer the kernel actually backed with them.
+pub fn chase_huge(
+    bytes: u64,
+    loads: u64,
+    repeats: usize,
+    seed: u64,
+) -> Result<(Point, f64), LiveError> {
+    let before = crate::os::anon_huge_bytes();
+    let buf = PageBuf::huge(bytes as usize)?;
+    let len = buf.len() as f64;
+    let (p, after) = chase_in(buf, bytes, loads, repeats, seed)?;
+    Ok((p, ((after.saturating_sub(before)) as f64 / len).min(1.0)))
+}
+
+/// The chase over `buf`; also returns the process's huge-page bytes while
+/// the buffer was live.
+fn chase_in(
+    mut buf: PageBuf,
+    bytes: u64,
+    loads: u64,
+    repeats: usize,
+    seed: u64,
+) -> Result<(Point, u64), LiveError> {
     const LINE: usize = 64;
     let lines = (bytes as usize / LINE).max(2);
-    let mut buf = PageBuf::new(lines * LINE)?;
     let words = buf.as_slice_u64();
     // Sattolo: a single random cycle over all lines.
     let mut order: Vec<u32> = (0..lines as u32).collect();
@@ -70,13 +96,17 @@ pub fn chase(bytes: u64, loads: u64, repeats: usize, seed: u64) -> Result<Point,
         times.push(tsc::ns(t, tsc::stop()) / loads as f64);
     }
     std::hint::black_box(p);
+    let huge = crate::os::anon_huge_bytes();
     times.sort_by(f64::total_cmp);
     let med = times[times.len() / 2];
-    Ok(Point {
-        bytes,
-        ns: med,
-        spread: (times[times.len() - 1] - times[0]) / med,
-    })
+    Ok((
+        Point {
+            bytes,
+            ns: med,
+            spread: (times[times.len() - 1] - times[0]) / med,
+        },
+        huge,
+    ))
 }
 
 /// The default sweep: 8 KiB to `max` bytes, four points per doubling.

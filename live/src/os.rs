@@ -89,7 +89,12 @@ pub fn host_nodes(sysfs_root: &Path) -> Result<Vec<u32>, LiveError> {
 pub struct PageBuf {
     ptr: *mut u8,
     layout: Layout,
+    /// For a huge-page buffer: the whole mapping (base, length) to unmap.
+    mapping: Option<(*mut libc::c_void, usize)>,
 }
+
+/// Size of a transparent huge page on x86_64.
+pub const HUGE_PAGE: usize = 2 << 20;
 
 // SAFETY: PageBuf owns its allocation exclusively; sending it moves ownership.
 unsafe impl Send for PageBuf {}
@@ -103,7 +108,48 @@ impl PageBuf {
         if ptr.is_null() {
             return Err(LiveError::Invalid(format!("cannot allocate {bytes} bytes")));
         }
-        Ok(PageBuf { ptr, layout })
+        Ok(PageBuf {
+            ptr,
+            layout,
+            mapping: None,
+        })
+    }
+
+    /// A zeroed buffer of 2 MiB-aligned anonymous memory advised
+    /// `MADV_HUGEPAGE` before first touch, so the kernel backs it with
+    /// transparent huge pages where it can ([`anon_huge_bytes`] tells).
+    pub fn huge(bytes: usize) -> Result<PageBuf, LiveError> {
+        let size = bytes.max(1).div_ceil(HUGE_PAGE) * HUGE_PAGE;
+        let len = size + HUGE_PAGE;
+        // SAFETY: an anonymous private mapping; no file, no fixed address.
+        let base = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        if base == libc::MAP_FAILED {
+            return Err(os_err("mmap"));
+        }
+        let aligned = (base as usize).div_ceil(HUGE_PAGE) * HUGE_PAGE;
+        // SAFETY: [aligned, aligned + size) lies inside the mapping.
+        if unsafe { libc::madvise(aligned as *mut libc::c_void, size, libc::MADV_HUGEPAGE) } != 0 {
+            let e = os_err("madvise(MADV_HUGEPAGE)");
+            // SAFETY: unmapping what we mapped above.
+            unsafe { libc::munmap(base, len) };
+            return Err(e);
+        }
+        let layout = Layout::from_size_align(size, HUGE_PAGE)
+            .map_err(|e| LiveError::Invalid(e.to_string()))?;
+        Ok(PageBuf {
+            ptr: aligned as *mut u8,
+            layout,
+            mapping: Some((base, len)),
+        })
     }
     pub fn len(&self) -> usize {
         self.layout.size()
@@ -122,8 +168,14 @@ impl PageBuf {
 
 impl Drop for PageBuf {
     fn drop(&mut self) {
-        // SAFETY: allocated with this layout in `new`.
-        unsafe { dealloc(self.ptr, self.layout) }
+        match self.mapping {
+            // SAFETY: mapped with this base and length in `huge`.
+            Some((base, len)) => unsafe {
+                libc::munmap(base, len);
+            },
+            // SAFETY: allocated with this layout in `new`.
+            None => unsafe { dealloc(self.ptr, self.layout) },
+        }
     }
 }
 
@@ -211,4 +263,18 @@ mod tests {
         buf.as_slice_u64()[1000] = 7;
         assert_eq!(buf.as_slice_u64()[1000], 7);
     }
+}
+
+/// Anonymous memory of this process backed by transparent huge pages
+/// (`AnonHugePages` of `/proc/self/smaps_rollup`), in bytes; 0 if unknown.
+pub fn anon_huge_bytes() -> u64 {
+    std::fs::read_to_string("/proc/self/smaps_rollup")
+        .ok()
+        .and_then(|t| {
+            t.lines()
+                .find(|l| l.starts_with("AnonHugePages:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|kb| kb.parse::<u64>().ok())
+        })
+        .map_or(0, |kb| kb * 1024)
 }

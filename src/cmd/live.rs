@@ -47,6 +47,9 @@ pub struct CalibrateArgs {
     /// Repeats per point (the median is used).
     #[arg(long, default_value_t = 5)]
     pub repeats: usize,
+    /// Also sweep in transparent huge pages (madvise; .curve-huge.csv).
+    #[arg(long)]
+    pub huge_pages: bool,
 }
 
 fn parse_size(s: &str) -> Result<u64, String> {
@@ -116,6 +119,42 @@ fn calibrate(a: CalibrateArgs) -> Result<()> {
         curve.push(p);
     }
     let levels = live::calibrate::levels(&curve, 0.4);
+    let mut huge_csv = None;
+    let mut huge_note = None;
+    if a.huge_pages {
+        let mut hc = Vec::new();
+        let mut csv = String::from("bytes,ns,spread,huge_share\n");
+        for (i, &s) in sizes.iter().enumerate() {
+            let (p, share) =
+                live::calibrate::chase_huge(s, a.loads, a.repeats, 0xC0FFEE + i as u64)?;
+            eprintln!(
+                "{:>10} B  {:7.2} ns  (spread {:.0}%, huge pages {:.0}%)  [2 MiB pages]",
+                p.bytes,
+                p.ns,
+                p.spread * 100.0,
+                share * 100.0
+            );
+            csv.push_str(&format!(
+                "{},{:.3},{:.4},{:.3}\n",
+                p.bytes, p.ns, p.spread, share
+            ));
+            hc.push(p);
+        }
+        let hl = live::calibrate::levels(&hc, 0.4);
+        huge_note = Some(format!(
+            "pointer chase in transparent huge pages: levels {} (4 KiB pages: {})",
+            hl.iter()
+                .map(|l| format!("{:.1} ns up to {} B", l.ns, l.capacity))
+                .collect::<Vec<_>>()
+                .join(", "),
+            levels
+                .iter()
+                .map(|l| format!("{:.1} ns", l.ns))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+        huge_csv = Some(csv);
+    }
     let mut notes = vec![format!(
         "calibrated by numasim live calibrate: pointer chase {} loads × {} repeats per size (median), TSC at {:.3} GHz ({}); levels {}",
         a.loads,
@@ -129,6 +168,7 @@ fn calibrate(a: CalibrateArgs) -> Result<()> {
             .join(", ")
     )];
     notes.extend(live::calibrate::apply(&mut spec, &curve, &levels));
+    notes.extend(huge_note);
     if cpus.len() >= 2 {
         let c2c = live::calibrate::core_to_core(cpus[0], cpus[1], 200_000)?;
         notes.push(format!(
@@ -156,6 +196,9 @@ fn calibrate(a: CalibrateArgs) -> Result<()> {
         csv.push_str(&format!("{},{:.3},{:.4}\n", p.bytes, p.ns, p.spread));
     }
     write_file(&a.out.with_extension("curve.csv"), csv.as_bytes())?;
+    if let Some(h) = &huge_csv {
+        write_file(&a.out.with_extension("curve-huge.csv"), h.as_bytes())?;
+    }
     println!("levels (ns, effective capacity):");
     for l in &levels {
         println!("  {:8.2} ns  up to {} B", l.ns, l.capacity);
