@@ -212,6 +212,20 @@ pub fn bind_to_node(buf: &mut PageBuf, node: u32, sysfs_root: &Path) -> Result<(
     Ok(())
 }
 
+/// Anonymous memory of this process backed by transparent huge pages
+/// (`AnonHugePages` of `/proc/self/smaps_rollup`), in bytes; 0 if unknown.
+pub fn anon_huge_bytes() -> u64 {
+    std::fs::read_to_string("/proc/self/smaps_rollup")
+        .ok()
+        .and_then(|t| {
+            t.lines()
+                .find(|l| l.starts_with("AnonHugePages:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|kb| kb.parse::<u64>().ok())
+        })
+        .map_or(0, |kb| kb * 1024)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -263,18 +277,4 @@ mod tests {
         buf.as_slice_u64()[1000] = 7;
         assert_eq!(buf.as_slice_u64()[1000], 7);
     }
-}
-
-/// Anonymous memory of this process backed by transparent huge pages
-/// (`AnonHugePages` of `/proc/self/smaps_rollup`), in bytes; 0 if unknown.
-pub fn anon_huge_bytes() -> u64 {
-    std::fs::read_to_string("/proc/self/smaps_rollup")
-        .ok()
-        .and_then(|t| {
-            t.lines()
-                .find(|l| l.starts_with("AnonHugePages:"))
-                .and_then(|l| l.split_whitespace().nth(1))
-                .and_then(|kb| kb.parse::<u64>().ok())
-        })
-        .map_or(0, |kb| kb * 1024)
 }
