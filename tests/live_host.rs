@@ -224,3 +224,14 @@ fn huge_page_chase_is_backed_by_huge_pages_where_the_kernel_allows() {
         thp.trim()
     );
 }
+
+#[test]
+fn node_pairs_bind_memory_and_measure_it() {
+    let cpu = live::os::allowed_cpus().unwrap()[0];
+    let sys = Path::new("/sys");
+    let node = live::os::host_nodes(sys).unwrap()[0];
+    let (p, gbps) = live::calibrate::node_pair(cpu, node, 4 << 20, 50_000, 3, sys).unwrap();
+    assert!(p.ns > 0.0 && gbps > 0.1, "{p:?} {gbps}");
+    let e = live::calibrate::node_pair(cpu, 999, 1 << 20, 1000, 1, sys).unwrap_err();
+    assert!(e.to_string().contains("node 999 does not exist"), "{e}");
+}

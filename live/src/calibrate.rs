@@ -344,6 +344,47 @@ pub fn core_to_core(a: u32, b: u32, rounds: u64) -> Result<f64, LiveError> {
     Ok(ns / (2 * rounds) as f64)
 }
 
+/// Fills `buf` (its first touch) and reads it `passes` times, two words of
+/// every line; returns (seconds, bytes read).
+fn stream_read(buf: &mut PageBuf, passes: usize) -> (f64, u64) {
+    let w = buf.as_slice_u64();
+    for (i, x) in w.iter_mut().enumerate() {
+        *x = i as u64;
+    }
+    let t = tsc::start();
+    let mut sum = 0u64;
+    for _ in 0..passes {
+        sum = sum.wrapping_add(
+            w.chunks_exact(8)
+                .map(|c| c[0] ^ c[4])
+                .fold(0u64, u64::wrapping_add),
+        );
+    }
+    std::hint::black_box(sum);
+    (tsc::ns(t, tsc::stop()) / 1e9, (w.len() * 8 * passes) as u64)
+}
+
+/// Latency and bandwidth from `cpu` to memory bound (`mbind`, before first
+/// touch) to node `node`: a pointer chase over `bytes` (ns per load, median
+/// of `repeats`) and one thread's streaming read of `bytes` (GB/s).
+pub fn node_pair(
+    cpu: u32,
+    node: u32,
+    bytes: u64,
+    loads: u64,
+    repeats: usize,
+    sysfs_root: &std::path::Path,
+) -> Result<(Point, f64), LiveError> {
+    pin_current_thread(cpu)?;
+    let mut buf = PageBuf::new(bytes as usize)?;
+    crate::os::bind_to_node(&mut buf, node, sysfs_root)?;
+    let (p, _) = chase_in(buf, bytes, loads, repeats, 0x5EED + node as u64)?;
+    let mut buf = PageBuf::new(bytes as usize)?;
+    crate::os::bind_to_node(&mut buf, node, sysfs_root)?;
+    let (secs, read) = stream_read(&mut buf, 3);
+    Ok((p, read as f64 / secs / 1e9))
+}
+
 /// Streaming read bandwidth (GB/s) of `threads` threads pinned to `cpus`,
 /// each summing its own `bytes_per_thread` buffer `passes` times.
 pub fn read_bandwidth(
@@ -357,21 +398,7 @@ pub fn read_bandwidth(
             std::thread::spawn(move || -> Result<(f64, u64), LiveError> {
                 pin_current_thread(cpu)?;
                 let mut buf = PageBuf::new(bytes_per_thread)?;
-                let w = buf.as_slice_u64();
-                for (i, x) in w.iter_mut().enumerate() {
-                    *x = i as u64;
-                }
-                let t = tsc::start();
-                let mut sum = 0u64;
-                for _ in 0..passes {
-                    sum = sum.wrapping_add(
-                        w.chunks_exact(8)
-                            .map(|c| c[0] ^ c[4])
-                            .fold(0u64, u64::wrapping_add),
-                    );
-                }
-                std::hint::black_box(sum);
-                Ok((tsc::ns(t, tsc::stop()) / 1e9, (w.len() * 8 * passes) as u64))
+                Ok(stream_read(&mut buf, passes))
             })
         })
         .collect();

@@ -169,6 +169,33 @@ fn calibrate(a: CalibrateArgs) -> Result<()> {
     )];
     notes.extend(live::calibrate::apply(&mut spec, &curve, &levels));
     notes.extend(huge_note);
+    // Every (CPU node, memory node) pair: memory bound with mbind, a chase
+    // over the largest working set and one thread's streaming read.
+    let mut pair = std::collections::BTreeMap::new();
+    for (from, node_cpus) in &t.nodes {
+        let Some(&cpu) = node_cpus.iter().find(|c| cpus.contains(c)) else {
+            continue;
+        };
+        for (to, _) in &t.nodes {
+            let (p, gbps) =
+                live::calibrate::node_pair(cpu, *to, a.max_size, a.loads, a.repeats, &a.sysfs)?;
+            notes.push(format!(
+                "cpu {cpu} (node {from}) to memory of node {to} (mbind): {:.1} ns over {} B, {gbps:.1} GB/s one thread",
+                p.ns, a.max_size
+            ));
+            pair.insert((*from, *to), (p.ns, gbps));
+        }
+    }
+    live::os::pin_current_thread(cpus[0])?;
+    for l in spec.links.iter_mut() {
+        let ids = (t.nodes[l.a as usize].0, t.nodes[l.b as usize].0);
+        if let (Some(&(remote, gbps)), Some(&(local, _))) =
+            (pair.get(&ids), pair.get(&(ids.0, ids.0)))
+        {
+            l.latency_ns = ((remote - local).max(0.0) * 10.0).round() / 10.0;
+            l.bandwidth_gbps = (gbps * 10.0).round() / 10.0;
+        }
+    }
     if cpus.len() >= 2 {
         let c2c = live::calibrate::core_to_core(cpus[0], cpus[1], 200_000)?;
         notes.push(format!(
