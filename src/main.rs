@@ -8,6 +8,7 @@ mod machines;
 mod manifest;
 mod npy;
 mod output;
+mod prefetchers;
 mod progress;
 
 use std::process::ExitCode;

@@ -108,6 +108,13 @@ pub fn render(s: &Summary) -> String {
             p.coverage,
             commas(p.extra_bytes)
         );
+        if p.predict_cost_ns > 0.0 {
+            let _ = writeln!(
+                o,
+                "prefetch     decisions cost the cores {:.0} ns of simulated time",
+                p.predict_cost_ns
+            );
+        }
     }
     if s.pages.migrations > 0 {
         let _ = writeln!(

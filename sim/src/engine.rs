@@ -739,6 +739,10 @@ impl<'m> Engine<'m> {
         want.clear();
         if let Some(p) = self.prefetcher.as_mut() {
             p.on_access(seen, line, &mut want);
+            // A prefetcher that computes (a learned one) stalls its core.
+            let cost = p.take_cost_ps();
+            lat += cost;
+            self.pf_stats.predict_cost_ps += cost;
         }
         for &target in &want {
             self.issue_prefetch(core, target, t);

@@ -15,7 +15,8 @@
 //! - `useless`: prefetched lines evicted (`early`) or still unused at the end;
 //! - accuracy = useful / (useful + useless); coverage = useful / (useful +
 //!   demand misses that remained); `useful + useless = issued` always;
-//! - `extra_bytes`: line size × issued (the bandwidth prefetching costs).
+//! - `extra_bytes`: line size × issued (the bandwidth prefetching costs);
+//! - `predict_cost_ps`: simulated decision time charged to the cores.
 
 /// What the prefetcher sees of one demand access.
 #[derive(Clone, Copy, Debug)]
@@ -39,6 +40,11 @@ pub trait Prefetcher: Send {
     /// Observes a demand access to line number `line` (address / line
     /// size); pushes the line numbers to prefetch.
     fn on_access(&mut self, seen: Seen, line: u64, out: &mut Vec<u64>);
+    /// Simulated time (ps) the prefetcher spent deciding since the last
+    /// call; the engine adds it to the access's latency (the core stalls).
+    fn take_cost_ps(&mut self) -> u64 {
+        0
+    }
 }
 
 /// Prefetch outcome counts.
@@ -53,6 +59,9 @@ pub struct PrefetchStats {
     pub extra_bytes: u64,
     /// Demand misses at the prefetch level that no prefetch covered.
     pub demand_misses: u64,
+    /// Simulated time the prefetcher's decisions cost the cores (ps).
+    #[serde(default)]
+    pub predict_cost_ps: u64,
 }
 
 impl PrefetchStats {

@@ -123,6 +123,9 @@ pub struct Prefetch {
     pub extra_bytes: u64,
     pub accuracy: f64,
     pub coverage: f64,
+    /// Simulated decision time charged to the cores (ns).
+    #[serde(default)]
+    pub predict_cost_ns: f64,
 }
 
 /// Everything a timing run reports.
@@ -291,6 +294,7 @@ pub(crate) fn summarize(e: &Engine) -> Summary {
             extra_bytes: p.extra_bytes,
             accuracy: p.accuracy(),
             coverage: p.coverage(),
+            predict_cost_ns: p.predict_cost_ps as f64 / 1000.0,
         }),
     }
 }

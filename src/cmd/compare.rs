@@ -324,7 +324,10 @@ pub struct CompareArgs {
 
 /// Reads an experiment file (model paths resolve against its directory),
 /// with an optional duration override; also returns its text (for the manifest).
-fn load_experiment(path: &std::path::Path, duration: Option<f64>) -> Result<(Experiment, String)> {
+pub(crate) fn load_experiment(
+    path: &std::path::Path,
+    duration: Option<f64>,
+) -> Result<(Experiment, String)> {
     let text = std::fs::read_to_string(path)
         .with_context(|| format!("{}: cannot read experiment", path.display()))?;
     let base = path
@@ -573,76 +576,5 @@ pub fn bench_cmd(a: BenchArgs) -> Result<()> {
             &json!({ "scenario": row.name, "percentiles": p, "spike_share": spikes, "totals": totals }),
         )?;
     }
-    Ok(())
-}
-
-#[derive(clap::Args, Debug)]
-pub struct DatasetArgs {
-    /// Experiment file whose workload to run.
-    pub experiment: PathBuf,
-    /// Row whose dispatcher runs while recording.
-    #[arg(long)]
-    pub row: String,
-    /// Workload seed (use one the evaluation does not use).
-    #[arg(long, default_value_t = 101)]
-    pub seed: u64,
-    /// Override the workload duration (10s, 30m).
-    #[arg(long, value_parser = parse_duration)]
-    pub duration: Option<f64>,
-    /// Output: CSV (time_ns,id,<features>,label) or, for a .npy name, a
-    /// float64 matrix in that column order plus NAME.columns.txt.
-    #[arg(long)]
-    pub out: PathBuf,
-}
-
-/// `numasim dataset`: one row per dispatch decision, features observed at
-/// dispatch and the label observed when the request's batch ran.
-pub fn dataset_cmd(a: DatasetArgs) -> Result<()> {
-    let (exp, _) = load_experiment(&a.experiment, a.duration)?;
-    let Some(row) = exp.row.iter().find(|r| r.name == a.row).cloned() else {
-        let names: Vec<&str> = exp.row.iter().map(|r| r.name.as_str()).collect();
-        bail!(
-            "--row {:?}: no such row (rows: {})",
-            a.row,
-            names.join(", ")
-        );
-    };
-    let m = load_machine(&exp.workload.machine)?;
-    let run = run_row(&m, &exp, &row, a.seed, false, true)?;
-    let mut rows = run.dataset;
-    rows.sort_by_key(|r| (r.time_ns, r.id));
-    let mut names = vec!["time_ns".to_string(), "id".to_string()];
-    names.extend(sim::serve::feature_names());
-    names.push("label".into());
-    if crate::npy::is_npy(&a.out) {
-        let m: Vec<Vec<f64>> = rows
-            .iter()
-            .map(|r| {
-                let mut v = vec![r.time_ns as f64, r.id as f64];
-                v.extend(&r.features);
-                v.push(r.label as u8 as f64);
-                v
-            })
-            .collect();
-        crate::npy::write(&a.out, &names, &m)?;
-    } else {
-        let mut s = names.join(",");
-        s.push('\n');
-        for r in &rows {
-            s.push_str(&format!("{},{}", r.time_ns, r.id));
-            for v in &r.features {
-                s.push_str(&format!(",{v}"));
-            }
-            s.push_str(&format!(",{}\n", r.label as u8));
-        }
-        write_file(&a.out, s.as_bytes())?;
-    }
-    let pos = rows.iter().filter(|r| r.label).count();
-    eprintln!(
-        "wrote {} rows ({} positive) to {}",
-        rows.len(),
-        pos,
-        a.out.display()
-    );
     Ok(())
 }

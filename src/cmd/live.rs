@@ -368,7 +368,7 @@ pub fn validate(a: ValidateArgs) -> Result<()> {
         )?;
         if a.prefetch != "none" {
             e.set_prefetcher(
-                policies::prefetch::create(&a.prefetch, m.spec.line_size, m.cores())
+                crate::prefetchers::create(&a.prefetch, m.spec.line_size, m.cores())
                     .map_err(|x| anyhow::anyhow!("--prefetch: {x}"))?,
             )?;
         }

@@ -1,6 +1,7 @@
 //! Subcommands, one module each.
 
 pub mod compare;
+pub mod dataset;
 pub mod live;
 pub mod loaded_latency;
 pub mod machine;
@@ -29,8 +30,8 @@ pub enum Command {
     Compare(compare::CompareArgs),
     /// Run one row of the seed experiment (the article's run_bench.py --scenario=...).
     Bench(compare::BenchArgs),
-    /// Export a training dataset (features at dispatch, miss labels) from a workload.
-    Dataset(compare::DatasetArgs),
+    /// Export a training dataset: dispatch decisions of a workload, or candidate prefetches of a trace.
+    Dataset(dataset::DatasetArgs),
     /// Train a predictor on a dataset (split by time) and save it.
     Train(train::Args),
     /// The real machine: probe its topology, calibrate a machine file, replay on pinned threads.
@@ -48,7 +49,7 @@ pub fn run(cmd: Command) -> Result<()> {
         Command::LoadedLatency(a) => loaded_latency::run(a),
         Command::Compare(a) => compare::compare_cmd(a),
         Command::Bench(a) => compare::bench_cmd(a),
-        Command::Dataset(a) => compare::dataset_cmd(a),
+        Command::Dataset(a) => dataset::run(a),
         Command::Train(a) => train::run(a),
         Command::Live(a) => live::run(a),
         Command::Validate(a) => live::validate(a),

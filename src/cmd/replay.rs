@@ -69,7 +69,7 @@ pub struct ReplayArgs {
     #[arg(long, default_value_t = 10_000)]
     pub window_ns: u64,
     /// Cache prefetcher for --machine: next-line[:D], ip-stride[:D[:K]],
-    /// stream[:D[:K]], delta[:D].
+    /// stream[:D[:K]], delta[:D], learned:MODEL.json[:BASE] (a trained filter over BASE).
     #[arg(long)]
     pub prefetch: Option<String>,
     /// Private data level the prefetcher fills (0 = L1D, 1 = L2, ...).
@@ -191,7 +191,7 @@ fn run_timing(a: ReplayArgs) -> Result<()> {
     };
     let mut engine = sim::Engine::new(&machine, cfg, placement)?;
     if let Some(spec) = &a.prefetch {
-        let p = policies::prefetch::create(spec, machine.spec.line_size, machine.cores())
+        let p = crate::prefetchers::create(spec, machine.spec.line_size, machine.cores())
             .map_err(|e| anyhow::anyhow!("--prefetch: {e}"))?;
         engine.set_prefetcher(p)?;
     }

@@ -1,9 +1,11 @@
 //! Cache prefetchers, registered by name: `next-line[:degree]`,
 //! `ip-stride[:degree[:distance]]`, `stream[:degree[:distance]]`,
-//! `delta[:degree]` (Markov / delta correlation).
+//! `delta[:degree]` (Markov / delta correlation); and [`learned`], the
+//! `learned:FILE[:BASE]` filter (built by the binary, which reads the file).
 
 mod delta;
 mod ip_stride;
+pub mod learned;
 mod next_line;
 mod stream;
 

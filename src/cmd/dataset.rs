@@ -1,0 +1,193 @@
+//! `numasim dataset INPUT --out data.csv|data.npy`: training data for the
+//! learned predictors, one row per decision point, with the time (or
+//! access index) so users split by time.
+//!
+//! - INPUT an experiment (`.toml`, with `--row`): one row per dispatch
+//!   decision of the request-level model — features at dispatch, label "the
+//!   request's lookups missed the worker node's cache" (the preload model).
+//! - INPUT a trace (any format, ML-DPC load traces included): one row per
+//!   line the base prefetcher proposes at each data access — the features
+//!   of `learned:FILE` (policies::prefetch::learned), label "the line was
+//!   accessed within --window accesses" (the prefetch-filter model). An
+//!   access's miss flag comes from an LRU model of the level the filter
+//!   would sit at (`--level SIZE,ASSOC`, default an L2 of 1 MiB, 16-way).
+
+use std::path::PathBuf;
+
+use anyhow::{Result, bail};
+use policies::prefetch::learned::{self, RowBuilder};
+use sim::cache::{Cache, Replacement};
+use traces::{Batch, Format, Kind};
+
+use super::compare::{load_experiment, parse_duration, run_row};
+use crate::input::{open_trace, parse_format, trace_err};
+use crate::machines::load_machine;
+use crate::output::write_file;
+
+#[derive(clap::Args, Debug)]
+pub struct DatasetArgs {
+    /// Experiment file (.toml) whose workload to run, or a trace.
+    pub input: PathBuf,
+    /// Experiment: the row whose dispatcher runs while recording.
+    #[arg(long)]
+    pub row: Option<String>,
+    /// Experiment: workload seed (use one the evaluation does not use).
+    #[arg(long, default_value_t = 101)]
+    pub seed: u64,
+    /// Experiment: override the workload duration (10s, 30m).
+    #[arg(long, value_parser = parse_duration)]
+    pub duration: Option<f64>,
+    /// Trace: the base prefetcher whose proposals become rows.
+    #[arg(long, default_value = "delta:2")]
+    pub prefetcher: String,
+    /// Trace: a proposed line is useful if accessed within this many accesses.
+    #[arg(long, default_value_t = 2000)]
+    pub window: u64,
+    /// Trace: the cache level whose misses the features see (SIZE,ASSOC; 64 B lines).
+    #[arg(long, default_value = "1M,16")]
+    pub level: String,
+    /// Trace: stop adding rows after this many (later accesses still label).
+    #[arg(long, default_value_t = 2_000_000)]
+    pub max_rows: usize,
+    /// Trace: input format, overriding detection.
+    #[arg(long, value_parser = parse_format)]
+    pub format: Option<Format>,
+    /// Output: CSV (time_ns,id,<features>,label) or, for a .npy name, a
+    /// float64 matrix in that column order plus NAME.columns.txt.
+    #[arg(long)]
+    pub out: PathBuf,
+}
+
+/// Rows as (time, id, features, label).
+type Rows = Vec<(u64, u64, Vec<f64>, bool)>;
+
+pub fn run(a: DatasetArgs) -> Result<()> {
+    let is_experiment = a
+        .input
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("toml"));
+    let (names, rows) = if is_experiment {
+        experiment_rows(&a)?
+    } else {
+        trace_rows(&a)?
+    };
+    let mut header = vec!["time_ns".to_string(), "id".to_string()];
+    header.extend(names);
+    header.push("label".into());
+    if crate::npy::is_npy(&a.out) {
+        let m: Vec<Vec<f64>> = rows
+            .iter()
+            .map(|(t, id, f, l)| {
+                let mut v = vec![*t as f64, *id as f64];
+                v.extend(f);
+                v.push(*l as u8 as f64);
+                v
+            })
+            .collect();
+        crate::npy::write(&a.out, &header, &m)?;
+    } else {
+        let mut s = header.join(",");
+        s.push('\n');
+        for (t, id, f, l) in &rows {
+            s.push_str(&format!("{t},{id}"));
+            for v in f {
+                s.push_str(&format!(",{v}"));
+            }
+            s.push_str(&format!(",{}\n", *l as u8));
+        }
+        write_file(&a.out, s.as_bytes())?;
+    }
+    let pos = rows.iter().filter(|r| r.3).count();
+    eprintln!(
+        "wrote {} rows ({} positive) to {}",
+        rows.len(),
+        pos,
+        a.out.display()
+    );
+    Ok(())
+}
+
+/// Dispatch decisions of the request-level model.
+fn experiment_rows(a: &DatasetArgs) -> Result<(Vec<String>, Rows)> {
+    let (exp, _) = load_experiment(&a.input, a.duration)?;
+    let names: Vec<&str> = exp.row.iter().map(|r| r.name.as_str()).collect();
+    let Some(want) = &a.row else {
+        bail!(
+            "--row is needed with an experiment (rows: {})",
+            names.join(", ")
+        );
+    };
+    let Some(row) = exp.row.iter().find(|r| &r.name == want).cloned() else {
+        bail!("--row {want:?}: no such row (rows: {})", names.join(", "));
+    };
+    let m = load_machine(&exp.workload.machine)?;
+    let run = run_row(&m, &exp, &row, a.seed, false, true)?;
+    let mut rows = run.dataset;
+    rows.sort_by_key(|r| (r.time_ns, r.id));
+    Ok((
+        sim::serve::feature_names(),
+        rows.into_iter()
+            .map(|r| (r.time_ns, r.id, r.features, r.label))
+            .collect(),
+    ))
+}
+
+/// Candidate prefetches over a trace's data accesses.
+fn trace_rows(a: &DatasetArgs) -> Result<(Vec<String>, Rows)> {
+    let (size, assoc) = a
+        .level
+        .split_once(',')
+        .and_then(|(s, w)| {
+            Some((
+                sim::geometry::parse_bytes(s)?,
+                w.trim().parse::<u32>().ok()?,
+            ))
+        })
+        .ok_or_else(|| {
+            anyhow::anyhow!("--level {:?}: expected SIZE,ASSOC (e.g. 1M,16)", a.level)
+        })?;
+    let g = sim::geometry::Geometry::new(size, assoc, 64)
+        .map_err(|e| anyhow::anyhow!("--level {:?}: {e}", a.level))?;
+    let mut level = Cache::new(g, Replacement::Lru, 0);
+    let base = crate::prefetchers::create(&a.prefetcher, 64, 1)?;
+    let mut b = RowBuilder::new(base, a.window, a.max_rows);
+    let mut input = open_trace(&a.input, a.format, false)?;
+    let mut batch = Batch::new(input.source.fields());
+    loop {
+        batch.clear();
+        let n = input
+            .source
+            .fill(&mut batch)
+            .map_err(|e| trace_err(&a.input, e))?;
+        if n == 0 {
+            break;
+        }
+        for i in 0..batch.len() {
+            let x = batch.acc[i];
+            if x.kind == Kind::IFetch {
+                continue;
+            }
+            let line = x.addr >> 6;
+            let write = matches!(x.kind, Kind::Store | Kind::Modify);
+            let miss = !level.probe(line, write);
+            if miss {
+                level.fill(line, write);
+            }
+            b.access(batch.pc_of(i), x.addr, line, miss, write);
+        }
+    }
+    let rows = b.finish();
+    if rows.is_empty() {
+        bail!(
+            "{}: the base prefetcher {} proposed nothing on this trace",
+            a.input.display(),
+            a.prefetcher
+        );
+    }
+    Ok((
+        learned::feature_names(),
+        rows.into_iter()
+            .map(|r| (r.index, r.index, r.features, r.label))
+            .collect(),
+    ))
+}
