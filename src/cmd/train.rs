@@ -136,7 +136,7 @@ pub fn run(a: Args) -> Result<()> {
         "tree" => model::train::tree(&train),
         "forest" => model::train::forest(&train, a.rounds.max(1), a.seed),
         "gbdt" => model::train::gbdt(&train, a.rounds.max(1)),
-        "logistic" => model::train::logistic(&train),
+        "logistic" => model::linfa_fit::logistic(&train)?,
         other => bail!("--model {other:?}: expected tree, forest, gbdt or logistic"),
     };
     for (name, part) in [("train", &train), ("held-out", &test)] {

@@ -8,6 +8,7 @@
 //! standardised features. Files are JSON with `"format": "numasim-model"`
 //! and a `"version"`; the binary reads them, this module parses text.
 
+pub mod linfa_fit;
 pub mod train;
 pub mod xgboost;
 
