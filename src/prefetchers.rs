@@ -28,11 +28,11 @@ pub fn create(spec: &str, line: u64, cores: usize) -> Result<Box<dyn Prefetcher>
         .with_context(|| format!("{}: cannot read model", path.display()))?;
     let model = policies::model::Model::from_json(&text)
         .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-    if model.features != learned::feature_names() {
+    if learned::history_of(&model.features).is_none() {
         bail!(
-            "{}: the model's features are not the prefetch filter's ({}); train it on `numasim dataset TRACE`",
+            "{}: the model's features are not the prefetch filter's (for a history of H accesses: {}); train it on `numasim dataset TRACE`",
             path.display(),
-            learned::feature_names().join(",")
+            learned::feature_names(2).join(",").replace("_1", "_H-1")
         );
     }
     let base = policies::prefetch::create(base, line, cores)?;

@@ -275,3 +275,73 @@ fn npy_datasets_hold_the_csv_values_and_train_identically() {
     assert!(err.contains("d.npy"), "{err}");
     assert!(!dir.path().join("bad.json").exists());
 }
+
+#[test]
+fn feature_sets_are_configurable_from_dataset_to_model_to_experiment() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = |n: &str| dir.path().join(n).to_str().unwrap().to_string();
+    let o = numasim(&[
+        "dataset",
+        &root("scenarios/seed-inference.toml"),
+        "--row",
+        "numa_aware",
+        "--duration",
+        "2s",
+        "--history",
+        "3",
+        "--features",
+        "hit_rate,addr_delta_mb",
+        "--out",
+        &p("d.csv"),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = std::fs::read_to_string(p("d.csv")).unwrap();
+    assert_eq!(
+        text.lines().next().unwrap(),
+        "time_ns,id,remote_shard,outstanding,hit_rate_0,addr_delta_mb_0,hit_rate_1,addr_delta_mb_1,hit_rate_2,addr_delta_mb_2,label"
+    );
+    let o = numasim(&[
+        "train",
+        &p("d.csv"),
+        "--model",
+        "tree",
+        "--out",
+        &p("m.json"),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // The model drives the ai_predict row: the engine computes its 8 features.
+    let exp = std::fs::read_to_string(root("scenarios/seed-inference.toml"))
+        .unwrap()
+        .replace("models/seed-gbdt.json", &p("m.json"));
+    std::fs::write(p("e.toml"), exp).unwrap();
+    let o = numasim(&["compare", &p("e.toml"), "--duration", "1s", "--seeds", "1"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("ai_predict"));
+    // Recording a dataset under that row with other features is refused.
+    let o = numasim(&[
+        "dataset",
+        &p("e.toml"),
+        "--row",
+        "ai_predict",
+        "--out",
+        &p("x.csv"),
+    ]);
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("reads other features"), "{err}");
+    // An unknown group is a one-line error.
+    let o = numasim(&[
+        "dataset",
+        &root("scenarios/seed-inference.toml"),
+        "--row",
+        "numa_aware",
+        "--features",
+        "hit_rate,latency",
+        "--out",
+        &p("y.csv"),
+    ]);
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("unknown feature group \"latency\""), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+}

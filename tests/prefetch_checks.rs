@@ -274,12 +274,19 @@ fn a_learned_filter_trained_on_one_trace_cleans_up_another() {
         );
         String::from_utf8_lossy(&o.stdout).into_owned()
     };
-    run(&["dataset", &p("train.csv"), "--out", &p("d.csv")]);
-    let header = std::fs::read_to_string(p("d.csv")).unwrap();
-    assert!(
-        header.starts_with("time_ns,id,cand_delta,cand_rank,delta_0,"),
-        "{}",
-        header.lines().next().unwrap()
+    // Four accesses of history (the filter takes its length from the model).
+    run(&[
+        "dataset",
+        &p("train.csv"),
+        "--history",
+        "4",
+        "--out",
+        &p("d.csv"),
+    ]);
+    let text = std::fs::read_to_string(p("d.csv")).unwrap();
+    assert_eq!(
+        text.lines().next().unwrap(),
+        "time_ns,id,cand_delta,cand_rank,delta_0,delta_1,delta_2,delta_3,miss_0,miss_1,miss_2,miss_3,cand_repeats,label"
     );
     let out = run(&[
         "train",

@@ -103,10 +103,11 @@ pub fn make_preload(
             .with_context(|| format!("{}: cannot read model", path.display()))?;
         let model = policies::model::Model::from_json(&text)
             .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-        if model.features != sim::serve::feature_names() {
+        if sim::serve::FeatureSet::from_names(&model.features).is_none() {
             bail!(
-                "{}: the model's features do not match the request model's decision features (numasim dataset lists them)",
-                path.display()
+                "{}: the model's features are not a set of the request model's decision features (remote_shard, outstanding, then {}_K per past batch K; numasim dataset writes them)",
+                path.display(),
+                sim::serve::GROUPS.join("_K, ")
             );
         }
         let l = policies::preload::Learned::new(
@@ -119,6 +120,11 @@ pub fn make_preload(
         return Ok((Box::new(l), Some(sink)));
     }
     Ok((policies::preload::create(spec)?, None))
+}
+
+/// The features a row's preload policy reads.
+fn preload_features(spec: &str, base: &std::path::Path) -> Result<sim::serve::FeatureSet> {
+    Ok(make_preload(spec, base)?.0.features())
 }
 
 impl Experiment {
@@ -186,7 +192,7 @@ pub fn run_row(
     row: &RowSpec,
     seed: u64,
     keep: bool,
-    record: bool,
+    record: Option<&sim::serve::FeatureSet>,
 ) -> Result<RowRun> {
     let mut spec = exp.workload.clone();
     if !row.moves {
@@ -200,7 +206,16 @@ pub fn run_row(
     if row.preload != "none" {
         e.set_preload(preload);
     }
-    e.record_dataset(record);
+    if let Some(fs) = record {
+        if row.preload != "none" && preload_features(&row.preload, &exp.base)? != *fs {
+            bail!(
+                "row {}: its preload model reads other features than the dataset asks for",
+                row.name
+            );
+        }
+        e.set_features(fs.clone());
+    }
+    e.record_dataset(record.is_some());
     let mut lat: Vec<u64> = Vec::new();
     let mut arrival: Vec<u64> = Vec::new();
     let mut kept = Vec::new();
@@ -371,7 +386,7 @@ pub fn compare_cmd(a: CompareArgs) -> Result<()> {
                     &exp.row[r],
                     exp.experiment.seeds[s],
                     keep && s == 0,
-                    false,
+                    None,
                 )
             })
             .collect()
@@ -531,7 +546,7 @@ pub fn bench_cmd(a: BenchArgs) -> Result<()> {
     };
     let m = load_machine(&exp.workload.machine)?;
     let wall = std::time::Instant::now();
-    let run = run_row(&m, &exp, row, a.seed, a.out.is_some(), false)?;
+    let run = run_row(&m, &exp, row, a.seed, a.out.is_some(), None)?;
     let (rr, totals, recs) = (run.result, run.totals, run.records);
     let secs = wall.elapsed().as_secs_f64();
     let p = analysis::stats::percentiles(&rr.latency_ns);

@@ -37,6 +37,12 @@ pub struct DatasetArgs {
     /// Experiment: override the workload duration (10s, 30m).
     #[arg(long, value_parser = parse_duration)]
     pub duration: Option<f64>,
+    /// Past batches (experiment) or accesses (trace) in the features.
+    #[arg(long, default_value_t = 10)]
+    pub history: usize,
+    /// Experiment: per-batch feature groups (some of hit_rate,read_mb,addr_delta_mb).
+    #[arg(long, default_value = "hit_rate,read_mb,addr_delta_mb")]
+    pub features: String,
     /// Trace: the base prefetcher whose proposals become rows.
     #[arg(long, default_value = "delta:2")]
     pub prefetcher: String,
@@ -120,12 +126,14 @@ fn experiment_rows(a: &DatasetArgs) -> Result<(Vec<String>, Rows)> {
     let Some(row) = exp.row.iter().find(|r| &r.name == want).cloned() else {
         bail!("--row {want:?}: no such row (rows: {})", names.join(", "));
     };
+    let fs = sim::serve::FeatureSet::parse(a.history, &a.features)
+        .map_err(|e| anyhow::anyhow!("--features: {e}"))?;
     let m = load_machine(&exp.workload.machine)?;
-    let run = run_row(&m, &exp, &row, a.seed, false, true)?;
+    let run = run_row(&m, &exp, &row, a.seed, false, Some(&fs))?;
     let mut rows = run.dataset;
     rows.sort_by_key(|r| (r.time_ns, r.id));
     Ok((
-        sim::serve::feature_names(),
+        fs.names(),
         rows.into_iter()
             .map(|r| (r.time_ns, r.id, r.features, r.label))
             .collect(),
@@ -150,7 +158,7 @@ fn trace_rows(a: &DatasetArgs) -> Result<(Vec<String>, Rows)> {
         .map_err(|e| anyhow::anyhow!("--level {:?}: {e}", a.level))?;
     let mut level = Cache::new(g, Replacement::Lru, 0);
     let base = crate::prefetchers::create(&a.prefetcher, 64, 1)?;
-    let mut b = RowBuilder::new(base, a.window, a.max_rows);
+    let mut b = RowBuilder::new(base, a.window, a.max_rows, a.history);
     let mut input = open_trace(&a.input, a.format, false)?;
     let mut batch = Batch::new(input.source.fields());
     loop {
@@ -185,7 +193,7 @@ fn trace_rows(a: &DatasetArgs) -> Result<(Vec<String>, Rows)> {
         );
     }
     Ok((
-        learned::feature_names(),
+        learned::feature_names(a.history),
         rows.into_iter()
             .map(|r| (r.index, r.index, r.features, r.label))
             .collect(),

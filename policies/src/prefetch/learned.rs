@@ -15,30 +15,43 @@ use sim::prefetch::{Prefetcher, Seen};
 
 use crate::model::Model;
 
-/// Accesses of history in the features.
+/// Accesses of history in the default features.
 pub const HISTORY: usize = 10;
 
 /// Deltas are clipped to ± this many lines (far jumps look alike).
 const CLIP: i64 = 1 << 20;
 
-/// The feature names, in order (the columns of a trace dataset).
-pub fn feature_names() -> Vec<String> {
+/// The feature names with `history` past accesses, in order (the columns
+/// of a trace dataset).
+pub fn feature_names(history: usize) -> Vec<String> {
     let mut v = vec!["cand_delta".to_string(), "cand_rank".to_string()];
-    v.extend((0..HISTORY).map(|k| format!("delta_{k}")));
-    v.extend((0..HISTORY).map(|k| format!("miss_{k}")));
+    v.extend((0..history).map(|k| format!("delta_{k}")));
+    v.extend((0..history).map(|k| format!("miss_{k}")));
     v.push("cand_repeats".into());
     v
 }
 
+/// The history length whose names are exactly `names` (a model's), if any.
+pub fn history_of(names: &[String]) -> Option<usize> {
+    let h = names.len().checked_sub(3)? / 2;
+    (feature_names(h) == names).then_some(h)
+}
+
 /// One core's recent accesses: a ring of line deltas and miss flags.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct History {
     last_line: Option<u64>,
-    deltas: [i64; HISTORY],
-    misses: [bool; HISTORY],
+    deltas: Vec<i64>,
+    misses: Vec<bool>,
     /// Slot of the most recent entry; `len` entries are valid.
     head: usize,
     len: usize,
+}
+
+impl Default for History {
+    fn default() -> Self {
+        History::new(HISTORY)
+    }
 }
 
 fn clip(d: i64) -> i64 {
@@ -46,16 +59,31 @@ fn clip(d: i64) -> i64 {
 }
 
 impl History {
+    /// A ring of `n` past accesses.
+    pub fn new(n: usize) -> History {
+        History {
+            last_line: None,
+            deltas: vec![0; n],
+            misses: vec![false; n],
+            head: 0,
+            len: 0,
+        }
+    }
+
     /// Records an access to `line` (after its candidates were judged).
     pub fn push(&mut self, line: u64, miss: bool) {
         let d = self
             .last_line
             .map_or(0, |l| clip(line.wrapping_sub(l) as i64));
-        self.head = (self.head + 1) % HISTORY;
+        self.last_line = Some(line);
+        let n = self.deltas.len();
+        if n == 0 {
+            return;
+        }
+        self.head = (self.head + 1) % n;
         self.deltas[self.head] = d;
         self.misses[self.head] = miss;
-        self.len = (self.len + 1).min(HISTORY);
-        self.last_line = Some(line);
+        self.len = (self.len + 1).min(n);
     }
 
     /// The features of candidate `cand` (rank `rank`) proposed at an access
@@ -65,15 +93,16 @@ impl History {
         let cd = clip(cand.wrapping_sub(line) as i64);
         out.push(cd as f64);
         out.push(rank as f64);
-        let at = |k: usize| (self.head + HISTORY - k) % HISTORY;
-        for k in 0..HISTORY {
+        let n = self.deltas.len();
+        let at = |k: usize| (self.head + n - k) % n;
+        for k in 0..n {
             out.push(if k < self.len {
                 self.deltas[at(k)] as f64
             } else {
                 0.0
             });
         }
-        for k in 0..HISTORY {
+        for k in 0..n {
             out.push(if k < self.len {
                 self.misses[at(k)] as u8 as f64
             } else {
@@ -117,7 +146,9 @@ pub struct Learned {
 }
 
 impl Learned {
-    /// `name` is the model's name in reports (its file); `cores` histories.
+    /// `name` is the model's name in reports (its file); `cores` histories
+    /// as long as the model's features say ([`history_of`]; the default if
+    /// they do not — callers check).
     pub fn new(
         model: Model,
         name: &str,
@@ -125,13 +156,14 @@ impl Learned {
         cores: usize,
         cost: Cost,
     ) -> Learned {
+        let h = history_of(&model.features).unwrap_or(HISTORY);
         Learned {
             name: format!("learned:{name}:{}", base.name()),
             base,
             model,
             cost,
-            hist: vec![History::default(); cores.max(1)],
-            feats: Vec::with_capacity(feature_names().len()),
+            hist: vec![History::new(h); cores.max(1)],
+            feats: Vec::with_capacity(feature_names(h).len()),
             pending_ps: 0,
             predictions: 0,
             kept: 0,
@@ -196,10 +228,16 @@ pub struct RowBuilder {
 }
 
 impl RowBuilder {
-    pub fn new(base: Box<dyn Prefetcher>, window: u64, max_rows: usize) -> RowBuilder {
+    /// Rows with `history` past accesses in their features.
+    pub fn new(
+        base: Box<dyn Prefetcher>,
+        window: u64,
+        max_rows: usize,
+        history: usize,
+    ) -> RowBuilder {
         RowBuilder {
             base,
-            hist: History::default(),
+            hist: History::new(history),
             window: window.max(1),
             max_rows,
             pending: Default::default(),
@@ -271,7 +309,7 @@ mod tests {
         let mut h = History::default();
         let mut f = Vec::new();
         h.features(100, 101, 0, &mut f);
-        assert_eq!(f.len(), feature_names().len());
+        assert_eq!(f.len(), feature_names(HISTORY).len());
         assert!(f[2..].iter().all(|&x| x == 0.0), "empty history: {f:?}");
         // Lines 10, 12, 14, 13 (misses, hit, miss, miss): deltas 0, +2, +2, −1.
         for (l, m) in [(10, true), (12, false), (14, true), (13, true)] {
@@ -297,7 +335,7 @@ mod tests {
         // miss: each proposes line+1, used by the next access — all but the
         // last row are positive. Then line 1000 and 5000 (candidates 1001
         // and 5001 never come): negative.
-        let mut b = RowBuilder::new(Box::new(crate::prefetch::NextLine::new(1)), 100, 1000);
+        let mut b = RowBuilder::new(Box::new(crate::prefetch::NextLine::new(1)), 100, 1000, 3);
         for l in 0..50u64 {
             b.access(None, l * 64, l, true, false);
         }
@@ -310,7 +348,7 @@ mod tests {
         assert!(!pos[49] && !pos[50] && !pos[51]);
         assert_eq!(rows[10].features[0], 1.0, "candidate distance");
         // Used too late: window 2, the candidate line comes 3 accesses later.
-        let mut b = RowBuilder::new(Box::new(crate::prefetch::NextLine::new(1)), 2, 1000);
+        let mut b = RowBuilder::new(Box::new(crate::prefetch::NextLine::new(1)), 2, 1000, 3);
         for l in [10u64, 500, 600, 11] {
             b.access(None, l * 64, l, true, false);
         }

@@ -5,7 +5,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use sim::serve::{Preload, PreloadDecision};
+use sim::serve::{FeatureSet, Preload, PreloadDecision};
 
 use crate::PolicyError;
 use crate::model::Model;
@@ -77,6 +77,9 @@ pub struct Learned {
     name: String,
     window_ns: u64,
     cost: Cost,
+    /// The features the model was trained on (from its names; the default
+    /// set if they name none — callers check with `FeatureSet::from_names`).
+    fset: FeatureSet,
     /// Real wall-clock time of each prediction (ns): reported, never simulated.
     pub wall_ns: Arc<Mutex<Vec<u64>>>,
 }
@@ -84,6 +87,7 @@ pub struct Learned {
 impl Learned {
     pub fn new(model: Model, name: String, window_ms: f64, cost: Cost) -> Learned {
         Learned {
+            fset: FeatureSet::from_names(&model.features).unwrap_or_default(),
             model,
             name,
             window_ns: (window_ms * 1e6) as u64,
@@ -96,6 +100,9 @@ impl Learned {
 impl Preload for Learned {
     fn name(&self) -> String {
         self.name.clone()
+    }
+    fn features(&self) -> FeatureSet {
+        self.fset.clone()
     }
     fn window_ns(&self) -> u64 {
         self.window_ns

@@ -50,8 +50,8 @@ use crate::geometry::Geometry;
 use crate::machine::Machine;
 use crate::queue::Queue;
 pub use policy::{
-    FEATURES, HISTORY, Preload, PreloadDecision, RequestView, Scheduler, Warmup, WorkerView,
-    feature_names,
+    FeatureSet, GROUPS, HISTORY, Preload, PreloadDecision, RequestView, Scheduler, Warmup,
+    WorkerView, feature_names,
 };
 
 /// One served request, as written to `requests.csv` (times in ns).
@@ -204,6 +204,7 @@ pub struct ServeEngine<'a> {
     warmup: Box<dyn Warmup>,
     preload: Option<Box<dyn Preload>>,
     record: bool,
+    fset: FeatureSet,
     /// Rows collected when recording a dataset.
     pub dataset: Vec<DatasetRow>,
     workers: Vec<Worker>,
@@ -332,6 +333,7 @@ impl<'a> ServeEngine<'a> {
             warmup,
             preload: None,
             record: false,
+            fset: FeatureSet::default(),
             dataset: Vec::new(),
             workers,
             node_mem: vec![Queue::default(); nodes],
@@ -367,8 +369,15 @@ impl<'a> ServeEngine<'a> {
     }
 
     /// Attaches a preload policy.
+    /// Attaches a preload policy; its feature set becomes the engine's.
     pub fn set_preload(&mut self, p: Box<dyn Preload>) {
+        self.fset = p.features();
         self.preload = Some(p);
+    }
+
+    /// The features recorded in datasets (and seen by preload policies).
+    pub fn set_features(&mut self, fs: FeatureSet) {
+        self.fset = fs;
     }
 
     /// Records a dataset row per request (features at dispatch, outcome at its batch).
@@ -527,14 +536,17 @@ impl<'a> ServeEngine<'a> {
     /// The decision features of a request about to join worker `w`.
     fn features(&self, w: usize, a: &Arrival) -> Vec<f64> {
         let wk = &self.workers[w];
-        let mut v = Vec::with_capacity(FEATURES);
+        let fs = &self.fset;
+        let mut v = Vec::with_capacity(2 + 3 * fs.history);
         v.push((self.shard_node[a.shard as usize] != wk.node) as u8 as f64);
         v.push((wk.queue.len() + wk.running.len()) as f64);
-        for k in 0..HISTORY {
+        for k in 0..fs.history {
             let (h, mb, d) = wk.history.get(k).copied().unwrap_or((1.0, 0.0, 0.0));
-            v.push(h);
-            v.push(mb);
-            v.push(d);
+            for (x, on) in [h, mb, d].into_iter().zip(fs.groups) {
+                if on {
+                    v.push(x);
+                }
+            }
         }
         v
     }
@@ -825,7 +837,7 @@ impl<'a> ServeEngine<'a> {
             batch_hits as f64 / batch_lookups as f64
         };
         wk.history.push_front((hit_rate, read_mb, delta));
-        wk.history.truncate(HISTORY);
+        wk.history.truncate(self.fset.history);
         wk.last_batch_ns = end - t;
         wk.last_stall_ms = stall as f64 / 1e6;
         wk.ewma_stall_ms = EWMA_ALPHA * wk.last_stall_ms + (1.0 - EWMA_ALPHA) * wk.ewma_stall_ms;

@@ -59,26 +59,84 @@ pub trait Warmup: Send {
     fn prefetch_before_traffic(&self) -> bool;
 }
 
-/// Number of features a [`Preload`] policy sees per decision (see
-/// [`feature_names`]).
-pub const FEATURES: usize = 2 + 3 * HISTORY;
-/// Batches of history in the features (the seed's "last 10 windows").
+/// Batches of history in the default features (the seed's "last 10 windows").
 pub const HISTORY: usize = 10;
 
-/// Names of the decision features, in order: whether the request's shard
-/// lives on another node, the worker's outstanding requests, then for each of
-/// the worker's last 10 batches (most recent first) its feature-cache hit
-/// rate, the MB it read, and the mean item-address delta from the batch
-/// before it (MB). Everything a dispatcher could have logged; nothing about
-/// the future.
-pub fn feature_names() -> Vec<String> {
-    let mut v = vec!["remote_shard".to_string(), "outstanding".to_string()];
-    for k in 0..HISTORY {
-        v.push(format!("hit_rate_{k}"));
-        v.push(format!("read_mb_{k}"));
-        v.push(format!("addr_delta_mb_{k}"));
+/// Per-batch feature groups, in their column order.
+pub const GROUPS: [&str; 3] = ["hit_rate", "read_mb", "addr_delta_mb"];
+
+/// Which decision features a dataset records and a preload model reads:
+/// whether the request's shard lives on another node, the worker's
+/// outstanding requests, then for each of the worker's last `history`
+/// batches (most recent first) the chosen groups — its feature-cache hit
+/// rate, the MB it read, the mean item-address delta from the batch before
+/// it (MB). Everything a dispatcher could have logged; nothing about the
+/// future.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FeatureSet {
+    pub history: usize,
+    /// Which of [`GROUPS`] are in.
+    pub groups: [bool; 3],
+}
+
+impl Default for FeatureSet {
+    fn default() -> Self {
+        FeatureSet {
+            history: HISTORY,
+            groups: [true; 3],
+        }
     }
-    v
+}
+
+impl FeatureSet {
+    /// `groups`: a comma-separated subset of [`GROUPS`].
+    pub fn parse(history: usize, groups: &str) -> Result<FeatureSet, String> {
+        let mut g = [false; 3];
+        for name in groups.split(',').map(str::trim).filter(|x| !x.is_empty()) {
+            let Some(i) = GROUPS.iter().position(|x| *x == name) else {
+                return Err(format!(
+                    "unknown feature group {name:?}; expected some of {}",
+                    GROUPS.join(",")
+                ));
+            };
+            g[i] = true;
+        }
+        if history > 1000 {
+            return Err(format!("history {history} is more than 1000 batches"));
+        }
+        Ok(FeatureSet { history, groups: g })
+    }
+
+    /// Column names, in order.
+    pub fn names(&self) -> Vec<String> {
+        let mut v = vec!["remote_shard".to_string(), "outstanding".to_string()];
+        for k in 0..self.history {
+            for (g, on) in GROUPS.iter().zip(self.groups) {
+                if on {
+                    v.push(format!("{g}_{k}"));
+                }
+            }
+        }
+        v
+    }
+
+    /// The set whose names are exactly `names` (a model's), if any.
+    pub fn from_names(names: &[String]) -> Option<FeatureSet> {
+        let groups = GROUPS.map(|g| names.iter().any(|n| n == &format!("{g}_0")));
+        let per = groups.iter().filter(|&&x| x).count();
+        let history = if per == 0 {
+            0
+        } else {
+            names.len().checked_sub(2)? / per
+        };
+        let fs = FeatureSet { history, groups };
+        (fs.names() == names).then_some(fs)
+    }
+}
+
+/// The default feature names (see [`FeatureSet`]).
+pub fn feature_names() -> Vec<String> {
+    FeatureSet::default().names()
 }
 
 /// What a preload policy decided for one request.
@@ -101,6 +159,46 @@ pub trait Preload: Send {
     fn name(&self) -> String;
     /// Preload fires this long before the batch is expected to start (ns).
     fn window_ns(&self) -> u64;
-    /// `features` has [`FEATURES`] entries named by [`feature_names`].
+    /// `features` are named by [`Preload::features`]' names.
     fn decide(&mut self, features: &[f64]) -> PreloadDecision;
+    /// The features this policy reads (a model's are fixed by its file).
+    fn features(&self) -> FeatureSet {
+        FeatureSet::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn feature_sets_name_their_columns_and_are_recovered_from_names() {
+        let d = FeatureSet::default();
+        assert_eq!(d.names().len(), 2 + 3 * HISTORY);
+        assert_eq!(
+            &d.names()[2..5],
+            ["hit_rate_0", "read_mb_0", "addr_delta_mb_0"]
+        );
+        let fs = FeatureSet::parse(3, "addr_delta_mb, hit_rate").unwrap();
+        assert_eq!(
+            fs.names(),
+            [
+                "remote_shard",
+                "outstanding",
+                "hit_rate_0",
+                "addr_delta_mb_0",
+                "hit_rate_1",
+                "addr_delta_mb_1",
+                "hit_rate_2",
+                "addr_delta_mb_2"
+            ]
+        );
+        for f in [d, fs, FeatureSet::parse(0, "").unwrap()] {
+            assert_eq!(FeatureSet::from_names(&f.names()), Some(f));
+        }
+        let mut odd = FeatureSet::default().names();
+        odd.swap(2, 3);
+        assert_eq!(FeatureSet::from_names(&odd), None, "order matters");
+        assert!(FeatureSet::parse(2, "hit_rate,latency").is_err());
+    }
 }
