@@ -199,7 +199,10 @@ fn bad_training_data_and_models_are_one_line_errors() {
         "1",
     ]);
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(!o.status.success() && err.contains("do not match"), "{err}");
+    assert!(
+        !o.status.success() && err.contains("not a set of the request model's decision features"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -124,11 +124,7 @@ impl FeatureSet {
     pub fn from_names(names: &[String]) -> Option<FeatureSet> {
         let groups = GROUPS.map(|g| names.iter().any(|n| n == &format!("{g}_0")));
         let per = groups.iter().filter(|&&x| x).count();
-        let history = if per == 0 {
-            0
-        } else {
-            names.len().checked_sub(2)? / per
-        };
+        let history = names.len().checked_sub(2)?.checked_div(per).unwrap_or(0);
         let fs = FeatureSet { history, groups };
         (fs.names() == names).then_some(fs)
     }
