@@ -883,15 +883,14 @@ impl<'m> Engine<'m> {
                 }
             }
         } else {
-            let ncores = self.cores.len();
             let mut inv_lat = 0;
             if write {
                 // Other cores' copies (from the directory) and other nodes'
                 // LLC copies (by probing) are invalidated.
-                let others: Vec<usize> = ent.sharers.iter().filter(|&a| a != me).collect();
                 let mut far = 0;
                 let mut count = 0;
-                for &a in &others {
+                // `ent` is a copy: iterating it while invalidating allocates nothing.
+                for a in ent.sharers.iter().filter(|&a| a != me) {
                     far = far.max(self.m.route_ps[node][self.cores[a].node as usize]);
                     self.invalidate_agent(a, line, t);
                     count += 1;
@@ -935,7 +934,6 @@ impl<'m> Engine<'m> {
                 }
             }
             lat = lat.max(inv_lat);
-            let _ = ncores;
             let e = self.dir.entry(line).or_default();
             if write {
                 e.sharers = Agents::one(me);
