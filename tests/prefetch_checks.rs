@@ -6,11 +6,18 @@ use sim::{Config, Engine, Machine, Summary};
 use traces::{Batch, Fields, Kind, Record};
 
 fn run(recs: &[Record], prefetch: Option<&str>, level: usize) -> Summary {
+    run_cfg(
+        recs,
+        prefetch,
+        Config {
+            prefetch_level: level,
+            ..Config::default()
+        },
+    )
+}
+
+fn run_cfg(recs: &[Record], prefetch: Option<&str>, cfg: Config) -> Summary {
     let m = Machine::from_toml(sim::presets::preset("xeon-2s").unwrap()).unwrap();
-    let cfg = Config {
-        prefetch_level: level,
-        ..Config::default()
-    };
     let mut e = Engine::new(
         &m,
         cfg,
@@ -349,4 +356,49 @@ fn a_learned_filter_trained_on_one_trace_cleans_up_another() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("not the prefetch filter's"), "{err}");
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+}
+
+#[test]
+fn l1_prefetches_of_l2_resident_lines_stay_on_chip_and_queues_bound_the_rest() {
+    // 4 passes over 256 KiB (4096 lines; fits xeon-2s's L2, not its L1D),
+    // one access per line, next-line into L1D. Only the first pass (and the
+    // line after the end) may read memory: later prefetches copy L2 lines up.
+    let recs: Vec<Record> = (0..4)
+        .flat_map(|_| (0..4096u64).map(|i| Record::access(0, Kind::Load, 0x4000_0000 + i * 64, 8)))
+        .collect();
+    let s = run(&recs, Some("next-line:1"), 0);
+    assert!(
+        s.memory.reads <= 4096 + 1,
+        "{} memory reads",
+        s.memory.reads
+    );
+    let p = s.prefetch.unwrap();
+    assert!(p.issued > 3 * 4096, "{p:?}");
+    assert!(
+        p.extra_bytes <= 64 * (4096 + 1),
+        "on-chip copies cost no memory bytes: {p:?}"
+    );
+    // A one-entry prefetch queue on a DRAM-sized walk: most prefetches are
+    // dropped, and what was issued and dropped never exceeds what was asked.
+    let walk: Vec<Record> = (0..20_000u64)
+        .map(|i| Record::access(0, Kind::Load, 0x4000_0000 + i * 64, 8).with_pc(0x401000))
+        .collect();
+    let cfg = |q| Config {
+        prefetch_level: 1,
+        prefetch_queue: q,
+        ..Config::default()
+    };
+    let free = run_cfg(&walk, Some("stream:8:4"), cfg(None))
+        .prefetch
+        .unwrap();
+    let one = run_cfg(&walk, Some("stream:8:4"), cfg(Some(1)))
+        .prefetch
+        .unwrap();
+    assert_eq!(free.dropped, 0);
+    assert!(
+        one.dropped > 0 && one.issued < free.issued,
+        "{one:?} vs {free:?}"
+    );
+    assert!(one.coverage < free.coverage, "{one:?} vs {free:?}");
+    assert_eq!(one.useful + one.useless, one.issued);
 }

@@ -108,6 +108,13 @@ pub fn render(s: &Summary) -> String {
             p.coverage,
             commas(p.extra_bytes)
         );
+        if p.dropped > 0 {
+            let _ = writeln!(
+                o,
+                "prefetch     {} dropped: the prefetch queue was full",
+                commas(p.dropped)
+            );
+        }
         if p.predict_cost_ns > 0.0 {
             let _ = writeln!(
                 o,

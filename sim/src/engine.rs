@@ -75,6 +75,10 @@ pub struct Config {
     /// Private data level (index into the core's caches) a prefetcher fills
     /// and watches: 0 = L1D, 1 = L2, ...
     pub prefetch_level: usize,
+    /// Most prefetches a core keeps in flight beyond its private levels (its
+    /// fill buffers); further prefetches are dropped. `None`: no limit (a
+    /// late prefetch still makes its demand wait for the fill).
+    pub prefetch_queue: Option<usize>,
 }
 
 impl Default for Config {
@@ -85,6 +89,7 @@ impl Default for Config {
             window_ns: 10_000,
             max_buffered: 1 << 22,
             prefetch_level: 1,
+            prefetch_queue: None,
         }
     }
 }
@@ -233,6 +238,8 @@ pub struct Engine<'m> {
     prefetcher: Option<Box<dyn Prefetcher>>,
     /// Prefetched lines not yet used: line → (fill completes, core).
     pf_lines: U64Map<(u64, u16)>,
+    /// Per core: completion times of prefetches in flight beyond the private levels.
+    pf_inflight: Vec<BinaryHeap<Reverse<u64>>>,
     pub(crate) pf_stats: PrefetchStats,
     pf_buf: Vec<u64>,
 }
@@ -352,6 +359,7 @@ impl<'m> Engine<'m> {
             now_ps: 0,
             prefetcher: None,
             pf_lines: U64Map::default(),
+            pf_inflight: vec![BinaryHeap::new(); m.cores()],
             pf_stats: PrefetchStats::default(),
             pf_buf: Vec::new(),
             cfg,
@@ -769,6 +777,31 @@ impl<'m> Engine<'m> {
             return;
         }
         let node = self.cores[core].node as usize;
+        let nlev = self.cores[core].levels.len();
+        // A private level below the prefetch level has it: an on-chip copy
+        // up, at that level's latency, no memory traffic.
+        if let Some(h) = (lvl + 1..nlev).find(|&i| self.cores[core].levels[i].contains(line)) {
+            let latency = self.cores[core].level_ps[h];
+            self.pf_stats.issued += 1;
+            for i in (lvl..h).rev() {
+                if let Some(v) = self.cores[core].levels[i].fill(line, false) {
+                    self.evicted_private(core, i, v.block, v.dirty, t);
+                }
+            }
+            self.pf_lines.insert(line, (t + latency, core as u16));
+            return;
+        }
+        // Beyond the private levels: only as many in flight as the queue holds.
+        if let Some(limit) = self.cfg.prefetch_queue {
+            let q = &mut self.pf_inflight[core];
+            while q.peek().is_some_and(|&Reverse(d)| d <= t) {
+                q.pop();
+            }
+            if q.len() >= limit.max(1) {
+                self.pf_stats.dropped += 1;
+                return;
+            }
+        }
         let latency = if self.llc[node]
             .as_mut()
             .is_some_and(|c| c.probe(line, false))
@@ -780,11 +813,13 @@ impl<'m> Engine<'m> {
             self.fill_llc(node, line, false, t);
             l
         };
+        if self.cfg.prefetch_queue.is_some() {
+            self.pf_inflight[core].push(Reverse(t + latency));
+        }
         self.pf_stats.issued += 1;
         self.pf_stats.extra_bytes += 1 << self.line_bits;
         self.dir.entry(line).or_default().sharers.insert(core);
         // Fill the prefetch level and every level below it (inclusion).
-        let nlev = self.cores[core].levels.len();
         for i in (lvl..nlev).rev() {
             if let Some(v) = self.cores[core].levels[i].fill(line, false) {
                 self.evicted_private(core, i, v.block, v.dirty, t);

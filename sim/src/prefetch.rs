@@ -8,14 +8,18 @@
 //! Implementations live in `policies::prefetch`, one file each.
 //!
 //! Metrics (formulas also in docs/prefetch.md):
-//! - `issued`: prefetches sent to memory (a line already cached or in flight
-//!   is not re-issued);
+//! - `issued`: prefetches sent (a line already cached at the prefetch level
+//!   or in flight is not re-issued); one that a lower private level holds is
+//!   copied up at that level's latency; one that must go to the LLC or memory
+//!   takes a slot of the core's prefetch queue (`Config::prefetch_queue`) and
+//!   is `dropped` when the queue is full;
 //! - `useful`: prefetched lines a demand access used; `late` of them were
 //!   used before their fill completed (the demand waited for the rest);
 //! - `useless`: prefetched lines evicted (`early`) or still unused at the end;
 //! - accuracy = useful / (useful + useless); coverage = useful / (useful +
 //!   demand misses that remained); `useful + useless = issued` always;
-//! - `extra_bytes`: line size × issued (the bandwidth prefetching costs);
+//! - `extra_bytes`: line size × prefetches served by the LLC or memory (the
+//!   bandwidth prefetching costs);
 //! - `predict_cost_ps`: simulated decision time charged to the cores.
 
 /// What the prefetcher sees of one demand access.
@@ -59,6 +63,9 @@ pub struct PrefetchStats {
     pub extra_bytes: u64,
     /// Demand misses at the prefetch level that no prefetch covered.
     pub demand_misses: u64,
+    /// Prefetches not sent because the core's prefetch queue was full.
+    #[serde(default)]
+    pub dropped: u64,
     /// Simulated time the prefetcher's decisions cost the cores (ps).
     #[serde(default)]
     pub predict_cost_ps: u64,

@@ -126,6 +126,9 @@ pub struct Prefetch {
     /// Simulated decision time charged to the cores (ns).
     #[serde(default)]
     pub predict_cost_ns: f64,
+    /// Prefetches not sent: the core's prefetch queue was full.
+    #[serde(default)]
+    pub dropped: u64,
 }
 
 /// Everything a timing run reports.
@@ -295,6 +298,7 @@ pub(crate) fn summarize(e: &Engine) -> Summary {
             accuracy: p.accuracy(),
             coverage: p.coverage(),
             predict_cost_ns: p.predict_cost_ps as f64 / 1000.0,
+            dropped: p.dropped,
         }),
     }
 }

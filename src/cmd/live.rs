@@ -205,10 +205,31 @@ fn calibrate(a: CalibrateArgs) -> Result<()> {
         spec.c2c_latency_ns = (c2c * 10.0).round() / 10.0;
     }
     let mut best = 0.0f64;
+    let mut one = 0.0f64;
     for k in 1..=cpus.len().min(4) {
         let gbps = live::calibrate::read_bandwidth(&cpus[..k], 256 << 20, 3)?;
         notes.push(format!("streaming read, {k} thread(s): {gbps:.1} GB/s"));
         best = best.max(gbps);
+        if k == 1 {
+            one = gbps;
+        }
+    }
+    // One core's misses in flight, by Little's law: its streaming bandwidth
+    // × memory latency / line size.
+    let dram_ns = spec
+        .nodes
+        .iter()
+        .find_map(|n| n.memory.as_ref().map(|m| m.latency_ns))
+        .unwrap_or(0.0);
+    let mlp = (one * dram_ns / spec.line_size as f64)
+        .round()
+        .clamp(1.0, 64.0);
+    if one > 0.0 && dram_ns > 0.0 {
+        notes.push(format!(
+            "core.mlp = {one:.1} GB/s × {dram_ns:.1} ns / {} B = {mlp} lines in flight (Little's law)",
+            spec.line_size
+        ));
+        spec.core.mlp = mlp as u32;
     }
     for n in spec.nodes.iter_mut() {
         if let Some(m) = n.memory.as_mut() {
@@ -306,6 +327,10 @@ pub struct ValidateArgs {
     /// simulated run ("none" to model none).
     #[arg(long, default_value = "stream:16:16")]
     pub prefetch: String,
+    /// Its prefetch queue (fills in flight beyond the private levels);
+    /// default the machine's per-core outstanding-miss limit (`core.mlp`).
+    #[arg(long)]
+    pub prefetch_queue: Option<usize>,
 }
 
 /// Mean, p50 and p99 of per-chunk mean latencies (the live replay's statistics).
@@ -362,6 +387,7 @@ pub fn validate(a: ValidateArgs) -> Result<()> {
                 mlp: Some(1),
                 pin: sim::Pin::Compact,
                 prefetch_level: 1.min(m.spec.core.caches.len().saturating_sub(1)),
+                prefetch_queue: Some(a.prefetch_queue.unwrap_or(m.spec.core.mlp as usize)),
                 ..sim::Config::default()
             },
             placement,

@@ -75,6 +75,10 @@ pub struct ReplayArgs {
     /// Private data level the prefetcher fills (0 = L1D, 1 = L2, ...).
     #[arg(long, default_value_t = 1)]
     pub prefetch_level: usize,
+    /// Most prefetches a core keeps in flight beyond its private levels;
+    /// more are dropped (default: no limit).
+    #[arg(long)]
+    pub prefetch_queue: Option<usize>,
 }
 
 enum Model {
@@ -187,6 +191,7 @@ fn run_timing(a: ReplayArgs) -> Result<()> {
         pin: a.pin.clone(),
         window_ns: a.window_ns,
         prefetch_level: a.prefetch_level,
+        prefetch_queue: a.prefetch_queue,
         ..sim::Config::default()
     };
     let mut engine = sim::Engine::new(&machine, cfg, placement)?;
