@@ -79,6 +79,12 @@ const CASES: &[(&str, &[&str], &str, &str)] = &[
     ),
     ("zero_size.csv", &[], "line 3, record 1", "zero access size"),
     (
+        "bad_field.mldpc",
+        &[],
+        "line 3, record 1",
+        "llc_hit must be 0 or 1, found \"7\"",
+    ),
+    (
         "missing_column.csv",
         &[],
         "line 1, record 0",

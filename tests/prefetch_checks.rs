@@ -402,3 +402,27 @@ fn l1_prefetches_of_l2_resident_lines_stay_on_chip_and_queues_bound_the_rest() {
     assert!(one.coverage < free.coverage, "{one:?} vs {free:?}");
     assert_eq!(one.useful + one.useless, one.issued);
 }
+
+#[test]
+fn a_bad_load_trace_leaves_no_prefetch_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("pf.txt");
+    let bad = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/bad/bad_field.mldpc");
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_numasim"))
+        .args(["trace", "prefetch", bad.to_str().unwrap(), "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("bad_field.mldpc") && err.contains("line 3, record 1"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        0,
+        "nothing left behind"
+    );
+}

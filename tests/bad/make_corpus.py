@@ -36,6 +36,9 @@ b = bytearray(ok); b[payload + 777] ^= 0x10; (d / "flipped_byte.nst").write_byte
 (d / "garbage_line.lackey").write_text("I  04017a0,3\nhello world\n")
 (d / "unknown_op.csv").write_text("thread,op,addr,size\n0,load,0x1000,8\n0,jump,0x1008,8\n")
 (d / "zero_size.csv").write_text("thread,op,addr,size\n0,load,0x1000,8\n1,store,0x2000,0\n")
+(d / "bad_field.mldpc").write_text(
+    "*** ChampSim\n3, 1, 7f2d5bd0ae68, 7f2d5b9e8093, 0\n4, 2, 7f2d5bd0ae70, 7f2d5b9e8093, 7\n"
+)
 (d / "missing_column.csv").write_text("thread,op,size\n0,load,8\n")
 (d / "bad_number.csv").write_text("thread,op,addr,size\n0,load,0x1000,eight\n")
 (d / "bad_label.din").write_text("2 0\n0 1000\n9 2000\n")
