@@ -1,6 +1,7 @@
 //! Cache prefetchers by name, for every command that takes `--prefetch`:
 //! the registry of `policies::prefetch`, plus `learned:FILE[:BASE]`, whose
-//! model file only the binary may read.
+//! model file only the binary may read; and `SPEC@LEVEL`, which private
+//! level a prefetcher fills (a number, 0 = L1D, or the cache's name).
 
 use std::path::Path;
 
@@ -43,4 +44,43 @@ pub fn create(spec: &str, line: u64, cores: usize) -> Result<Box<dyn Prefetcher>
         cores,
         Cost::default(),
     )))
+}
+
+/// Attaches `SPEC[@LEVEL]` prefetchers to an engine; without `@LEVEL` a
+/// prefetcher fills `default_level`.
+pub fn attach(
+    engine: &mut sim::Engine,
+    machine: &sim::Machine,
+    specs: &[String],
+    default_level: usize,
+) -> Result<()> {
+    let caches = &machine.spec.core.caches;
+    for full in specs {
+        let (spec, level) = match full.rsplit_once('@') {
+            Some((s, l)) => {
+                let level = l
+                    .parse::<usize>()
+                    .ok()
+                    .or_else(|| caches.iter().position(|c| c.name.eq_ignore_ascii_case(l)))
+                    .with_context(|| {
+                        format!(
+                            "--prefetch {full:?}: level {l:?} is neither a number nor one of {}",
+                            caches
+                                .iter()
+                                .map(|c| c.name.as_str())
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        )
+                    })?;
+                (s, level)
+            }
+            None => (full.as_str(), default_level),
+        };
+        let p = create(spec, machine.spec.line_size, machine.cores())
+            .map_err(|e| anyhow::anyhow!("--prefetch {full:?}: {e}"))?;
+        engine
+            .add_prefetcher(p, level)
+            .map_err(|e| anyhow::anyhow!("--prefetch {full:?}: {e}"))?;
+    }
+    Ok(())
 }

@@ -426,3 +426,57 @@ fn a_bad_load_trace_leaves_no_prefetch_file() {
         "nothing left behind"
     );
 }
+
+#[test]
+fn prefetchers_at_two_levels_report_separately() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("walk.csv");
+    let mut csv = String::from("thread,op,addr,size,pc\n");
+    for i in 0..20_000u64 {
+        csv.push_str(&format!("0,L,{:#x},8,0x401000\n", 0x4000_0000 + i * 64));
+    }
+    std::fs::write(&trace, csv).unwrap();
+    let out = dir.path().join("r");
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_numasim"))
+        .args(["replay", trace.to_str().unwrap(), "--machine", "xeon-2s"])
+        .args([
+            "--prefetch",
+            "next-line:1@L1D",
+            "--prefetch",
+            "stream:8:4@1",
+        ])
+        .args(["--out", out.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let s: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    let all = s["prefetchers"].as_array().unwrap();
+    assert_eq!(all.len(), 2);
+    assert_eq!(
+        (all[0]["name"].as_str(), all[0]["level"].as_u64()),
+        (Some("next-line:1"), Some(0))
+    );
+    assert_eq!(
+        (all[1]["name"].as_str(), all[1]["level"].as_u64()),
+        (Some("stream:8:4"), Some(1))
+    );
+    for p in all {
+        assert!(p["useful"].as_u64().unwrap() > 10_000, "{p}");
+        assert_eq!(
+            p["useful"].as_u64().unwrap() + p["useless"].as_u64().unwrap(),
+            p["issued"].as_u64().unwrap()
+        );
+    }
+    assert_eq!(s["prefetch"], all[0], "the first one, as before");
+    // A level the machine lacks is a one-line error naming the levels.
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_numasim"))
+        .args(["replay", trace.to_str().unwrap(), "--machine", "xeon-2s"])
+        .args(["--prefetch", "next-line@L9"])
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(err.contains("L1D") && err.contains("L2"), "{err}");
+}

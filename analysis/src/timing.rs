@@ -93,7 +93,12 @@ pub fn render(s: &Summary) -> String {
             );
         }
     }
-    if let Some(p) = &s.prefetch {
+    let all: Vec<&sim::results::Prefetch> = if s.prefetchers.is_empty() {
+        s.prefetch.iter().collect()
+    } else {
+        s.prefetchers.iter().collect()
+    };
+    for p in all {
         let _ = writeln!(
             o,
             "prefetch     {} into level {}: {} issued, {} useful ({} late), {} useless ({} evicted early); accuracy {:.3}, coverage {:.3}, {} extra bytes",

@@ -62,6 +62,18 @@ pub enum Pin {
     Explicit(Vec<(u32, u32)>),
 }
 
+/// One attached prefetcher: the private level it fills and watches, and
+/// its books.
+struct PfSlot {
+    p: Box<dyn Prefetcher>,
+    level: usize,
+    stats: PrefetchStats,
+    /// Lines it prefetched, not yet used or lost: (fill completion, core).
+    lines: U64Map<(u64, u16)>,
+    /// Per core: completion times of its fills in flight beyond the private levels.
+    inflight: Vec<BinaryHeap<Reverse<u64>>>,
+}
+
 /// Run configuration.
 #[derive(Clone, Debug)]
 pub struct Config {
@@ -235,12 +247,8 @@ pub struct Engine<'m> {
     pub(crate) elapsed_ps: u64,
     /// Issue time of the access processed last.
     now_ps: u64,
-    prefetcher: Option<Box<dyn Prefetcher>>,
-    /// Prefetched lines not yet used: line → (fill completes, core).
-    pf_lines: U64Map<(u64, u16)>,
-    /// Per core: completion times of prefetches in flight beyond the private levels.
-    pf_inflight: Vec<BinaryHeap<Reverse<u64>>>,
-    pub(crate) pf_stats: PrefetchStats,
+    /// Attached prefetchers, each at its own private level.
+    pf: Vec<PfSlot>,
     pf_buf: Vec<u64>,
 }
 
@@ -357,10 +365,7 @@ impl<'m> Engine<'m> {
             windows: Vec::new(),
             elapsed_ps: 0,
             now_ps: 0,
-            prefetcher: None,
-            pf_lines: U64Map::default(),
-            pf_inflight: vec![BinaryHeap::new(); m.cores()],
-            pf_stats: PrefetchStats::default(),
+            pf: Vec::new(),
             pf_buf: Vec::new(),
             cfg,
         })
@@ -368,20 +373,49 @@ impl<'m> Engine<'m> {
 
     /// Attaches a cache prefetcher at `Config::prefetch_level`.
     pub fn set_prefetcher(&mut self, p: Box<dyn Prefetcher>) -> Result<(), EngineError> {
+        self.add_prefetcher(p, self.cfg.prefetch_level)
+    }
+
+    /// Attaches a cache prefetcher filling and watching private level
+    /// `level` (0 = L1D), besides any attached before (ChampSim's per-level
+    /// prefetchers: e.g. next-line at L1D and a streamer at L2).
+    pub fn add_prefetcher(
+        &mut self,
+        p: Box<dyn Prefetcher>,
+        level: usize,
+    ) -> Result<(), EngineError> {
         let n = self.m.spec.core.caches.len();
-        if self.cfg.prefetch_level >= n {
-            return Err(EngineError::NoSuchLevel(self.cfg.prefetch_level, n));
+        if level >= n {
+            return Err(EngineError::NoSuchLevel(level, n));
         }
-        self.prefetcher = Some(p);
+        self.pf.push(PfSlot {
+            p,
+            level,
+            stats: PrefetchStats::default(),
+            lines: U64Map::default(),
+            inflight: vec![BinaryHeap::new(); self.cores.len()],
+        });
         Ok(())
     }
 
-    /// Prefetch counts, with prefetches never used counted as useless.
+    /// The first prefetcher's counts, with prefetches never used counted as useless.
     pub fn prefetch_stats(&self) -> Option<(String, PrefetchStats)> {
-        let p = self.prefetcher.as_ref()?;
-        let mut s = self.pf_stats;
-        s.useless += self.pf_lines.len() as u64;
-        Some((p.name(), s))
+        self.prefetchers()
+            .into_iter()
+            .next()
+            .map(|(n, _, s)| (n, s))
+    }
+
+    /// Every prefetcher's name, level and counts (unused prefetches as useless).
+    pub fn prefetchers(&self) -> Vec<(String, usize, PrefetchStats)> {
+        self.pf
+            .iter()
+            .map(|slot| {
+                let mut s = slot.stats;
+                s.useless += slot.lines.len() as u64;
+                (slot.p.name(), slot.level, s)
+            })
+            .collect()
     }
 
     /// Forgets the statistics gathered so far (counters, latency histogram,
@@ -398,7 +432,9 @@ impl<'m> Engine<'m> {
         };
         self.hist.reset();
         self.windows.clear();
-        self.pf_stats = PrefetchStats::default();
+        for slot in &mut self.pf {
+            slot.stats = PrefetchStats::default();
+        }
         for q in self
             .channels
             .iter_mut()
@@ -409,9 +445,9 @@ impl<'m> Engine<'m> {
         }
     }
 
-    /// The private level a prefetcher fills.
+    /// The private level the first prefetcher fills.
     pub fn prefetch_level(&self) -> usize {
-        self.cfg.prefetch_level
+        self.pf.first().map_or(self.cfg.prefetch_level, |s| s.level)
     }
 
     /// Name of the placement policy.
@@ -687,7 +723,7 @@ impl<'m> Engine<'m> {
             };
             let (mut l, s) =
                 self.access_line(core, a.kind, line, byte_off, byte_end.max(byte_off + 1), t);
-            if a.kind != Kind::IFetch && self.prefetcher.is_some() {
+            if a.kind != Kind::IFetch && !self.pf.is_empty() {
                 l = self.prefetch_after(core, a, line, s, l, t, pc);
             }
             if l >= lat {
@@ -698,8 +734,9 @@ impl<'m> Engine<'m> {
         (lat, served)
     }
 
-    /// Prefetch accounting and issue for one demand data line. Returns the
-    /// demand's latency, raised if it used a prefetch still in flight.
+    /// Prefetch accounting and issue for one demand data line, for every
+    /// attached prefetcher. Returns the demand's latency, raised if it used
+    /// a prefetch still in flight or a prefetcher spent time deciding.
     #[allow(clippy::too_many_arguments)]
     fn prefetch_after(
         &mut self,
@@ -711,62 +748,72 @@ impl<'m> Engine<'m> {
         t: u64,
         pc: Option<u64>,
     ) -> u64 {
-        let lvl = self.cfg.prefetch_level;
-        let hit_at_level = matches!(s, Served::Private(h) if (h as usize) <= lvl);
         let mut lat = lat;
-        let mut covered = false;
-        if let Some(&(ready, who)) = self.pf_lines.get(&line)
-            && who as usize == core
-        {
-            self.pf_lines.remove(&line);
-            if hit_at_level {
-                covered = true;
-                self.pf_stats.useful += 1;
-                if ready > t {
-                    self.pf_stats.late += 1;
-                    lat = lat.max(ready - t);
+        for k in 0..self.pf.len() {
+            let slot = &mut self.pf[k];
+            let hit_at_level = matches!(s, Served::Private(h) if (h as usize) <= slot.level);
+            let mut covered = false;
+            if let Some(&(ready, who)) = slot.lines.get(&line)
+                && who as usize == core
+            {
+                slot.lines.remove(&line);
+                if hit_at_level {
+                    covered = true;
+                    slot.stats.useful += 1;
+                    if ready > t {
+                        slot.stats.late += 1;
+                        lat = lat.max(ready - t);
+                    }
+                } else {
+                    // Gone from the level before its use.
+                    slot.stats.useless += 1;
+                    slot.stats.early += 1;
                 }
-            } else {
-                // Gone from the level before its use.
-                self.pf_stats.useless += 1;
-                self.pf_stats.early += 1;
             }
-        }
-        if !hit_at_level && !covered {
-            self.pf_stats.demand_misses += 1;
-        }
-        let seen = Seen {
-            core,
-            pc,
-            addr: a.addr,
-            miss: !hit_at_level,
-            prefetch_hit: covered,
-            write: matches!(a.kind, Kind::Store | Kind::Modify),
-        };
-        let mut want = std::mem::take(&mut self.pf_buf);
-        want.clear();
-        if let Some(p) = self.prefetcher.as_mut() {
-            p.on_access(seen, line, &mut want);
+            if !hit_at_level && !covered {
+                slot.stats.demand_misses += 1;
+            }
+            // A prefetcher sees the accesses that reach its level (as in
+            // ChampSim): all of them at L1D, the L1D's misses at L2, ...
+            let reached = match s {
+                Served::Private(h) => h as usize >= slot.level,
+                _ => true,
+            };
+            if !reached && !covered {
+                continue;
+            }
+            let seen = Seen {
+                core,
+                pc,
+                addr: a.addr,
+                miss: !hit_at_level,
+                prefetch_hit: covered,
+                write: matches!(a.kind, Kind::Store | Kind::Modify),
+            };
+            let mut want = std::mem::take(&mut self.pf_buf);
+            want.clear();
+            slot.p.on_access(seen, line, &mut want);
             // A prefetcher that computes (a learned one) stalls its core.
-            let cost = p.take_cost_ps();
+            let cost = slot.p.take_cost_ps();
             lat += cost;
-            self.pf_stats.predict_cost_ps += cost;
+            slot.stats.predict_cost_ps += cost;
+            for &target in &want {
+                self.issue_prefetch(k, core, target, t);
+            }
+            self.pf_buf = want;
         }
-        for &target in &want {
-            self.issue_prefetch(core, target, t);
-        }
-        self.pf_buf = want;
         lat
     }
 
-    /// Brings `line` into `core`'s prefetch level (and the levels below it)
-    /// unless it is already there, in flight, or modified in another core.
-    fn issue_prefetch(&mut self, core: usize, line: u64, t: u64) {
-        let lvl = self.cfg.prefetch_level;
+    /// Brings `line` into `core`'s level of prefetcher `k` (and the levels
+    /// below it) unless it is already there, in flight, or modified in
+    /// another core.
+    fn issue_prefetch(&mut self, k: usize, core: usize, line: u64, t: u64) {
+        let lvl = self.pf[k].level;
         if self.cores[core].levels[..=lvl]
             .iter()
             .any(|c| c.contains(line))
-            || self.pf_lines.contains_key(&line)
+            || self.pf[k].lines.contains_key(&line)
         {
             return;
         }
@@ -776,29 +823,36 @@ impl<'m> Engine<'m> {
         {
             return;
         }
+        // The request passes the levels below: their prefetchers see it (as
+        // ChampSim's L2 prefetcher sees the L1's prefetch requests).
+        for j in 0..self.pf.len() {
+            if self.pf[j].level > lvl {
+                self.observe_prefetch(j, core, line, t);
+            }
+        }
         let node = self.cores[core].node as usize;
         let nlev = self.cores[core].levels.len();
         // A private level below the prefetch level has it: an on-chip copy
         // up, at that level's latency, no memory traffic.
         if let Some(h) = (lvl + 1..nlev).find(|&i| self.cores[core].levels[i].contains(line)) {
             let latency = self.cores[core].level_ps[h];
-            self.pf_stats.issued += 1;
+            self.pf[k].stats.issued += 1;
             for i in (lvl..h).rev() {
                 if let Some(v) = self.cores[core].levels[i].fill(line, false) {
                     self.evicted_private(core, i, v.block, v.dirty, t);
                 }
             }
-            self.pf_lines.insert(line, (t + latency, core as u16));
+            self.pf[k].lines.insert(line, (t + latency, core as u16));
             return;
         }
         // Beyond the private levels: only as many in flight as the queue holds.
         if let Some(limit) = self.cfg.prefetch_queue {
-            let q = &mut self.pf_inflight[core];
+            let q = &mut self.pf[k].inflight[core];
             while q.peek().is_some_and(|&Reverse(d)| d <= t) {
                 q.pop();
             }
             if q.len() >= limit.max(1) {
-                self.pf_stats.dropped += 1;
+                self.pf[k].stats.dropped += 1;
                 return;
             }
         }
@@ -814,10 +868,10 @@ impl<'m> Engine<'m> {
             l
         };
         if self.cfg.prefetch_queue.is_some() {
-            self.pf_inflight[core].push(Reverse(t + latency));
+            self.pf[k].inflight[core].push(Reverse(t + latency));
         }
-        self.pf_stats.issued += 1;
-        self.pf_stats.extra_bytes += 1 << self.line_bits;
+        self.pf[k].stats.issued += 1;
+        self.pf[k].stats.extra_bytes += 1 << self.line_bits;
         self.dir.entry(line).or_default().sharers.insert(core);
         // Fill the prefetch level and every level below it (inclusion).
         for i in (lvl..nlev).rev() {
@@ -825,7 +879,7 @@ impl<'m> Engine<'m> {
                 self.evicted_private(core, i, v.block, v.dirty, t);
             }
         }
-        self.pf_lines.insert(line, (t + latency, core as u16));
+        self.pf[k].lines.insert(line, (t + latency, core as u16));
     }
 
     fn access_line(
@@ -1059,8 +1113,8 @@ impl<'m> Engine<'m> {
         if let Some(c) = cs.l1i.as_mut() {
             c.invalidate(line);
         }
-        if self.prefetcher.is_some() {
-            self.prefetch_lost(agent, line);
+        for k in 0..self.pf.len() {
+            self.prefetch_lost(k, agent, line);
         }
         if let Some(e) = self.dir.get_mut(&line) {
             e.sharers.remove(agent);
@@ -1133,22 +1187,49 @@ impl<'m> Engine<'m> {
         }
     }
 
-    /// A prefetched line left `core`'s prefetch level unused: useless, early.
-    fn prefetch_lost(&mut self, core: usize, block: u64) {
-        if let Some(&(_, who)) = self.pf_lines.get(&block)
+    /// Prefetcher `j` sees a prefetch request from a level above it pass
+    /// through its level (not a demand: its counts do not change).
+    fn observe_prefetch(&mut self, j: usize, core: usize, line: u64, t: u64) {
+        let lvl = self.pf[j].level;
+        let hit = self.cores[core].levels[..=lvl]
+            .iter()
+            .any(|c| c.contains(line));
+        let seen = Seen {
+            core,
+            pc: None,
+            addr: line << self.line_bits,
+            miss: !hit,
+            prefetch_hit: false,
+            write: false,
+        };
+        let mut want = Vec::new();
+        self.pf[j].p.on_access(seen, line, &mut want);
+        let cost = self.pf[j].p.take_cost_ps();
+        self.pf[j].stats.predict_cost_ps += cost;
+        for target in want {
+            self.issue_prefetch(j, core, target, t);
+        }
+    }
+
+    /// A line prefetcher `k` brought in left `core`'s level unused: useless, early.
+    fn prefetch_lost(&mut self, k: usize, core: usize, block: u64) {
+        let slot = &mut self.pf[k];
+        if let Some(&(_, who)) = slot.lines.get(&block)
             && who as usize == core
-            && !self.cores[core].levels[self.cfg.prefetch_level].contains(block)
+            && !self.cores[core].levels[slot.level].contains(block)
         {
-            self.pf_lines.remove(&block);
-            self.pf_stats.useless += 1;
-            self.pf_stats.early += 1;
+            slot.lines.remove(&block);
+            slot.stats.useless += 1;
+            slot.stats.early += 1;
         }
     }
 
     /// A line left private level `i` of `core`.
     fn evicted_private(&mut self, core: usize, i: usize, block: u64, dirty: bool, t: u64) {
-        if self.prefetcher.is_some() && i == self.cfg.prefetch_level {
-            self.prefetch_lost(core, block);
+        for k in 0..self.pf.len() {
+            if self.pf[k].level == i {
+                self.prefetch_lost(k, core, block);
+            }
         }
         let nlev = self.cores[core].levels.len();
         if i + 1 < nlev {

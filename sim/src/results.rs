@@ -149,9 +149,12 @@ pub struct Summary {
     pub nodes: Vec<NodeStats>,
     pub pages: Pages,
     pub threads: Vec<ThreadStats>,
-    /// Present when a prefetcher ran.
+    /// The first prefetcher, when one ran.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prefetch: Option<Prefetch>,
+    /// Every prefetcher (one per private level it fills), when more than one ran.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub prefetchers: Vec<Prefetch>,
 }
 
 fn ns(ps: u64) -> f64 {
@@ -160,6 +163,25 @@ fn ns(ps: u64) -> f64 {
 
 pub(crate) fn summarize(e: &Engine) -> Summary {
     let m = e.m;
+    let all: Vec<Prefetch> = e
+        .prefetchers()
+        .into_iter()
+        .map(|(name, level, p)| Prefetch {
+            name,
+            level,
+            issued: p.issued,
+            useful: p.useful,
+            late: p.late,
+            useless: p.useless,
+            early: p.early,
+            demand_misses: p.demand_misses,
+            extra_bytes: p.extra_bytes,
+            accuracy: p.accuracy(),
+            coverage: p.coverage(),
+            predict_cost_ns: p.predict_cost_ps as f64 / 1000.0,
+            dropped: p.dropped,
+        })
+        .collect();
     let c = &e.counters;
     let elapsed = e.elapsed_ps.max(1);
     let q = |x: f64| ns(e.hist.value_at_quantile(x));
@@ -285,21 +307,8 @@ pub(crate) fn summarize(e: &Engine) -> Summary {
             migration_bytes: c.migration_bytes,
         },
         threads,
-        prefetch: e.prefetch_stats().map(|(name, p)| Prefetch {
-            name,
-            level: e.prefetch_level(),
-            issued: p.issued,
-            useful: p.useful,
-            late: p.late,
-            useless: p.useless,
-            early: p.early,
-            demand_misses: p.demand_misses,
-            extra_bytes: p.extra_bytes,
-            accuracy: p.accuracy(),
-            coverage: p.coverage(),
-            predict_cost_ns: p.predict_cost_ps as f64 / 1000.0,
-            dropped: p.dropped,
-        }),
+        prefetch: all.first().cloned(),
+        prefetchers: if all.len() > 1 { all } else { Vec::new() },
     }
 }
 

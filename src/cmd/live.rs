@@ -323,10 +323,10 @@ pub struct ValidateArgs {
     /// CPU for the live replay.
     #[arg(long)]
     pub cpu: Option<u32>,
-    /// Prefetcher standing in for the host's hardware prefetchers in the
-    /// simulated run ("none" to model none).
-    #[arg(long, default_value = "stream:16:16")]
-    pub prefetch: String,
+    /// Prefetchers standing in for the host's hardware prefetchers in the
+    /// simulated run, SPEC[@LEVEL], repeatable ("none" to model none).
+    #[arg(long, default_values_t = ["stream:16:16".to_string()])]
+    pub prefetch: Vec<String>,
     /// Its prefetch queue (fills in flight beyond the private levels);
     /// default the machine's per-core outstanding-miss limit (`core.mlp`).
     #[arg(long)]
@@ -392,12 +392,18 @@ pub fn validate(a: ValidateArgs) -> Result<()> {
             },
             placement,
         )?;
-        if a.prefetch != "none" {
-            e.set_prefetcher(
-                crate::prefetchers::create(&a.prefetch, m.spec.line_size, m.cores())
-                    .map_err(|x| anyhow::anyhow!("--prefetch: {x}"))?,
-            )?;
-        }
+        let specs: Vec<String> = a
+            .prefetch
+            .iter()
+            .filter(|p| *p != "none")
+            .cloned()
+            .collect();
+        crate::prefetchers::attach(
+            &mut e,
+            &m,
+            &specs,
+            1.min(m.spec.core.caches.len().saturating_sub(1)),
+        )?;
         let fields = traces::Fields::default();
         // Two passes, the first to warm the caches as the live replay does;
         // the second timed per chunk of accesses, as the live replay is.

@@ -70,9 +70,11 @@ pub struct ReplayArgs {
     pub window_ns: u64,
     /// Cache prefetcher for --machine: next-line[:D], ip-stride[:D[:K]],
     /// stream[:D[:K]], delta[:D], learned:MODEL.json[:BASE] (a trained filter over BASE).
+    /// Repeat for several, one per level: SPEC@LEVEL (LEVEL a number or a
+    /// cache name: next-line@L1D, stream:16:16@L2).
     #[arg(long)]
-    pub prefetch: Option<String>,
-    /// Private data level the prefetcher fills (0 = L1D, 1 = L2, ...).
+    pub prefetch: Vec<String>,
+    /// Private data level a prefetcher without @LEVEL fills (0 = L1D, 1 = L2, ...).
     #[arg(long, default_value_t = 1)]
     pub prefetch_level: usize,
     /// Most prefetches a core keeps in flight beyond its private levels;
@@ -89,6 +91,9 @@ enum Model {
 pub fn run(a: ReplayArgs) -> Result<()> {
     if a.machine.is_some() {
         return run_timing(a);
+    }
+    if !a.prefetch.is_empty() {
+        anyhow::bail!("--prefetch needs --machine (the cachegrind model has no prefetchers)");
     }
     let defaults = CgConfig::default();
     let cfg = CgConfig {
@@ -195,11 +200,7 @@ fn run_timing(a: ReplayArgs) -> Result<()> {
         ..sim::Config::default()
     };
     let mut engine = sim::Engine::new(&machine, cfg, placement)?;
-    if let Some(spec) = &a.prefetch {
-        let p = crate::prefetchers::create(spec, machine.spec.line_size, machine.cores())
-            .map_err(|e| anyhow::anyhow!("--prefetch: {e}"))?;
-        engine.set_prefetcher(p)?;
-    }
+    crate::prefetchers::attach(&mut engine, &machine, &a.prefetch, a.prefetch_level)?;
     let input = open_trace(&a.trace, a.format, a.out.is_some())?;
     let format = input.source.format_name();
     let tap = input.tap.clone();
