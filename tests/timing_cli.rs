@@ -255,3 +255,49 @@ fn timing_errors_are_one_line() {
     let o = numasim(&["machine", "show", bad.to_str().unwrap()]);
     assert!(String::from_utf8_lossy(&o.stderr).contains("no node has memory"));
 }
+
+#[test]
+fn sharing_generators_drive_the_coherence_model_as_computed_by_hand() {
+    let dir = tempfile::tempdir().unwrap();
+    let coherence = |pattern: &str, footprint: &str| -> serde_json::Value {
+        let t = dir.path().join(format!("{pattern}.nst"));
+        ok(&[
+            "trace",
+            "gen",
+            pattern,
+            "--threads",
+            "2",
+            "-n",
+            "2000",
+            "--footprint",
+            footprint,
+            "-o",
+            t.to_str().unwrap(),
+        ]);
+        let out = ok(&[
+            "replay",
+            t.to_str().unwrap(),
+            "--machine",
+            "xeon-2s",
+            "--pin",
+            "spread",
+            "--json",
+        ]);
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        v["coherence"].clone()
+    };
+    // Two threads store to their own 8-byte slots of 64 shared lines, in
+    // turn: every store but the first to each line invalidates the other
+    // thread's copy and takes the line from its cache: 2000 − 64 of each.
+    let fs = coherence("false-sharing", "4K");
+    assert_eq!(fs["false_sharing_lines"], 64);
+    assert_eq!(fs["invalidations"], 2000 - 64);
+    assert_eq!(fs["cache_to_cache"], 2000 - 64);
+    // A producer stores each line once (the ring of 16 384 lines does not
+    // wrap in 1000 stores); its consumer's 1000 loads each take a modified
+    // line from the producer's cache; nothing is invalidated.
+    let pc = coherence("producer-consumer", "1M");
+    assert_eq!(pc["cache_to_cache"], 1000);
+    assert_eq!(pc["invalidations"], 0);
+    assert_eq!(pc["false_sharing_lines"], 0);
+}

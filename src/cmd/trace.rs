@@ -139,7 +139,8 @@ pub fn write_trace(
 
 #[derive(Args, Debug)]
 pub struct GenArgs {
-    /// Pattern: sequential, stride, random, chase (pointer chase) or zipf.
+    /// Pattern: sequential, stride, random, chase (pointer chase), zipf,
+    /// producer-consumer or false-sharing.
     pub pattern: String,
     /// Output file; format from the extension (.nst, .nst.zst, .csv, .lackey).
     #[arg(short, long)]

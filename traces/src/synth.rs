@@ -38,16 +38,25 @@ pub enum Pattern {
     Random,
     Chase,
     Zipf,
+    /// Threads in pairs over a shared ring of lines: the even thread stores
+    /// to a line, the odd one then loads it (each load is a cache-to-cache
+    /// transfer of a modified line).
+    ProducerConsumer,
+    /// Every thread stores to its own `size`-byte slot of the same lines
+    /// (false sharing: no byte is shared, every line is).
+    FalseSharing,
 }
 
 impl Pattern {
     /// Names accepted on the command line.
-    pub const NAMES: [(&'static str, Pattern); 5] = [
+    pub const NAMES: [(&'static str, Pattern); 7] = [
         ("sequential", Pattern::Sequential),
         ("stride", Pattern::Stride),
         ("random", Pattern::Random),
         ("chase", Pattern::Chase),
         ("zipf", Pattern::Zipf),
+        ("producer-consumer", Pattern::ProducerConsumer),
+        ("false-sharing", Pattern::FalseSharing),
     ];
 
     /// Parses a pattern name.
@@ -158,6 +167,12 @@ impl Generator {
         if cfg.pattern == Pattern::Stride && cfg.stride == 0 {
             return Err(bad("stride must be at least 1".into()));
         }
+        if cfg.pattern == Pattern::FalseSharing && cfg.threads as u64 * cfg.size as u64 > LINE {
+            return Err(bad(format!(
+                "false sharing needs threads × size ≤ {LINE} bytes (one slot per thread in a line); got {} × {}",
+                cfg.threads, cfg.size
+            )));
+        }
         if let Some(r) = cfg.rate_per_us {
             if !(r.is_finite() && r > 0.0) {
                 return Err(bad(format!("rate {r} accesses/µs must be positive")));
@@ -253,6 +268,37 @@ impl Generator {
                 let rank = rank.clamp(1, self.lines) - 1;
                 c.base + self.perm[rank as usize] as u64 * LINE
             }
+            Pattern::ProducerConsumer => {
+                // The pair's ring; producer and consumer share one cursor
+                // (kept by the producer, read by the consumer after it).
+                let pair = t / 2;
+                let line = self.cursor[pair * 2];
+                if t % 2 == 1 || t + 1 == self.cursor.len() {
+                    self.cursor[pair * 2] = (line + 1) % self.lines;
+                }
+                c.base + pair as u64 * c.footprint + line * LINE
+            }
+            Pattern::FalseSharing => {
+                // All threads walk the same lines together, each in its slot.
+                let line = self.cursor[t];
+                self.cursor[t] = (line + 1) % self.lines;
+                c.base + line * LINE + t as u64 * c.size as u64
+            }
+        }
+    }
+
+    /// The kind of thread `t`'s next access: set by the pattern for the
+    /// sharing patterns, else a store with the write ratio's probability.
+    #[inline]
+    fn next_kind(&mut self, t: usize) -> Kind {
+        match self.cfg.pattern {
+            Pattern::ProducerConsumer if t % 2 == 0 => Kind::Store,
+            Pattern::ProducerConsumer => Kind::Load,
+            Pattern::FalseSharing => Kind::Store,
+            _ if self.cfg.write_ratio > 0.0 && self.rng.random_bool(self.cfg.write_ratio) => {
+                Kind::Store
+            }
+            _ => Kind::Load,
         }
     }
 }
@@ -263,11 +309,7 @@ impl RecordSource for Generator {
         for _ in 0..n {
             let t = (self.produced % self.cfg.threads as u64) as usize;
             let addr = self.next_addr(t);
-            let kind = if self.cfg.write_ratio > 0.0 && self.rng.random_bool(self.cfg.write_ratio) {
-                Kind::Store
-            } else {
-                Kind::Load
-            };
+            let kind = self.next_kind(t);
             let mut r = Record::access(t as u32, kind, addr, self.cfg.size);
             if let Some(g) = self.cfg.gap_ns {
                 r = r.with_gap(g);
@@ -410,5 +452,58 @@ mod tests {
         assert!((0.44..0.54).contains(&z), "{z}");
         let r = top_share(Pattern::Random);
         assert!(r < 0.03, "{r}");
+    }
+
+    #[test]
+    fn sharing_patterns_by_hand() {
+        let make = |pattern, threads, size| {
+            let cfg = GenConfig {
+                pattern,
+                count: 8,
+                footprint: 3 * LINE,
+                size,
+                threads,
+                base: 0x1000,
+                ..GenConfig::default()
+            };
+            collect_all(&mut Generator::new(cfg).unwrap()).unwrap()
+        };
+        // Producer (thread 0) stores line k, consumer (thread 1) loads it; a
+        // 3-line ring wraps.
+        let pc = make(Pattern::ProducerConsumer, 2, 8);
+        let want: Vec<Record> = [0u64, 0, 1, 1, 2, 2, 0, 0]
+            .iter()
+            .enumerate()
+            .map(|(i, &l)| {
+                let kind = if i % 2 == 0 { Kind::Store } else { Kind::Load };
+                Record::access((i % 2) as u32, kind, 0x1000 + l * LINE, 8)
+            })
+            .collect();
+        assert_eq!(pc, want);
+        // Four threads, 16-byte slots of the same lines, all stores.
+        let fs = make(Pattern::FalseSharing, 4, 16);
+        let addrs: Vec<(u32, u64)> = fs.iter().map(|r| (r.thread, r.addr)).collect();
+        assert_eq!(
+            addrs,
+            vec![
+                (0, 0x1000),
+                (1, 0x1010),
+                (2, 0x1020),
+                (3, 0x1030),
+                (0, 0x1040),
+                (1, 0x1050),
+                (2, 0x1060),
+                (3, 0x1070)
+            ]
+        );
+        assert!(fs.iter().all(|r| r.kind == Kind::Store));
+        // Slots must fit a line.
+        let cfg = GenConfig {
+            pattern: Pattern::FalseSharing,
+            threads: 9,
+            size: 8,
+            ..GenConfig::default()
+        };
+        assert!(Generator::new(cfg).is_err());
     }
 }
