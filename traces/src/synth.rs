@@ -292,7 +292,7 @@ impl Generator {
     #[inline]
     fn next_kind(&mut self, t: usize) -> Kind {
         match self.cfg.pattern {
-            Pattern::ProducerConsumer if t % 2 == 0 => Kind::Store,
+            Pattern::ProducerConsumer if t.is_multiple_of(2) => Kind::Store,
             Pattern::ProducerConsumer => Kind::Load,
             Pattern::FalseSharing => Kind::Store,
             _ if self.cfg.write_ratio > 0.0 && self.rng.random_bool(self.cfg.write_ratio) => {
