@@ -31,10 +31,11 @@ pub fn write(path: &Path, names: &[String], rows: &[Vec<f64>]) -> Result<()> {
     let mut bytes = Vec::with_capacity(128 + 8 * a.len());
     a.write_npy(&mut bytes)
         .with_context(|| format!("{}: cannot encode", path.display()))?;
-    write_file(path, &bytes)?;
+    // The names first: the array, the main output, appears last.
     let mut text = names.join("\n");
     text.push('\n');
-    write_file(&columns_path(path), text.as_bytes())
+    write_file(&columns_path(path), text.as_bytes())?;
+    write_file(path, &bytes)
 }
 
 /// Reads `path` (a 2-D float64 array) and its column names.
