@@ -10,7 +10,8 @@
 //!   of `learned:FILE` (policies::prefetch::learned), label "the line was
 //!   accessed within --window accesses" (the prefetch-filter model). An
 //!   access's miss flag comes from an LRU model of the level the filter
-//!   would sit at (`--level SIZE,ASSOC`, default an L2 of 1 MiB, 16-way).
+//!   would sit at (`--machine M --prefetch-level N`: that machine's private
+//!   level N; or `--level SIZE,ASSOC`, default an L2 of 1 MiB, 16-way).
 
 use std::path::PathBuf;
 
@@ -49,9 +50,17 @@ pub struct DatasetArgs {
     /// Trace: a proposed line is useful if accessed within this many accesses.
     #[arg(long, default_value_t = 2000)]
     pub window: u64,
-    /// Trace: the cache level whose misses the features see (SIZE,ASSOC; 64 B lines).
-    #[arg(long, default_value = "1M,16")]
-    pub level: String,
+    /// Trace: the cache level whose misses the features see (SIZE,ASSOC; 64 B
+    /// lines; default 1M,16), or take it from --machine.
+    #[arg(long, conflicts_with = "machine")]
+    pub level: Option<String>,
+    /// Trace: a machine (preset or file) whose private level --prefetch-level
+    /// is the level the features see.
+    #[arg(long)]
+    pub machine: Option<String>,
+    /// Trace, with --machine: the private level (0 = L1D, 1 = L2, ...).
+    #[arg(long, default_value_t = 1)]
+    pub prefetch_level: usize,
     /// Trace: stop adding rows after this many (later accesses still label).
     #[arg(long, default_value_t = 2_000_000)]
     pub max_rows: usize,
@@ -142,20 +151,37 @@ fn experiment_rows(a: &DatasetArgs) -> Result<(Vec<String>, Rows)> {
 
 /// Candidate prefetches over a trace's data accesses.
 fn trace_rows(a: &DatasetArgs) -> Result<(Vec<String>, Rows)> {
-    let (size, assoc) = a
-        .level
-        .split_once(',')
-        .and_then(|(s, w)| {
-            Some((
-                sim::geometry::parse_bytes(s)?,
-                w.trim().parse::<u32>().ok()?,
-            ))
-        })
-        .ok_or_else(|| {
-            anyhow::anyhow!("--level {:?}: expected SIZE,ASSOC (e.g. 1M,16)", a.level)
-        })?;
-    let g = sim::geometry::Geometry::new(size, assoc, 64)
-        .map_err(|e| anyhow::anyhow!("--level {:?}: {e}", a.level))?;
+    let g = match &a.machine {
+        Some(name) => {
+            let m = load_machine(name)?;
+            let caches = &m.spec.core.caches;
+            let Some(c) = caches.get(a.prefetch_level) else {
+                bail!(
+                    "--prefetch-level {}: {name} has {} private data levels",
+                    a.prefetch_level,
+                    caches.len()
+                );
+            };
+            sim::geometry::Geometry::new(c.size.0, c.assoc, 64)
+                .map_err(|e| anyhow::anyhow!("{name} {}: {e}", c.name))?
+        }
+        None => {
+            let text = a.level.as_deref().unwrap_or("1M,16");
+            let (size, assoc) = text
+                .split_once(',')
+                .and_then(|(s, w)| {
+                    Some((
+                        sim::geometry::parse_bytes(s)?,
+                        w.trim().parse::<u32>().ok()?,
+                    ))
+                })
+                .ok_or_else(|| {
+                    anyhow::anyhow!("--level {text:?}: expected SIZE,ASSOC (e.g. 1M,16)")
+                })?;
+            sim::geometry::Geometry::new(size, assoc, 64)
+                .map_err(|e| anyhow::anyhow!("--level {text:?}: {e}"))?
+        }
+    };
     let mut level = Cache::new(g, Replacement::Lru, 0);
     let base = crate::prefetchers::create(&a.prefetcher, 64, 1)?;
     let mut b = RowBuilder::new(base, a.window, a.max_rows, a.history);
