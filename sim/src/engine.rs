@@ -232,6 +232,8 @@ pub struct Engine<'m> {
     dir: U64Map<Entry>,
     false_shared: U64Map<()>,
     pages: U64Map<u32>,
+    /// The last page looked up and its node (streams touch one page many times).
+    last_page: (u64, u32),
     placement: Box<dyn Placement>,
     threads: Vec<ThreadState>,
     thread_index: U64Map<usize>,
@@ -346,6 +348,7 @@ impl<'m> Engine<'m> {
             dir: U64Map::default(),
             false_shared: U64Map::default(),
             pages: U64Map::default(),
+            last_page: (u64::MAX, 0),
             placement,
             threads: Vec::new(),
             thread_index: U64Map::default(),
@@ -1129,7 +1132,7 @@ impl<'m> Engine<'m> {
         if let Some(e) = self.dir.get(&line)
             && e.sharers.is_empty()
             && e.owner == NO_AGENT
-            && !self.false_shared.contains_key(&line)
+            && (self.false_shared.is_empty() || !self.false_shared.contains_key(&line))
         {
             self.dir.remove(&line);
         }
@@ -1262,7 +1265,7 @@ impl<'m> Engine<'m> {
             }
             if e.sharers.is_empty()
                 && e.owner == NO_AGENT
-                && !self.false_shared.contains_key(&block)
+                && (self.false_shared.is_empty() || !self.false_shared.contains_key(&block))
             {
                 self.dir.remove(&block);
             }
@@ -1302,7 +1305,11 @@ impl<'m> Engine<'m> {
     /// The home node of a line's page, placing the page on first touch.
     fn home_of(&mut self, line: u64, from: usize, _t: u64) -> usize {
         let page = (line << self.line_bits) >> self.page_bits;
+        if self.last_page.0 == page {
+            return self.last_page.1 as usize;
+        }
         if let Some(&h) = self.pages.get(&page) {
+            self.last_page = (page, h);
             return h as usize;
         }
         let mut h = self.placement.place(page, from as u32, self.m) as usize;
@@ -1311,6 +1318,7 @@ impl<'m> Engine<'m> {
             h = self.nearest_memory(from);
         }
         self.pages.insert(page, h as u32);
+        self.last_page = (page, h as u32);
         self.counters.pages_on_node[h] += 1;
         h
     }
@@ -1396,6 +1404,9 @@ impl<'m> Engine<'m> {
             .map_or(1.0, |m| m.channel_gbps);
         self.channels[to][ch_to].serve(t, transfer_ps(bytes, gb_to), bytes);
         self.pages.insert(page, to as u32);
+        if self.last_page.0 == page {
+            self.last_page.1 = to as u32;
+        }
         self.counters.pages_on_node[from] -= 1;
         self.counters.pages_on_node[to] += 1;
         self.counters.migrations += 1;
