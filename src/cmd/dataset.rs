@@ -151,6 +151,9 @@ fn experiment_rows(a: &DatasetArgs) -> Result<(Vec<String>, Rows)> {
 
 /// Candidate prefetches over a trace's data accesses.
 fn trace_rows(a: &DatasetArgs) -> Result<(Vec<String>, Rows)> {
+    if a.history > 1000 {
+        bail!("--history {}: at most 1000 past accesses", a.history);
+    }
     let g = match &a.machine {
         Some(name) => {
             let m = load_machine(name)?;
