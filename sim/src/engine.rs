@@ -246,6 +246,8 @@ pub struct Engine<'m> {
     pub(crate) hist: Histogram<u64>,
     pub(crate) window_ps: u64,
     pub(crate) windows: Vec<Window>,
+    /// The last window used: [start, end) in ps and its index.
+    win_span: (u64, u64, usize),
     pub(crate) elapsed_ps: u64,
     /// Issue time of the access processed last.
     now_ps: u64,
@@ -366,6 +368,7 @@ impl<'m> Engine<'m> {
             hist: Histogram::new_with_bounds(1, 1 << 50, 3).expect("valid histogram bounds"),
             window_ps,
             windows: Vec::new(),
+            win_span: (0, 0, 0),
             elapsed_ps: 0,
             now_ps: 0,
             pf: Vec::new(),
@@ -435,6 +438,7 @@ impl<'m> Engine<'m> {
         };
         self.hist.reset();
         self.windows.clear();
+        self.win_span = (0, 0, 0);
         for slot in &mut self.pf {
             slot.stats = PrefetchStats::default();
         }
@@ -658,7 +662,15 @@ impl<'m> Engine<'m> {
     }
 
     fn window(&mut self, t: u64) -> &mut Window {
-        let w = (t / self.window_ps) as usize;
+        // Times mostly move forward: the last window's span avoids a division.
+        let w = if t >= self.win_span.0 && t < self.win_span.1 {
+            self.win_span.2
+        } else {
+            let w = (t / self.window_ps) as usize;
+            let start = w as u64 * self.window_ps;
+            self.win_span = (start, start.saturating_add(self.window_ps), w);
+            w
+        };
         while self.windows.len() <= w {
             self.windows.push(Window {
                 channel_bytes: vec![0; self.channels.iter().map(Vec::len).sum()],
