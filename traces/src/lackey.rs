@@ -172,23 +172,27 @@ fn swar_hex(b: &[u8], q: usize) -> Option<(u64, usize)> {
     if n == 0 {
         return None;
     }
-    let m_lo = if n >= 8 {
-        u64::MAX
-    } else {
-        (1u64 << (8 * n)) - 1
-    };
-    let m_hi = if n <= 8 {
-        0
-    } else if n == 16 {
-        u64::MAX
-    } else {
-        (1u64 << (8 * (n - 8))) - 1
-    };
-    if hex_bytes(lo) & m_lo != HIGH & m_lo || hex_bytes(hi) & m_hi != HIGH & m_hi {
+    let nib = |x: u64| (x & (ONES * 0x0F)) + ((x >> 6) & ONES) * 9;
+    if n <= 8 {
+        // The common case (lackey's 8- to 10-digit addresses are mostly ≤ 8
+        // for code): the high half is not needed.
+        let m = if n == 8 {
+            u64::MAX
+        } else {
+            (1u64 << (8 * n)) - 1
+        };
+        if hex_bytes(lo) & m != HIGH & m {
+            return None;
+        }
+        return Some((pack8(nib(lo) & m) >> (4 * (8 - n)), n));
+    }
+    // 9..=15 digits: all of the low half, part of the high half (a comma
+    // always ends the digits within the 16 bytes, so n < 16).
+    let m_hi = (1u64 << (8 * (n - 8))) - 1;
+    if hex_bytes(lo) != HIGH || hex_bytes(hi) & m_hi != HIGH & m_hi {
         return None;
     }
-    let nib = |x: u64| (x & (ONES * 0x0F)) + ((x >> 6) & ONES) * 9;
-    let v = (pack8(nib(lo) & m_lo) << 32) | pack8(nib(hi) & m_hi);
+    let v = (pack8(nib(lo)) << 32) | pack8(nib(hi) & m_hi);
     Some((v >> (4 * (16 - n)), n))
 }
 
