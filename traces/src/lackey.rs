@@ -200,11 +200,11 @@ fn swar_hex(b: &[u8], q: usize) -> Option<(u64, usize)> {
 /// index after its newline, or `None` to defer to the careful parser.
 #[inline(always)]
 fn fast_line(b: &[u8], p: usize) -> Option<(Kind, u64, u64, usize)> {
-    let kind = match (b.get(p)?, b.get(p + 1)?, b.get(p + 2)?) {
-        (b'I', b' ', b' ') => Kind::IFetch,
-        (b' ', b'L', b' ') => Kind::Load,
-        (b' ', b'S', b' ') => Kind::Store,
-        (b' ', b'M', b' ') => Kind::Modify,
+    let kind = match b.get(p..p + 3)? {
+        b"I  " => Kind::IFetch,
+        b" L " => Kind::Load,
+        b" S " => Kind::Store,
+        b" M " => Kind::Modify,
         _ => return None,
     };
     let mut q = p + 3;
@@ -233,6 +233,16 @@ fn fast_line(b: &[u8], p: usize) -> Option<(Kind, u64, u64, usize)> {
         }
     };
     q += 1;
+    // One or two digits and the newline (nearly every line): no loop.
+    let digit = |c: u8| c.wrapping_sub(b'1') < 9;
+    match b.get(q..q + 3) {
+        Some(&[c, b'\n', _]) if digit(c) => return Some((kind, addr, (c - b'0') as u64, q + 2)),
+        Some(&[c1, c2, b'\n']) if digit(c1) && c2.is_ascii_digit() => {
+            let size = ((c1 - b'0') * 10 + (c2 - b'0')) as u64;
+            return Some((kind, addr, size, q + 3));
+        }
+        _ => {}
+    }
     let size_start = q;
     let mut size = 0u64;
     loop {
