@@ -145,9 +145,11 @@ fn hex_bytes(x: u64) -> u64 {
 /// Packs 8 nibble bytes (byte 0 = most significant digit) into a u32.
 #[inline(always)]
 fn pack8(w: u64) -> u64 {
-    let t1 = ((w << 4) & 0x00F0_00F0_00F0_00F0) | ((w >> 8) & 0x000F_000F_000F_000F);
-    let t2 = ((t1 << 8) & 0x0000_FF00_0000_FF00) | ((t1 >> 16) & 0x0000_00FF_0000_00FF);
-    ((t2 << 16) & 0x0000_0000_FFFF_0000) | ((t2 >> 32) & 0x0000_0000_0000_FFFF)
+    // Each step joins neighbouring lanes: (left << width) + right, keeping
+    // the even lanes (no carries: every lane is below 2^width before).
+    let t1 = ((w << 4) + (w >> 8)) & 0x00FF_00FF_00FF_00FF;
+    let t2 = ((t1 << 8) + (t1 >> 16)) & 0x0000_FFFF_0000_FFFF;
+    ((t2 << 16) + (t2 >> 32)) & 0x0000_0000_FFFF_FFFF
 }
 
 /// SWAR parse of 1..=16 hex digits at `q` followed by a comma, reading 16
