@@ -5,6 +5,7 @@
 # the same trace and geometry. Prints accesses/s, ratios and peak RSS.
 #
 #   bench/replay_speed.sh [SCALE]      # SCALE = ints sorted by the workload (default 40000)
+#   REPS=5 (default): rounds; every run is timed once per round, best kept
 #
 # Needs gcc and valgrind. Work files go to bench/out/ (git-ignored).
 set -euo pipefail
@@ -32,31 +33,38 @@ fi
 accesses=$(grep -c -v '^==' "$trace")
 cat "$trace" > /dev/null; cat "$out/workload.nst" > /dev/null  # warm the page cache
 
-# time_run STDIN CMD... -> prints "best_seconds peak_kib" over 3 runs
-time_run() {
-  local best=999999 rss=0 input=$1
-  shift
-  for _ in 1 2 3; do
-    local t0 t1
-    t0=$(date +%s.%N)
-    /usr/bin/time -f %M -o "$out/rss" "$@" < "$input" > "$out/last.out"
-    t1=$(date +%s.%N)
-    local dt; dt=$(echo "$t1 - $t0" | bc -l)
-    if (( $(echo "$dt < $best" | bc -l) )); then best=$dt; fi
-    rss=$(cat "$out/rss")
-  done
-  echo "$best $rss"
+# The runs, timed round-robin (REPS rounds, best of each) so that a VM whose
+# speed drifts during the benchmark treats the baseline and numasim alike.
+reps=${REPS:-5}
+names=(base lackey native zst lackey1 native1)
+declare -A best rss
+for n in "${names[@]}"; do best[$n]=999999; rss[$n]=0; done
+run_once() { # NAME STDIN OUTFILE CMD...
+  local name=$1 input=$2 keep=$3
+  shift 3
+  local t0 t1 dt
+  t0=$(date +%s.%N)
+  /usr/bin/time -f %M -o "$out/rss" "$@" < "$input" > "$out/last.out"
+  t1=$(date +%s.%N)
+  dt=$(echo "$t1 - $t0" | bc -l)
+  if (( $(echo "$dt < ${best[$name]}" | bc -l) )); then best[$name]=$dt; fi
+  rss[$name]=$(cat "$out/rss")
+  [ -z "$keep" ] || cp "$out/last.out" "$keep"
 }
-
-read -r tb rb < <(time_run "$trace" "$out/cgsim_lackey" 32768,8,64 32768,8,64 1048576,16,64)
-cp "$out/last.out" "$out/baseline.txt"
-read -r tl rl < <(time_run /dev/null "$bin" replay "$trace" "${geom[@]}" --json)
-cp "$out/last.out" "$out/lackey.json"
-read -r tn rn < <(time_run /dev/null "$bin" replay "$out/workload.nst" "${geom[@]}" --json)
-cp "$out/last.out" "$out/native.json"
-read -r tz rz < <(time_run /dev/null "$bin" replay "$out/workload.nst.zst" "${geom[@]}" --json)
-read -r tla rla < <(time_run /dev/null "$bin" replay "$trace" "${geom[@]}" --json --single-thread)
-read -r tna rna < <(time_run /dev/null "$bin" replay "$out/workload.nst" "${geom[@]}" --json --single-thread)
+for _ in $(seq "$reps"); do
+  run_once base "$trace" "$out/baseline.txt" "$out/cgsim_lackey" 32768,8,64 32768,8,64 1048576,16,64
+  run_once lackey /dev/null "$out/lackey.json" "$bin" replay "$trace" "${geom[@]}" --json
+  run_once native /dev/null "$out/native.json" "$bin" replay "$out/workload.nst" "${geom[@]}" --json
+  run_once zst /dev/null "" "$bin" replay "$out/workload.nst.zst" "${geom[@]}" --json
+  run_once lackey1 /dev/null "" "$bin" replay "$trace" "${geom[@]}" --json --single-thread
+  run_once native1 /dev/null "" "$bin" replay "$out/workload.nst" "${geom[@]}" --json --single-thread
+done
+tb=${best[base]} rb=${rss[base]}
+tl=${best[lackey]} rl=${rss[lackey]}
+tn=${best[native]} rn=${rss[native]}
+tz=${best[zst]} rz=${rss[zst]}
+tla=${best[lackey1]} rla=${rss[lackey1]}
+tna=${best[native1]} rna=${rss[native1]}
 
 # The counts must agree before speed means anything.
 b_ir=$(sed -n 's/^Ir=\([0-9]*\).*/\1/p' "$out/baseline.txt")
