@@ -77,10 +77,10 @@ pub fn attach(
             None => (full.as_str(), default_level),
         };
         let p = create(spec, machine.spec.line_size, machine.cores())
-            .map_err(|e| anyhow::anyhow!("--prefetch {full:?}: {e}"))?;
+            .map_err(|e| anyhow::anyhow!("--prefetch {full:?}: {e:#}"))?;
         engine
             .add_prefetcher(p, level)
-            .map_err(|e| anyhow::anyhow!("--prefetch {full:?}: {e}"))?;
+            .map_err(|e| anyhow::anyhow!("--prefetch {full:?}: {e:#}"))?;
     }
     Ok(())
 }
