@@ -110,23 +110,22 @@ pub fn replay(records: &[Access], cpus: &[u32], warm: usize) -> Result<LiveResul
     }
     let elapsed = t0.elapsed().as_nanos() as f64;
     drop(buf);
-    all.sort_by(f64::total_cmp);
-    let q = |x: f64| {
-        if all.is_empty() {
-            0.0
-        } else {
-            all[((x * all.len() as f64) as usize).min(all.len() - 1)]
-        }
-    };
+    let (mean_ns, p50_ns, p99_ns) = chunk_stats(&mut all);
     Ok(LiveResult {
         accesses: n,
         elapsed_ns: elapsed,
-        mean_ns: if all.is_empty() {
-            0.0
-        } else {
-            all.iter().sum::<f64>() / all.len() as f64
-        },
-        p50_ns: q(0.5),
-        p99_ns: q(0.99),
+        mean_ns,
+        p50_ns,
+        p99_ns,
     })
+}
+
+/// Mean, p50 and p99 of per-chunk mean latencies (sorts `v`); zeros if empty.
+pub fn chunk_stats(v: &mut [f64]) -> (f64, f64, f64) {
+    if v.is_empty() {
+        return (0.0, 0.0, 0.0);
+    }
+    v.sort_by(f64::total_cmp);
+    let q = |x: f64| v[((x * v.len() as f64) as usize).min(v.len() - 1)];
+    (v.iter().sum::<f64>() / v.len() as f64, q(0.5), q(0.99))
 }

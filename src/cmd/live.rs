@@ -333,16 +333,6 @@ pub struct ValidateArgs {
     pub prefetch_queue: Option<usize>,
 }
 
-/// Mean, p50 and p99 of per-chunk mean latencies (the live replay's statistics).
-fn chunk_stats(v: &mut [f64]) -> (f64, f64, f64) {
-    if v.is_empty() {
-        return (0.0, 0.0, 0.0);
-    }
-    v.sort_by(f64::total_cmp);
-    let q = |x: f64| v[((x * v.len() as f64) as usize).min(v.len() - 1)];
-    (v.iter().sum::<f64>() / v.len() as f64, q(0.5), q(0.99))
-}
-
 /// What the live replay's loop adds to each access beyond the load itself
 /// (the index arithmetic on the dependence chain): its per-access time on
 /// a loop over 16 KiB (L1-resident) minus the pointer chase's time there.
@@ -427,7 +417,7 @@ pub fn validate(a: ValidateArgs) -> Result<()> {
                 e.clear_stats();
             }
         }
-        let s = chunk_stats(&mut chunks);
+        let s = live::replay::chunk_stats(&mut chunks);
         let mut live = live::replay::replay(&acc, &[cpu], 1)?;
         for x in [&mut live.mean_ns, &mut live.p50_ns, &mut live.p99_ns] {
             *x = (*x - overhead).max(0.0);
