@@ -9,6 +9,13 @@ use anyhow::{Context, Result, bail};
 use policies::prefetch::learned::{self, Cost, Learned};
 use sim::prefetch::Prefetcher;
 
+/// Reads and checks a model file (numasim's format or XGBoost JSON).
+pub fn read_model(path: &Path) -> Result<policies::model::Model> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("{}: cannot read model", path.display()))?;
+    policies::model::Model::from_json(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
+}
+
 /// The base a learned filter wraps when its spec names none.
 pub const DEFAULT_BASE: &str = "delta:2";
 
@@ -25,10 +32,7 @@ pub fn create(spec: &str, line: u64, cores: usize) -> Result<Box<dyn Prefetcher>
         bail!("prefetcher {spec:?}: a learned filter cannot wrap another");
     }
     let path = Path::new(file);
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("{}: cannot read model", path.display()))?;
-    let model = policies::model::Model::from_json(&text)
-        .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+    let model = read_model(path)?;
     if learned::history_of(&model.features).is_none() {
         bail!(
             "{}: the model's features are not the prefetch filter's (for a history of H accesses: {}); train it on `numasim dataset TRACE`",

@@ -99,10 +99,7 @@ pub fn make_preload(
             _ => (rest, policies::preload::DEFAULT_WINDOW_MS),
         };
         let path = base.join(file);
-        let text = std::fs::read_to_string(&path)
-            .with_context(|| format!("{}: cannot read model", path.display()))?;
-        let model = policies::model::Model::from_json(&text)
-            .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+        let model = crate::prefetchers::read_model(&path)?;
         if sim::serve::FeatureSet::from_names(&model.features).is_none() {
             bail!(
                 "{}: the model's features are not a set of the request model's decision features (remote_shard, outstanding, then {}_K per past batch K; numasim dataset writes them)",

@@ -169,20 +169,14 @@ fn trace_rows(a: &DatasetArgs) -> Result<(Vec<String>, Rows)> {
                 .map_err(|e| anyhow::anyhow!("{name} {}: {e}", c.name))?
         }
         None => {
+            // SIZE,ASSOC with 64-byte lines: the cachegrind syntax's parser.
             let text = a.level.as_deref().unwrap_or("1M,16");
-            let (size, assoc) = text
-                .split_once(',')
-                .and_then(|(s, w)| {
-                    Some((
-                        sim::geometry::parse_bytes(s)?,
-                        w.trim().parse::<u32>().ok()?,
-                    ))
-                })
-                .ok_or_else(|| {
-                    anyhow::anyhow!("--level {text:?}: expected SIZE,ASSOC (e.g. 1M,16)")
-                })?;
-            sim::geometry::Geometry::new(size, assoc, 64)
-                .map_err(|e| anyhow::anyhow!("--level {text:?}: {e}"))?
+            if text.matches(',').count() != 1 {
+                bail!("--level {text:?}: expected SIZE,ASSOC (e.g. 1M,16)");
+            }
+            format!("{text},64")
+                .parse::<sim::geometry::Geometry>()
+                .map_err(|e| anyhow::anyhow!("--level {text:?} (SIZE,ASSOC, e.g. 1M,16): {e}"))?
         }
     };
     let mut level = Cache::new(g, Replacement::Lru, 0);
