@@ -253,7 +253,8 @@ pub struct Engine<'m> {
     now_ps: u64,
     /// Attached prefetchers, each at its own private level.
     pf: Vec<PfSlot>,
-    pf_buf: Vec<u64>,
+    /// Pool of line buffers for [`Engine::consult`].
+    pf_bufs: Vec<Vec<u64>>,
 }
 
 const LINE_STRADDLE_MAX: usize = 2;
@@ -372,7 +373,7 @@ impl<'m> Engine<'m> {
             elapsed_ps: 0,
             now_ps: 0,
             pf: Vec::new(),
-            pf_buf: Vec::new(),
+            pf_bufs: Vec::new(),
             cfg,
         })
     }
@@ -805,19 +806,27 @@ impl<'m> Engine<'m> {
                 prefetch_hit: covered,
                 write: matches!(a.kind, Kind::Store | Kind::Modify),
             };
-            let mut want = std::mem::take(&mut self.pf_buf);
-            want.clear();
-            slot.p.on_access(seen, line, &mut want);
             // A prefetcher that computes (a learned one) stalls its core.
-            let cost = slot.p.take_cost_ps();
-            lat += cost;
-            slot.stats.predict_cost_ps += cost;
-            for &target in &want {
-                self.issue_prefetch(k, core, target, t);
-            }
-            self.pf_buf = want;
+            lat += self.consult(k, core, seen, line, t);
         }
         lat
+    }
+
+    /// Shows prefetcher `k` one access and issues the lines it names;
+    /// returns the simulated time it spent deciding. Line buffers come from
+    /// a pool (consulting nests: a prefetch request is shown to the levels
+    /// below), so steady state allocates nothing.
+    fn consult(&mut self, k: usize, core: usize, seen: Seen, line: u64, t: u64) -> u64 {
+        let mut want = self.pf_bufs.pop().unwrap_or_default();
+        want.clear();
+        self.pf[k].p.on_access(seen, line, &mut want);
+        let cost = self.pf[k].p.take_cost_ps();
+        self.pf[k].stats.predict_cost_ps += cost;
+        for &target in &want {
+            self.issue_prefetch(k, core, target, t);
+        }
+        self.pf_bufs.push(want);
+        cost
     }
 
     /// Brings `line` into `core`'s level of prefetcher `k` (and the levels
@@ -1217,13 +1226,8 @@ impl<'m> Engine<'m> {
             prefetch_hit: false,
             write: false,
         };
-        let mut want = Vec::new();
-        self.pf[j].p.on_access(seen, line, &mut want);
-        let cost = self.pf[j].p.take_cost_ps();
-        self.pf[j].stats.predict_cost_ps += cost;
-        for target in want {
-            self.issue_prefetch(j, core, target, t);
-        }
+        // Not a demand: its decision time is counted, not charged to one.
+        self.consult(j, core, seen, line, t);
     }
 
     /// A line prefetcher `k` brought in left `core`'s level unused: useless, early.
