@@ -239,6 +239,16 @@ fn window(w: &mut Vec<WindowTotals>, t: u64) -> &mut WindowTotals {
     &mut w[i]
 }
 
+/// Counts a "will miss" prediction against what happened, in the totals
+/// and in the monitoring window of `t`.
+fn judge(totals: &mut ServeTotals, t: u64, predicted: bool, missed: bool) {
+    let ok = (predicted == missed) as u64;
+    totals.predictions_correct += ok;
+    let win = window(&mut totals.windows, t);
+    win.predictions_judged += 1;
+    win.predictions_correct += ok;
+}
+
 fn ns_of(bytes: f64, gbps: f64) -> u64 {
     (bytes / gbps).round().max(1.0) as u64
 }
@@ -522,11 +532,7 @@ impl<'a> ServeEngine<'a> {
         window(&mut self.totals.windows, t).preload_items += brought.len() as u64;
         // The truth of "would miss": checked now, before the preload filled the cache.
         if let Some(pred) = self.workers[w].queue[pos].predicted.take() {
-            let ok = (pred == (2 * missing >= items.len())) as u64;
-            self.totals.predictions_correct += ok;
-            let win = window(&mut self.totals.windows, t);
-            win.predictions_judged += 1;
-            win.predictions_correct += ok;
+            judge(&mut self.totals, t, pred, 2 * missing >= items.len());
         }
         let q = &mut self.workers[w].queue[pos];
         q.preload_ready = ready;
@@ -770,10 +776,7 @@ impl<'a> ServeEngine<'a> {
             if q.preloaded.is_empty()
                 && let Some(pred) = q.predicted
             {
-                let ok = (pred == missed) as u64;
-                self.totals.predictions_correct += ok;
-                win.predictions_judged += 1;
-                win.predictions_correct += ok;
+                judge(&mut self.totals, t, pred, missed);
             }
             if self.record
                 && let Some(feat) = &q.features
