@@ -18,6 +18,25 @@ fn err(e: impl std::fmt::Display) -> String {
     e.to_string()
 }
 
+/// A legend entry: a short line in the series' colour.
+fn legend_mark(c: RGBColor) -> impl Fn((i32, i32)) -> PathElement<(i32, i32)> {
+    move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(2))
+}
+
+/// The series legend, boxed, at `pos`.
+fn draw_legend<'a, DB: DrawingBackend + 'a, CT: CoordTranslate>(
+    chart: &mut ChartContext<'a, DB, CT>,
+    pos: SeriesLabelPosition,
+) -> Result<(), String> {
+    chart
+        .configure_series_labels()
+        .position(pos)
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .draw()
+        .map_err(err)
+}
+
 /// The x range (ms) covering every series' latencies (ns), with margins.
 fn latency_range(series: &[(String, Vec<u64>)]) -> (f64, f64) {
     let all = || series.iter().flat_map(|(_, v)| v.iter().copied());
@@ -76,16 +95,9 @@ pub fn histogram_svg(title: &str, series: &[(String, Vec<u64>)]) -> Result<Strin
                 .draw_series(LineSeries::new(pts, c.stroke_width(2)))
                 .map_err(err)?
                 .label(name.clone())
-                .legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(2))
-                });
+                .legend(legend_mark(c));
         }
-        chart
-            .configure_series_labels()
-            .background_style(WHITE.mix(0.8))
-            .border_style(BLACK)
-            .draw()
-            .map_err(err)?;
+        draw_legend(&mut chart, SeriesLabelPosition::MiddleRight)?;
         root.present().map_err(err)?;
     }
     Ok(out)
@@ -127,17 +139,9 @@ pub fn cdf_svg(title: &str, series: &[(String, Vec<u64>)]) -> Result<String, Str
                 .draw_series(LineSeries::new(pts, c.stroke_width(2)))
                 .map_err(err)?
                 .label(name.clone())
-                .legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(2))
-                });
+                .legend(legend_mark(c));
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::LowerRight)
-            .background_style(WHITE.mix(0.8))
-            .border_style(BLACK)
-            .draw()
-            .map_err(err)?;
+        draw_legend(&mut chart, SeriesLabelPosition::LowerRight)?;
         root.present().map_err(err)?;
     }
     Ok(out)
@@ -178,19 +182,12 @@ pub fn pairs_svg(title: &str, points: &[(u64, f64, f64)]) -> Result<String, Stri
                 .draw_series(LineSeries::new(series.clone(), c.stroke_width(2)))
                 .map_err(err)?
                 .label(name)
-                .legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(2))
-                });
+                .legend(legend_mark(c));
             chart
                 .draw_series(series.into_iter().map(|p| Circle::new(p, 4, c.filled())))
                 .map_err(err)?;
         }
-        chart
-            .configure_series_labels()
-            .background_style(WHITE.mix(0.8))
-            .border_style(BLACK)
-            .draw()
-            .map_err(err)?;
+        draw_legend(&mut chart, SeriesLabelPosition::MiddleRight)?;
         root.present().map_err(err)?;
     }
     Ok(out)
@@ -278,19 +275,12 @@ pub fn monitor_svg(
                     if !row_labelled {
                         row_labelled = true;
                         labelled = true;
-                        drawn.label(name.clone()).legend(move |(x, y)| {
-                            PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(2))
-                        });
+                        drawn.label(name.clone()).legend(legend_mark(c));
                     }
                 }
             }
             if labelled {
-                chart
-                    .configure_series_labels()
-                    .background_style(WHITE.mix(0.8))
-                    .border_style(BLACK)
-                    .draw()
-                    .map_err(err)?;
+                draw_legend(&mut chart, SeriesLabelPosition::MiddleRight)?;
             }
         }
         root.present().map_err(err)?;
