@@ -10,7 +10,7 @@
 use std::io::Read;
 
 use crate::error::{Problem, Result, TraceError};
-use crate::lines::{check_size, parse_dec, parse_hex, show};
+use crate::lines::{Chunk, RefillError, check_size, parse_dec, parse_hex, show};
 use crate::record::{Batch, Kind, Record};
 use crate::source::{BATCH, Fields, RecordSource};
 
@@ -24,11 +24,8 @@ use crate::source::{BATCH, Fields, RecordSource};
 /// per-line parser, which also produces the error messages.
 pub struct LackeyReader<R> {
     inner: R,
-    buf: Vec<u8>,
-    /// Unparsed bytes are `buf[start..end]`; `buf[start..limit]` holds whole lines.
-    start: usize,
-    end: usize,
-    eof: bool,
+    /// Unparsed bytes are `c.buf[c.start..c.end]`; `c.buf[c.start..limit]` holds whole lines.
+    c: Chunk,
     line_no: u64,
     records: u64,
 }
@@ -56,10 +53,7 @@ impl<R: Read + Send> LackeyReader<R> {
     pub fn new(inner: R) -> Self {
         LackeyReader {
             inner,
-            buf: vec![0; CHUNK],
-            start: 0,
-            end: 0,
-            eof: false,
+            c: Chunk::new(),
             line_no: 0,
             records: 0,
         }
@@ -67,46 +61,20 @@ impl<R: Read + Send> LackeyReader<R> {
 
     /// Moves the partial line to the front and reads more input.
     fn refill(&mut self) -> Result<()> {
-        self.buf.copy_within(self.start..self.end, 0);
-        self.end -= self.start;
-        self.start = 0;
-        if self.end == self.buf.len() {
-            if self.buf.len() >= 16 * CHUNK {
-                return Err(TraceError::at_line(
-                    self.line_no + 1,
-                    self.records,
-                    Problem::Invalid("line longer than 16 MiB".into()),
-                ));
-            }
-            self.buf.resize(self.buf.len() + CHUNK, 0);
-        }
-        loop {
-            match self.inner.read(&mut self.buf[self.end..]) {
-                Ok(0) => {
-                    self.eof = true;
-                    return Ok(());
-                }
-                Ok(n) => {
-                    self.end += n;
-                    return Ok(());
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) => {
-                    return Err(TraceError::at_line(
-                        self.line_no + 1,
-                        self.records,
-                        Problem::Io(e),
-                    ));
-                }
-            }
-        }
+        self.c.refill(&mut self.inner, 16 * CHUNK).map_err(|e| {
+            let problem = match e {
+                RefillError::TooLong => Problem::Invalid("line longer than 16 MiB".into()),
+                RefillError::Io(e) => Problem::Io(e),
+            };
+            TraceError::at_line(self.line_no + 1, self.records, problem)
+        })
     }
 
     /// Parses one line at `p` (which ends at or before `limit`) the slow,
     /// careful way; returns the index after its newline.
     fn slow_line(&mut self, p: usize, limit: usize, out: &mut Batch) -> Result<usize> {
-        let nl = memchr::memchr(b'\n', &self.buf[p..limit]).map_or(limit, |i| p + i);
-        let mut line = &self.buf[p..nl];
+        let nl = memchr::memchr(b'\n', &self.c.buf[p..limit]).map_or(limit, |i| p + i);
+        let mut line = &self.c.buf[p..nl];
         if let [rest @ .., b'\r'] = line {
             line = rest;
         }
@@ -308,17 +276,17 @@ impl<R: Read + Send> RecordSource for LackeyReader<R> {
         loop {
             // Whole lines available: up to and including the last newline
             // (or everything, at end of input).
-            let limit = if self.eof {
-                self.end
+            let limit = if self.c.eof {
+                self.c.end
             } else {
-                match memchr::memrchr(b'\n', &self.buf[self.start..self.end]) {
-                    Some(i) => self.start + i + 1,
-                    None => self.start,
+                match memchr::memrchr(b'\n', &self.c.buf[self.c.start..self.c.end]) {
+                    Some(i) => self.c.start + i + 1,
+                    None => self.c.start,
                 }
             };
-            let mut p = self.start;
+            let mut p = self.c.start;
             while p < limit && out.len() - first < BATCH {
-                match fast_line(&self.buf[..limit], p) {
+                match fast_line(&self.c.buf[..limit], p) {
                     Some((kind, addr, size, next)) => {
                         out.push(Record::access(0, kind, addr, size as u16));
                         self.records += 1;
@@ -328,12 +296,12 @@ impl<R: Read + Send> RecordSource for LackeyReader<R> {
                     None => p = self.slow_line(p, limit, out)?,
                 }
             }
-            self.start = p;
-            if out.len() - first >= BATCH || (self.eof && self.start >= self.end) {
+            self.c.start = p;
+            if out.len() - first >= BATCH || (self.c.eof && self.c.start >= self.c.end) {
                 return Ok(out.len() - first);
             }
-            if self.start >= limit {
-                if self.eof {
+            if self.c.start >= limit {
+                if self.c.eof {
                     return Ok(out.len() - first);
                 }
                 self.refill()?;

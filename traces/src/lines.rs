@@ -12,12 +12,63 @@ const CHUNK: usize = 1 << 20;
 /// A line longer than this is an error, not a reason to grow without bound.
 const MAX_LINE: usize = 1 << 20;
 
+/// A growable read buffer: the unconsumed input is `buf[start..end]`.
+pub(crate) struct Chunk {
+    pub buf: Vec<u8>,
+    pub start: usize,
+    pub end: usize,
+    pub eof: bool,
+}
+
+/// Why [`Chunk::refill`] failed.
+pub(crate) enum RefillError {
+    /// The buffer is full of one line and may not grow past its limit.
+    TooLong,
+    Io(std::io::Error),
+}
+
+impl Chunk {
+    pub fn new() -> Chunk {
+        Chunk {
+            buf: vec![0; CHUNK],
+            start: 0,
+            end: 0,
+            eof: false,
+        }
+    }
+
+    /// Moves the unconsumed bytes to the front and reads more after them,
+    /// growing the buffer by a chunk when it is full (up to `max_len`).
+    pub fn refill(&mut self, inner: &mut impl Read, max_len: usize) -> Result<(), RefillError> {
+        self.buf.copy_within(self.start..self.end, 0);
+        self.end -= self.start;
+        self.start = 0;
+        if self.end == self.buf.len() {
+            if self.buf.len() >= max_len {
+                return Err(RefillError::TooLong);
+            }
+            self.buf.resize(self.buf.len() + CHUNK, 0);
+        }
+        loop {
+            match inner.read(&mut self.buf[self.end..]) {
+                Ok(0) => {
+                    self.eof = true;
+                    return Ok(());
+                }
+                Ok(n) => {
+                    self.end += n;
+                    return Ok(());
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(RefillError::Io(e)),
+            }
+        }
+    }
+}
+
 pub(crate) struct Lines<R> {
     inner: R,
-    buf: Vec<u8>,
-    start: usize,
-    end: usize,
-    eof: bool,
+    c: Chunk,
     /// 1-based number of the line most recently returned.
     pub line_no: u64,
 }
@@ -26,10 +77,7 @@ impl<R: Read> Lines<R> {
     pub fn new(inner: R) -> Self {
         Lines {
             inner,
-            buf: vec![0; CHUNK],
-            start: 0,
-            end: 0,
-            eof: false,
+            c: Chunk::new(),
             line_no: 0,
         }
     }
@@ -39,23 +87,23 @@ impl<R: Read> Lines<R> {
     #[inline]
     pub fn next_line(&mut self, record: u64) -> Result<Option<&[u8]>, TraceError> {
         loop {
-            if let Some(i) = memchr::memchr(b'\n', &self.buf[self.start..self.end]) {
-                let s = self.start;
-                self.start = s + i + 1;
+            if let Some(i) = memchr::memchr(b'\n', &self.c.buf[self.c.start..self.c.end]) {
+                let s = self.c.start;
+                self.c.start = s + i + 1;
                 self.line_no += 1;
-                let mut line = &self.buf[s..s + i];
+                let mut line = &self.c.buf[s..s + i];
                 if let [rest @ .., b'\r'] = line {
                     line = rest;
                 }
                 return Ok(Some(line));
             }
-            if self.eof {
-                if self.start < self.end {
+            if self.c.eof {
+                if self.c.start < self.c.end {
                     // Last line without a newline.
-                    let s = self.start;
-                    self.start = self.end;
+                    let s = self.c.start;
+                    self.c.start = self.c.end;
                     self.line_no += 1;
-                    let mut line = &self.buf[s..self.end];
+                    let mut line = &self.c.buf[s..self.c.end];
                     if let [rest @ .., b'\r'] = line {
                         line = rest;
                     }
@@ -68,40 +116,17 @@ impl<R: Read> Lines<R> {
     }
 
     fn refill(&mut self, record: u64) -> Result<(), TraceError> {
-        // Move the partial line to the front, then read more after it.
-        self.buf.copy_within(self.start..self.end, 0);
-        self.end -= self.start;
-        self.start = 0;
-        if self.end == self.buf.len() {
-            if self.buf.len() >= MAX_LINE + CHUNK {
-                return Err(TraceError::at_line(
-                    self.line_no + 1,
-                    record,
-                    Problem::Invalid(format!("line longer than {MAX_LINE} bytes")),
-                ));
-            }
-            self.buf.resize(self.buf.len() + CHUNK, 0);
-        }
-        loop {
-            match self.inner.read(&mut self.buf[self.end..]) {
-                Ok(0) => {
-                    self.eof = true;
-                    return Ok(());
-                }
-                Ok(n) => {
-                    self.end += n;
-                    return Ok(());
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                Err(e) => {
-                    return Err(TraceError::at_line(
-                        self.line_no + 1,
-                        record,
-                        Problem::Io(e),
-                    ));
-                }
-            }
-        }
+        self.c
+            .refill(&mut self.inner, MAX_LINE + CHUNK)
+            .map_err(|e| {
+                let problem = match e {
+                    RefillError::TooLong => {
+                        Problem::Invalid(format!("line longer than {MAX_LINE} bytes"))
+                    }
+                    RefillError::Io(e) => Problem::Io(e),
+                };
+                TraceError::at_line(self.line_no + 1, record, problem)
+            })
     }
 }
 
