@@ -2,29 +2,16 @@
 //! documented commands produce, datasets have their schema, training
 //! reports held-out scores, and bad inputs are one-line errors.
 
-use std::path::PathBuf;
-use std::process::Command;
+mod common;
 
-fn numasim(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_numasim"))
-        .args(args)
-        .output()
-        .expect("numasim runs")
-}
-
-fn root(p: &str) -> String {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join(p)
-        .display()
-        .to_string()
-}
+use common::{numasim, ok, one_line_error, root};
 
 #[test]
 fn the_committed_model_is_reproduced_by_the_documented_commands() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data.csv");
     let model = dir.path().join("m.json");
-    let o = numasim(&[
+    ok(&[
         "dataset",
         &root("scenarios/seed-inference.toml"),
         "--row",
@@ -34,7 +21,6 @@ fn the_committed_model_is_reproduced_by_the_documented_commands() {
         "--out",
         data.to_str().unwrap(),
     ]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let text = std::fs::read_to_string(&data).unwrap();
     let header = text.lines().next().unwrap();
     assert!(
@@ -53,7 +39,7 @@ fn the_committed_model_is_reproduced_by_the_documented_commands() {
         times.len() > 40_000 && times.windows(2).all(|w| w[0] <= w[1]),
         "rows in time order"
     );
-    let o = numasim(&[
+    let o = ok(&[
         "train",
         data.to_str().unwrap(),
         "--model",
@@ -61,7 +47,6 @@ fn the_committed_model_is_reproduced_by_the_documented_commands() {
         "--out",
         model.to_str().unwrap(),
     ]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let out = String::from_utf8_lossy(&o.stdout);
     let held = out.lines().find(|l| l.contains("held-out")).unwrap();
     let auc: f64 = held.rsplit("AUC ").next().unwrap().trim().parse().unwrap();
@@ -80,7 +65,7 @@ fn the_committed_model_is_reproduced_by_the_documented_commands() {
 fn bench_ai_predict_runs_with_the_built_in_model_and_writes_the_monitoring_chart() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("b");
-    let o = numasim(&[
+    let o = ok(&[
         "bench",
         "--scenario",
         "ai_predict",
@@ -89,7 +74,6 @@ fn bench_ai_predict_runs_with_the_built_in_model_and_writes_the_monitoring_chart
         "--out",
         out.to_str().unwrap(),
     ]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(String::from_utf8_lossy(&o.stdout).contains("TP99"));
     let summary: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
@@ -164,9 +148,7 @@ fn bad_training_data_and_models_are_one_line_errors() {
             "--out",
             dir.path().join("m.json").to_str().unwrap(),
         ]);
-        assert!(!o.status.success());
-        let err = String::from_utf8_lossy(&o.stderr);
-        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+        let err = one_line_error(&o);
         assert!(err.contains(want), "{err}");
         assert!(!dir.path().join("m.json").exists(), "no model left behind");
     }
@@ -210,7 +192,7 @@ fn npy_datasets_hold_the_csv_values_and_train_identically() {
     let dir = tempfile::tempdir().unwrap();
     let (csv, npy) = (dir.path().join("d.csv"), dir.path().join("d.npy"));
     for out in [&csv, &npy] {
-        let o = numasim(&[
+        ok(&[
             "dataset",
             &root("scenarios/seed-inference.toml"),
             "--row",
@@ -220,7 +202,6 @@ fn npy_datasets_hold_the_csv_values_and_train_identically() {
             "--out",
             out.to_str().unwrap(),
         ]);
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     }
     let text = std::fs::read_to_string(&csv).unwrap();
     let mut lines = text.lines();
@@ -252,7 +233,7 @@ fn npy_datasets_hold_the_csv_values_and_train_identically() {
     let mut models = Vec::new();
     for (i, data) in [&csv, &npy].iter().enumerate() {
         let m = dir.path().join(format!("m{i}.json"));
-        let o = numasim(&[
+        ok(&[
             "train",
             data.to_str().unwrap(),
             "--model",
@@ -260,7 +241,6 @@ fn npy_datasets_hold_the_csv_values_and_train_identically() {
             "--out",
             m.to_str().unwrap(),
         ]);
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         models.push(std::fs::read_to_string(m).unwrap());
     }
     assert_eq!(models[0], models[1]);
@@ -272,9 +252,7 @@ fn npy_datasets_hold_the_csv_values_and_train_identically() {
         "--out",
         dir.path().join("bad.json").to_str().unwrap(),
     ]);
-    assert!(!o.status.success());
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    let err = one_line_error(&o);
     assert!(err.contains("d.npy"), "{err}");
     assert!(!dir.path().join("bad.json").exists());
 }
@@ -283,7 +261,7 @@ fn npy_datasets_hold_the_csv_values_and_train_identically() {
 fn feature_sets_are_configurable_from_dataset_to_model_to_experiment() {
     let dir = tempfile::tempdir().unwrap();
     let p = |n: &str| dir.path().join(n).to_str().unwrap().to_string();
-    let o = numasim(&[
+    ok(&[
         "dataset",
         &root("scenarios/seed-inference.toml"),
         "--row",
@@ -297,13 +275,12 @@ fn feature_sets_are_configurable_from_dataset_to_model_to_experiment() {
         "--out",
         &p("d.csv"),
     ]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let text = std::fs::read_to_string(p("d.csv")).unwrap();
     assert_eq!(
         text.lines().next().unwrap(),
         "time_ns,id,remote_shard,outstanding,hit_rate_0,addr_delta_mb_0,hit_rate_1,addr_delta_mb_1,hit_rate_2,addr_delta_mb_2,label"
     );
-    let o = numasim(&[
+    ok(&[
         "train",
         &p("d.csv"),
         "--model",
@@ -311,14 +288,12 @@ fn feature_sets_are_configurable_from_dataset_to_model_to_experiment() {
         "--out",
         &p("m.json"),
     ]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     // The model drives the ai_predict row: the engine computes its 8 features.
     let exp = std::fs::read_to_string(root("scenarios/seed-inference.toml"))
         .unwrap()
         .replace("models/seed-gbdt.json", &p("m.json"));
     std::fs::write(p("e.toml"), exp).unwrap();
-    let o = numasim(&["compare", &p("e.toml"), "--duration", "1s", "--seeds", "1"]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = ok(&["compare", &p("e.toml"), "--duration", "1s", "--seeds", "1"]);
     assert!(String::from_utf8_lossy(&o.stdout).contains("ai_predict"));
     // Recording a dataset under that row with other features is refused.
     let o = numasim(&[

@@ -2,6 +2,9 @@
 //! patterns they are made for, restraint on random access, and the
 //! accounting identity useful + useless = issued.
 
+mod common;
+
+use common::{numasim, ok, one_line_error, root};
 use sim::{Config, Engine, Machine, Summary};
 use traces::{Batch, Fields, Kind, Record};
 
@@ -149,13 +152,10 @@ fn prefetch_file(loads: &str, extra: &[&str]) -> (String, String) {
     let dir = tempfile::tempdir().unwrap();
     let (input, out) = (dir.path().join("loads.txt"), dir.path().join("pf.txt"));
     std::fs::write(&input, loads).unwrap();
-    let o = std::process::Command::new(env!("CARGO_BIN_EXE_numasim"))
-        .args(["trace", "prefetch", input.to_str().unwrap()])
-        .args(["--out", out.to_str().unwrap()])
-        .args(extra)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let mut args = vec!["trace", "prefetch", input.to_str().unwrap()];
+    args.extend(["--out", out.to_str().unwrap()]);
+    args.extend(extra);
+    let o = ok(&args);
     (
         std::fs::read_to_string(out).unwrap(),
         String::from_utf8_lossy(&o.stdout).into_owned(),
@@ -269,18 +269,7 @@ fn a_learned_filter_trained_on_one_trace_cleans_up_another() {
     let p = |n: &str| dir.path().join(n).to_str().unwrap().to_string();
     std::fs::write(p("train.csv"), planted_csv(1, 60_000)).unwrap();
     std::fs::write(p("test.csv"), planted_csv(2, 60_000)).unwrap();
-    let run = |args: &[&str]| {
-        let o = std::process::Command::new(env!("CARGO_BIN_EXE_numasim"))
-            .args(args)
-            .output()
-            .unwrap();
-        assert!(
-            o.status.success(),
-            "{args:?}: {}",
-            String::from_utf8_lossy(&o.stderr)
-        );
-        String::from_utf8_lossy(&o.stdout).into_owned()
-    };
+    let run = |args: &[&str]| String::from_utf8_lossy(&ok(args).stdout).into_owned();
     // Four accesses of history (the filter takes its length from the model).
     run(&[
         "dataset",
@@ -336,26 +325,17 @@ fn a_learned_filter_trained_on_one_trace_cleans_up_another() {
     assert!(f(&learned, "extra_bytes") < 0.7 * f(&base, "extra_bytes"));
     assert!(f(&learned, "predict_cost_ns") > 0.0 && f(&base, "predict_cost_ns") == 0.0);
     // A model trained on request-level features is refused.
-    let o = std::process::Command::new(env!("CARGO_BIN_EXE_numasim"))
-        .args([
-            "replay",
-            &p("test.csv"),
-            "--machine",
-            "xeon-2s",
-            "--prefetch",
-        ])
-        .arg(format!(
-            "learned:{}",
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("scenarios/models/seed-tree.json")
-                .display()
-        ))
-        .output()
-        .unwrap();
-    assert!(!o.status.success());
-    let err = String::from_utf8_lossy(&o.stderr);
+    let request_model = format!("learned:{}", root("scenarios/models/seed-tree.json"));
+    let o = numasim(&[
+        "replay",
+        &p("test.csv"),
+        "--machine",
+        "xeon-2s",
+        "--prefetch",
+        &request_model,
+    ]);
+    let err = one_line_error(&o);
     assert!(err.contains("not the prefetch filter's"), "{err}");
-    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
 }
 
 #[test]
@@ -407,15 +387,9 @@ fn l1_prefetches_of_l2_resident_lines_stay_on_chip_and_queues_bound_the_rest() {
 fn a_bad_load_trace_leaves_no_prefetch_file() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("pf.txt");
-    let bad = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/bad/bad_field.mldpc");
-    let o = std::process::Command::new(env!("CARGO_BIN_EXE_numasim"))
-        .args(["trace", "prefetch", bad.to_str().unwrap(), "--out"])
-        .arg(&out)
-        .output()
-        .unwrap();
-    assert!(!o.status.success());
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    let bad = root("tests/bad/bad_field.mldpc");
+    let o = numasim(&["trace", "prefetch", &bad, "--out", out.to_str().unwrap()]);
+    let err = one_line_error(&o);
     assert!(
         err.contains("bad_field.mldpc") && err.contains("line 3, record 1"),
         "{err}"
@@ -437,18 +411,18 @@ fn prefetchers_at_two_levels_report_separately() {
     }
     std::fs::write(&trace, csv).unwrap();
     let out = dir.path().join("r");
-    let o = std::process::Command::new(env!("CARGO_BIN_EXE_numasim"))
-        .args(["replay", trace.to_str().unwrap(), "--machine", "xeon-2s"])
-        .args([
-            "--prefetch",
-            "next-line:1@L1D",
-            "--prefetch",
-            "stream:8:4@1",
-        ])
-        .args(["--out", out.to_str().unwrap()])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    ok(&[
+        "replay",
+        trace.to_str().unwrap(),
+        "--machine",
+        "xeon-2s",
+        "--prefetch",
+        "next-line:1@L1D",
+        "--prefetch",
+        "stream:8:4@1",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
     let s: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
     let all = s["prefetchers"].as_array().unwrap();
@@ -470,13 +444,14 @@ fn prefetchers_at_two_levels_report_separately() {
     }
     assert_eq!(s["prefetch"], all[0], "the first one, as before");
     // A level the machine lacks is a one-line error naming the levels.
-    let o = std::process::Command::new(env!("CARGO_BIN_EXE_numasim"))
-        .args(["replay", trace.to_str().unwrap(), "--machine", "xeon-2s"])
-        .args(["--prefetch", "next-line@L9"])
-        .output()
-        .unwrap();
-    assert!(!o.status.success());
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    let o = numasim(&[
+        "replay",
+        trace.to_str().unwrap(),
+        "--machine",
+        "xeon-2s",
+        "--prefetch",
+        "next-line@L9",
+    ]);
+    let err = one_line_error(&o);
     assert!(err.contains("L1D") && err.contains("L2"), "{err}");
 }
