@@ -405,14 +405,6 @@ impl<'m> Engine<'m> {
         Ok(())
     }
 
-    /// The first prefetcher's counts, with prefetches never used counted as useless.
-    pub fn prefetch_stats(&self) -> Option<(String, PrefetchStats)> {
-        self.prefetchers()
-            .into_iter()
-            .next()
-            .map(|(n, _, s)| (n, s))
-    }
-
     /// Every prefetcher's name, level and counts (unused prefetches as useless).
     pub fn prefetchers(&self) -> Vec<(String, usize, PrefetchStats)> {
         self.pf
@@ -451,11 +443,6 @@ impl<'m> Engine<'m> {
         {
             q.clear_stats();
         }
-    }
-
-    /// The private level the first prefetcher fills.
-    pub fn prefetch_level(&self) -> usize {
-        self.pf.first().map_or(self.cfg.prefetch_level, |s| s.level)
     }
 
     /// Name of the placement policy.
