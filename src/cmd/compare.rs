@@ -119,11 +119,6 @@ pub fn make_preload(
     Ok((policies::preload::create(spec)?, None))
 }
 
-/// The features a row's preload policy reads.
-fn preload_features(spec: &str, base: &std::path::Path) -> Result<sim::serve::FeatureSet> {
-    Ok(make_preload(spec, base)?.0.features())
-}
-
 impl Experiment {
     pub fn parse(text: &str, origin: &str, base: &std::path::Path) -> Result<Experiment> {
         let mut e: Experiment = toml::from_str(text).map_err(|e| {
@@ -200,11 +195,12 @@ pub fn run_row(
     let (preload, wall) = make_preload(&row.preload, &exp.base)?;
     let mut e = ServeEngine::new(m, &spec, sched, warm)
         .map_err(|x| anyhow::anyhow!("row {}: {x}", row.name))?;
+    let reads = (row.preload != "none").then(|| preload.features());
     if row.preload != "none" {
         e.set_preload(preload);
     }
     if let Some(fs) = record {
-        if row.preload != "none" && preload_features(&row.preload, &exp.base)? != *fs {
+        if reads.is_some_and(|r| r != *fs) {
             bail!(
                 "row {}: its preload model reads other features than the dataset asks for",
                 row.name
