@@ -188,47 +188,55 @@ impl Cache {
         addr >> self.geometry.line_bits()
     }
 
-    #[inline]
-    fn set_base(&self, block: u64) -> usize {
-        (block & self.set_mask) as usize * self.assoc
+    /// Set index of a block. Sets are addressed by index and their ways
+    /// start at `set * assoc`: the associativity need not be a power of two,
+    /// and a division by it (tens of cycles) never sits on the access path.
+    #[inline(always)]
+    fn set_of(&self, block: u64) -> usize {
+        (block & self.set_mask) as usize
     }
 
-    #[inline]
-    fn find(&self, base: usize, block: u64) -> Option<usize> {
+    /// Way of `block` in `set`, if resident.
+    #[inline(always)]
+    fn find(&self, set: usize, block: u64) -> Option<usize> {
+        let base = set * self.assoc;
         self.tags[base..base + self.assoc]
             .iter()
             .position(|&t| t == block)
     }
 
+    #[inline(always)]
+    fn is_dirty_way(&self, set: usize, way: usize) -> bool {
+        self.dirty[set] >> way & 1 == 1
+    }
+
     /// True if the block is resident (no state change).
     #[inline]
     pub fn contains(&self, block: u64) -> bool {
-        self.find(self.set_base(block), block).is_some()
+        self.find(self.set_of(block), block).is_some()
     }
 
     /// True if the block is resident and dirty.
     pub fn is_dirty(&self, block: u64) -> bool {
-        let base = self.set_base(block);
-        self.find(base, block)
-            .is_some_and(|w| self.dirty[base / self.assoc] >> w & 1 == 1)
+        let set = self.set_of(block);
+        self.find(set, block)
+            .is_some_and(|w| self.is_dirty_way(set, w))
     }
 
-    #[inline]
-    fn touch(&mut self, base: usize, way: usize, fill: bool) {
+    #[inline(always)]
+    fn touch(&mut self, set: usize, way: usize, fill: bool) {
         match self.policy {
             Replacement::Lru if self.stamps.is_empty() => {
-                let set = base / self.assoc;
                 self.order[set] = move_to_front(self.order[set], way as u64);
             }
             Replacement::Lru => {
                 self.clock += 1;
-                self.stamps[base + way] = self.clock;
+                self.stamps[set * self.assoc + way] = self.clock;
             }
             Replacement::Srrip => {
-                self.rrpv[base + way] = if fill { RRPV_INSERT } else { 0 };
+                self.rrpv[set * self.assoc + way] = if fill { RRPV_INSERT } else { 0 };
             }
             Replacement::Plru => {
-                let set = base / self.assoc;
                 let levels = self.assoc.trailing_zeros();
                 let mut node = 1usize;
                 let mut bits = self.plru[set];
@@ -249,7 +257,8 @@ impl Cache {
     }
 
     #[inline]
-    fn victim(&mut self, base: usize) -> usize {
+    fn victim(&mut self, set: usize) -> usize {
+        let base = set * self.assoc;
         if let Some(w) = self.tags[base..base + self.assoc]
             .iter()
             .position(|&t| t == INVALID)
@@ -258,7 +267,7 @@ impl Cache {
         }
         match self.policy {
             Replacement::Lru if self.stamps.is_empty() => {
-                (self.order[base / self.assoc] >> (4 * (self.assoc - 1)) & 0xF) as usize
+                (self.order[set] >> (4 * (self.assoc - 1)) & 0xF) as usize
             }
             Replacement::Lru => {
                 let s = &self.stamps[base..base + self.assoc];
@@ -280,7 +289,7 @@ impl Cache {
                 }
             },
             Replacement::Plru => {
-                let bits = self.plru[base / self.assoc];
+                let bits = self.plru[set];
                 let mut node = 1usize;
                 let mut way = 0usize;
                 for _ in 0..self.assoc.trailing_zeros() {
@@ -302,23 +311,23 @@ impl Cache {
         }
     }
 
-    /// Places `block` in `base`'s set, returning what it displaced.
+    /// Places `block` in `set`, returning what it displaced.
     #[inline]
-    fn allocate(&mut self, base: usize, block: u64, dirty: bool) -> Option<Evicted> {
-        let way = self.victim(base);
-        let set = base / self.assoc;
-        let old = self.tags[base + way];
+    fn allocate(&mut self, set: usize, block: u64, dirty: bool) -> Option<Evicted> {
+        let way = self.victim(set);
+        let slot = set * self.assoc + way;
+        let old = self.tags[slot];
         let evicted = (old != INVALID).then(|| Evicted {
             block: old,
-            dirty: self.dirty[set] >> way & 1 == 1,
+            dirty: self.is_dirty_way(set, way),
         });
-        self.tags[base + way] = block;
+        self.tags[slot] = block;
         if dirty {
             self.dirty[set] |= 1 << way;
         } else {
             self.dirty[set] &= !(1 << way);
         }
-        self.touch(base, way, true);
+        self.touch(set, way, true);
         evicted
     }
 
@@ -333,14 +342,13 @@ impl Cache {
     /// before this access.
     #[inline]
     pub fn probe_ex(&mut self, block: u64, write: bool) -> Option<bool> {
-        let base = self.set_base(block);
-        let way = self.find(base, block)?;
-        let set = base / self.assoc;
-        let was = self.dirty[set] >> way & 1 == 1;
+        let set = self.set_of(block);
+        let way = self.find(set, block)?;
+        let was = self.is_dirty_way(set, way);
         if write {
             self.dirty[set] |= 1 << way;
         }
-        self.touch(base, way, false);
+        self.touch(set, way, false);
         Some(was)
     }
 
@@ -350,22 +358,22 @@ impl Cache {
     pub fn access(&mut self, block: u64, write: bool) -> Lookup {
         match self.probe_ex(block, write) {
             Some(_) => Lookup::Hit,
-            None => Lookup::Miss(self.allocate(self.set_base(block), block, write)),
+            None => Lookup::Miss(self.allocate(self.set_of(block), block, write)),
         }
     }
 
     /// Inserts a block that is not resident (a fill from below, a prefetch,
     /// a write-back from above); a resident block only gets `dirty` or-ed in.
     pub fn fill(&mut self, block: u64, dirty: bool) -> Option<Evicted> {
-        let base = self.set_base(block);
-        match self.find(base, block) {
+        let set = self.set_of(block);
+        match self.find(set, block) {
             Some(way) => {
                 if dirty {
-                    self.dirty[base / self.assoc] |= 1 << way;
+                    self.dirty[set] |= 1 << way;
                 }
                 None
             }
-            None => self.allocate(base, block, dirty),
+            None => self.allocate(set, block, dirty),
         }
     }
 
@@ -379,14 +387,13 @@ impl Cache {
     /// Removes a block (coherence invalidation); returns whether it was dirty,
     /// `None` if it was not resident.
     pub fn invalidate(&mut self, block: u64) -> Option<bool> {
-        let base = self.set_base(block);
-        let way = self.find(base, block)?;
-        let set = base / self.assoc;
-        let was_dirty = self.dirty[set] >> way & 1 == 1;
+        let set = self.set_of(block);
+        let way = self.find(set, block)?;
+        let was_dirty = self.is_dirty_way(set, way);
         self.dirty[set] &= !(1 << way);
-        self.tags[base + way] = INVALID;
+        self.tags[set * self.assoc + way] = INVALID;
         if self.policy == Replacement::Srrip {
-            self.rrpv[base + way] = RRPV_MAX;
+            self.rrpv[set * self.assoc + way] = RRPV_MAX;
         }
         Some(was_dirty)
     }
@@ -394,11 +401,10 @@ impl Cache {
     /// Clears a resident block's dirty bit (after a write-back or a downgrade
     /// to shared); returns whether it was dirty.
     pub fn clean(&mut self, block: u64) -> bool {
-        let base = self.set_base(block);
-        match self.find(base, block) {
+        let set = self.set_of(block);
+        match self.find(set, block) {
             Some(way) => {
-                let set = base / self.assoc;
-                let was = self.dirty[set] >> way & 1 == 1;
+                let was = self.is_dirty_way(set, way);
                 self.dirty[set] &= !(1 << way);
                 was
             }
