@@ -540,9 +540,18 @@ impl<'m> Engine<'m> {
 
     /// Computes thread `t`'s next issue time and pushes it on the heap.
     fn schedule(&mut self, t: usize) -> Result<(), EngineError> {
+        if let Some(issue) = self.issue_time(t)? {
+            self.heap.push(Reverse((issue, t)));
+        }
+        Ok(())
+    }
+
+    /// Thread `t`'s next issue time (None with nothing buffered); marks the
+    /// thread scheduled, and the caller puts it on the heap or runs it.
+    fn issue_time(&mut self, t: usize) -> Result<Option<u64>, EngineError> {
         let th = &mut self.threads[t];
         let Some(&(a, time, record, _)) = th.queue.front() else {
-            return Ok(());
+            return Ok(None);
         };
         let timing = if a.flags & traces::record::FLAG_GAP != 0 {
             Timing::Gap(time)
@@ -591,8 +600,7 @@ impl<'m> Engine<'m> {
             }
         };
         th.scheduled = true;
-        self.heap.push(Reverse((issue, t)));
-        Ok(())
+        Ok(Some(issue))
     }
 
     /// The earliest time a thread with no buffered record could still issue.
@@ -607,12 +615,25 @@ impl<'m> Engine<'m> {
 
     fn advance(&mut self, end: bool) -> Result<(), EngineError> {
         let mut bound = if end { u64::MAX } else { self.blocked_bound() };
-        while let Some(&Reverse((t, idx))) = self.heap.peek() {
-            // Another thread might still issue before t once its records arrive.
-            if t > bound && self.buffered < self.cfg.max_buffered {
-                break;
-            }
-            self.heap.pop();
+        // The thread that just ran, when its next access comes before every
+        // event on the heap: it runs next without a trip through the heap
+        // (the order is the heap's own, (time, thread)).
+        let mut carry: Option<(u64, usize)> = None;
+        loop {
+            let (t, idx) = match carry.take() {
+                Some(next) => next,
+                None => {
+                    let Some(&Reverse((t, idx))) = self.heap.peek() else {
+                        break;
+                    };
+                    // Another thread might still issue before t once its records arrive.
+                    if t > bound && self.buffered < self.cfg.max_buffered {
+                        break;
+                    }
+                    self.heap.pop();
+                    (t, idx)
+                }
+            };
             let th = &mut self.threads[idx];
             th.scheduled = false;
             let Some((a, _, _, pc)) = th.queue.pop_front() else {
@@ -641,7 +662,18 @@ impl<'m> Engine<'m> {
             self.elapsed_ps = self.elapsed_ps.max(done);
             self.record_stats(&a, t, lat, served);
             if !self.threads[idx].queue.is_empty() {
-                self.schedule(idx)?;
+                if let Some(issue) = self.issue_time(idx)? {
+                    let first = self
+                        .heap
+                        .peek()
+                        .is_none_or(|&Reverse(top)| (issue, idx) < top);
+                    let may_run = issue <= bound || self.buffered >= self.cfg.max_buffered;
+                    if first && may_run {
+                        carry = Some((issue, idx));
+                    } else {
+                        self.heap.push(Reverse((issue, idx)));
+                    }
+                }
             } else if !end {
                 bound = bound.min(self.threads[idx].last_issue);
             }
