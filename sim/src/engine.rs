@@ -37,6 +37,7 @@
 //! by core, node, channel and link; per-line state lives in hash maps with a
 //! fixed hasher and is never iterated into output.
 
+use std::borrow::Cow;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
@@ -243,7 +244,9 @@ pub struct Engine<'m> {
     buffered: usize,
     records_in: u64,
     pub(crate) counters: Counters,
-    pub(crate) hist: Histogram<u64>,
+    hist: Histogram<u64>,
+    /// A run of equal latencies not yet in `hist`: (value, count).
+    hist_run: (u64, u64),
     pub(crate) window_ps: u64,
     pub(crate) windows: Vec<Window>,
     /// The last window used: [start, end) in ps and its index.
@@ -367,6 +370,7 @@ impl<'m> Engine<'m> {
                 ..Counters::default()
             },
             hist: Histogram::new_with_bounds(1, 1 << 50, 3).expect("valid histogram bounds"),
+            hist_run: (0, 0),
             window_ps,
             windows: Vec::new(),
             win_span: (0, 0, 0),
@@ -430,6 +434,7 @@ impl<'m> Engine<'m> {
             ..Counters::default()
         };
         self.hist.reset();
+        self.hist_run = (0, 0);
         self.windows.clear();
         self.win_span = (0, 0, 0);
         for slot in &mut self.pf {
@@ -681,16 +686,23 @@ impl<'m> Engine<'m> {
         Ok(())
     }
 
+    /// The window holding time `t`. Times mostly move forward: the last
+    /// window's span answers without a division.
+    #[inline(always)]
     fn window(&mut self, t: u64) -> &mut Window {
-        // Times mostly move forward: the last window's span avoids a division.
-        let w = if t >= self.win_span.0 && t < self.win_span.1 {
-            self.win_span.2
-        } else {
-            let w = (t / self.window_ps) as usize;
-            let start = w as u64 * self.window_ps;
-            self.win_span = (start, start.saturating_add(self.window_ps), w);
-            w
-        };
+        if t >= self.win_span.0 && t < self.win_span.1 {
+            let w = self.win_span.2;
+            return &mut self.windows[w];
+        }
+        self.window_at(t)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn window_at(&mut self, t: u64) -> &mut Window {
+        let w = (t / self.window_ps) as usize;
+        let start = w as u64 * self.window_ps;
+        self.win_span = (start, start.saturating_add(self.window_ps), w);
         while self.windows.len() <= w {
             self.windows.push(Window {
                 channel_bytes: vec![0; self.channels.iter().map(Vec::len).sum()],
@@ -709,7 +721,15 @@ impl<'m> Engine<'m> {
         } else {
             c.data_accesses += 1;
             c.latency_sum_ps += lat as u128;
-            let _ = self.hist.record(lat.max(1));
+            // Equal latencies come in runs (every L1 hit costs the same):
+            // they are counted, and recorded once per run.
+            let v = lat.max(1);
+            if v == self.hist_run.0 {
+                self.hist_run.1 += 1;
+            } else {
+                self.flush_hist_run();
+                self.hist_run = (v, 1);
+            }
         }
         let slot = self.served_slot(served);
         self.counters.served[slot] += 1;
@@ -722,6 +742,25 @@ impl<'m> Engine<'m> {
             Served::LocalMem | Served::RemoteMem => w.mem_reads += 1,
             _ => {}
         }
+    }
+
+    fn flush_hist_run(&mut self) {
+        let (v, n) = self.hist_run;
+        if n > 0 {
+            let _ = self.hist.record_n(v, n);
+        }
+        self.hist_run = (0, 0);
+    }
+
+    /// The data-access latency histogram (ps), runs not yet recorded included.
+    pub(crate) fn latency_hist(&self) -> Cow<'_, Histogram<u64>> {
+        let (v, n) = self.hist_run;
+        if n == 0 {
+            return Cow::Borrowed(&self.hist);
+        }
+        let mut h = self.hist.clone();
+        let _ = h.record_n(v, n);
+        Cow::Owned(h)
     }
 
     pub(crate) fn served_slot(&self, s: Served) -> usize {

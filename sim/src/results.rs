@@ -184,7 +184,8 @@ pub(crate) fn summarize(e: &Engine) -> Summary {
         .collect();
     let c = &e.counters;
     let elapsed = e.elapsed_ps.max(1);
-    let q = |x: f64| ns(e.hist.value_at_quantile(x));
+    let hist = e.latency_hist();
+    let q = |x: f64| ns(hist.value_at_quantile(x));
     let latency_ns = if c.data_accesses == 0 {
         Latency::default()
     } else {
@@ -194,7 +195,7 @@ pub(crate) fn summarize(e: &Engine) -> Summary {
             p90: q(0.9),
             p99: q(0.99),
             p999: q(0.999),
-            max: ns(e.hist.max()),
+            max: ns(hist.max()),
         }
     };
     let mut served = Vec::new();
