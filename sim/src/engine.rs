@@ -156,7 +156,17 @@ struct CoreState {
     level_ps: Vec<u64>,
     l1i: Option<Cache>,
     l1i_ps: u64,
+    /// The line of this core's last data access when it is known to sit in
+    /// the L1D as its set's most recent line ([`NO_LINE`] otherwise). A load
+    /// to it is an L1D hit that changes no state: see [`Engine::access`].
+    last_line: u64,
+    /// The L1D's policy leaves a repeated hit on the most recent line
+    /// unchanged (all but SRRIP), so the shortcut may be taken.
+    repeat_hit_free: bool,
 }
+
+/// No line (line numbers are addresses shifted right, never all ones).
+const NO_LINE: u64 = u64::MAX;
 
 struct ThreadState {
     id: u32,
@@ -295,6 +305,12 @@ impl<'m> Engine<'m> {
                     .collect(),
                 l1i: s.core.l1i.as_ref().map(|c| mk(c, i as u64)),
                 l1i_ps: s.core.l1i.as_ref().map_or(0, |c| ns_to_ps(c.latency_ns)),
+                last_line: NO_LINE,
+                repeat_hit_free: s
+                    .core
+                    .caches
+                    .first()
+                    .is_some_and(|c| c.replacement != crate::cache::Replacement::Srrip),
             })
             .collect::<Vec<_>>();
         let n = m.nodes();
@@ -778,6 +794,37 @@ impl<'m> Engine<'m> {
     fn access(&mut self, core: usize, a: &Access, t: u64, pc: Option<u64>) -> (u64, Served) {
         let first = a.addr >> self.line_bits;
         let last = a.addr.saturating_add(a.size.max(1) as u64 - 1) >> self.line_bits;
+        // A load to the line this core touched last: that line is still the
+        // most recent in its L1D set (only this core's own accesses fill its
+        // L1D, and an invalidation from another core clears `last_line`), so
+        // the full path would find an L1D hit and change nothing.
+        if a.kind == Kind::Load && first == last && self.cores[core].last_line == first {
+            return (self.cores[core].level_ps[0], Served::Private(0));
+        }
+        let result = self.access_lines(core, a, t, pc, first, last);
+        let cs = &mut self.cores[core];
+        cs.last_line = if first == last
+            && a.kind != Kind::IFetch
+            && self.pf.is_empty()
+            && cs.repeat_hit_free
+            && !cs.levels.is_empty()
+        {
+            first
+        } else {
+            NO_LINE
+        };
+        result
+    }
+
+    fn access_lines(
+        &mut self,
+        core: usize,
+        a: &Access,
+        t: u64,
+        pc: Option<u64>,
+        first: u64,
+        last: u64,
+    ) -> (u64, Served) {
         let mut lat = 0;
         let mut served = Served::Private(0);
         let lines = if last == first { 1 } else { LINE_STRADDLE_MAX };
@@ -1189,6 +1236,9 @@ impl<'m> Engine<'m> {
     /// Removes `line` from a core's private levels.
     fn invalidate_agent(&mut self, agent: usize, line: u64, _t: u64) {
         let cs = &mut self.cores[agent];
+        if cs.last_line == line {
+            cs.last_line = NO_LINE;
+        }
         for c in cs.levels.iter_mut() {
             c.invalidate(line);
         }
