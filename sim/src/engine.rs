@@ -156,6 +156,9 @@ struct CoreState {
     level_ps: Vec<u64>,
     l1i: Option<Cache>,
     l1i_ps: u64,
+    /// Something was ever filled into the L1I (a data-only trace leaves it
+    /// empty, and invalidations need not search it).
+    l1i_filled: bool,
     /// The line of this core's last data access when it is known to sit in
     /// the L1D as its set's most recent line ([`NO_LINE`] otherwise). A load
     /// to it is an L1D hit that changes no state: see [`Engine::access`].
@@ -305,6 +308,7 @@ impl<'m> Engine<'m> {
                     .collect(),
                 l1i: s.core.l1i.as_ref().map(|c| mk(c, i as u64)),
                 l1i_ps: s.core.l1i.as_ref().map_or(0, |c| ns_to_ps(c.latency_ns)),
+                l1i_filled: false,
                 last_line: NO_LINE,
                 repeat_hit_free: s
                     .core
@@ -1242,7 +1246,7 @@ impl<'m> Engine<'m> {
         for c in cs.levels.iter_mut() {
             c.invalidate(line);
         }
-        if let Some(c) = cs.l1i.as_mut() {
+        if let Some(c) = cs.l1i.as_mut().filter(|_| cs.l1i_filled) {
             c.invalidate(line);
         }
         for k in 0..self.pf.len() {
@@ -1287,6 +1291,7 @@ impl<'m> Engine<'m> {
             }
         }
         if instr && self.cores[core].l1i.is_some() {
+            self.cores[core].l1i_filled = true;
             let c = self.cores[core].l1i.as_mut().expect("l1i present");
             c.fill(line, false);
             // An L1I victim is clean and still in the levels below: nothing to do.
@@ -1378,7 +1383,7 @@ impl<'m> Engine<'m> {
                     dirty |= d;
                 }
             }
-            if let Some(c) = cs.l1i.as_mut() {
+            if let Some(c) = cs.l1i.as_mut().filter(|_| cs.l1i_filled) {
                 c.invalidate(block);
             }
         }
