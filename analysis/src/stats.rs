@@ -1,7 +1,10 @@
 //! Statistics over request latencies: percentiles, spikes and their
 //! period, bimodality, and paired bootstrap confidence intervals.
 //!
-//! All functions are deterministic: resampling uses a seeded SplitMix64.
+//! All functions are deterministic: resampling uses a seeded SplitMix64
+//! (replicates in parallel, each from its own point of one stream).
+
+use rayon::prelude::*;
 
 /// The value at quantile `q` (0..=1) of `sorted` by the nearest-rank method
 /// (the smallest value with at least q·n values ≤ it).
@@ -55,6 +58,67 @@ pub fn spike_share(lat_ns: &[u64], k: f64) -> f64 {
     lat_ns.iter().filter(|&&x| x as f64 > cut).count() as f64 / lat_ns.len() as f64
 }
 
+/// Autocorrelation of the spike indicator x (latency > k × TP50) by lag.
+///
+/// For an indicator, sum (x_i - m)(x_{i+l} - m) over i < n - l is
+/// S_l - m (A_l + B_l) + (n - l) m², with S_l the spikes l apart (the
+/// popcount of x AND x shifted by l), A_l the spikes in 0..n-l and B_l those
+/// in l..n. One lag costs n/64 word operations, not n floating-point steps,
+/// and S, A, B are exact integers.
+struct SpikeAcf {
+    bits: Vec<u64>,
+    /// prefix[i] = spikes among the first i requests.
+    prefix: Vec<usize>,
+    mean: f64,
+    var: f64,
+}
+
+impl SpikeAcf {
+    /// None when there is no variance (no spike, or nothing but spikes).
+    fn new(lat_ns: &[u64], k: f64) -> Option<SpikeAcf> {
+        let n = lat_ns.len();
+        let mut s = lat_ns.to_vec();
+        s.sort_unstable();
+        let cut = k * quantile_sorted(&s, 0.5) as f64;
+        let mut bits = vec![0u64; n.div_ceil(64) + 1];
+        let mut prefix = Vec::with_capacity(n + 1);
+        prefix.push(0usize);
+        for (i, &v) in lat_ns.iter().enumerate() {
+            let b = v as f64 > cut;
+            bits[i / 64] |= u64::from(b) << (i % 64);
+            prefix.push(prefix[i] + usize::from(b));
+        }
+        let mean = prefix[n] as f64 / n as f64;
+        let var =
+            prefix[n] as f64 * (1.0 - mean) * (1.0 - mean) + (n - prefix[n]) as f64 * mean * mean;
+        (var > 0.0).then_some(SpikeAcf {
+            bits,
+            prefix,
+            mean,
+            var,
+        })
+    }
+
+    /// The autocorrelation at `lag` (1 ≤ lag < n).
+    fn at(&self, lag: usize) -> f64 {
+        let (bits, n) = (&self.bits, self.prefix.len() - 1);
+        let (ws, bs) = (lag / 64, lag % 64);
+        let mut both = 0u64;
+        for w in 0..bits.len() - ws {
+            let hi = if bs == 0 || w + ws + 1 >= bits.len() {
+                0
+            } else {
+                bits[w + ws + 1] << (64 - bs)
+            };
+            both += u64::from((bits[w] & (bits[w + ws] >> bs | hi)).count_ones());
+        }
+        let a = self.prefix[n - lag] as f64;
+        let b = (self.prefix[n] - self.prefix[lag]) as f64;
+        let m = self.mean;
+        (both as f64 - m * (a + b) + (n - lag) as f64 * m * m) / self.var
+    }
+}
+
 /// The period of spikes in request order ("every N requests"): the lag in
 /// `2..=max_lag` with the highest autocorrelation of the spike indicator
 /// (latency > k × TP50), if that correlation is at least `min_corr`.
@@ -64,29 +128,12 @@ pub fn spike_period(lat_ns: &[u64], k: f64, max_lag: usize, min_corr: f64) -> Op
     if n < 4 {
         return None;
     }
-    let mut s = lat_ns.to_vec();
-    s.sort_unstable();
-    let cut = k * quantile_sorted(&s, 0.5) as f64;
-    let x: Vec<f64> = lat_ns
-        .iter()
-        .map(|&v| if v as f64 > cut { 1.0 } else { 0.0 })
-        .collect();
-    let mean = x.iter().sum::<f64>() / n as f64;
-    let var = x.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>();
-    if var == 0.0 {
-        return None;
-    }
+    let acf = SpikeAcf::new(lat_ns, k)?;
+    let acf = |lag| acf.at(lag);
     // Spikes come in bursts, so the autocorrelation is high at small lags
     // whatever the period. Skip the burst: search from the first lag where
     // it has fallen below half its lag-1 value, and take the highest local
     // peak after that.
-    let acf = |lag: usize| -> f64 {
-        let mut c = 0.0;
-        for i in 0..n - lag {
-            c += (x[i] - mean) * (x[i + lag] - mean);
-        }
-        c / var
-    };
     let max_lag = max_lag.min(n / 2);
     let a1 = acf(1);
     let mut start = 2;
@@ -130,8 +177,10 @@ pub fn bimodality(x: &[f64]) -> f64 {
     (skew * skew + 1.0) / (kurt + 3.0 * (n - 1.0).powi(2) / ((n - 2.0) * (n - 3.0)))
 }
 
+const SPLITMIX_GAMMA: u64 = 0x9E37_79B9_7F4A_7C15;
+
 fn splitmix(x: &mut u64) -> u64 {
-    *x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    *x = x.wrapping_add(SPLITMIX_GAMMA);
     let mut z = *x;
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
@@ -164,17 +213,47 @@ pub fn paired_bootstrap_diff(
         let (mut x, mut y) = (a.to_vec(), b.to_vec());
         (select_quantile(&mut y, q) as f64 - select_quantile(&mut x, q) as f64) / 1e6
     };
-    let mut state = seed;
-    let mut diffs = Vec::with_capacity(reps);
-    let (mut ra, mut rb) = (vec![0u64; n], vec![0u64; n]);
-    for _ in 0..reps {
-        for i in 0..n {
-            let j = (splitmix(&mut state) % n as u64) as usize;
-            ra[i] = a[j];
-            rb[i] = b[j];
+    // A resample is a multiplicity per request (the same draws as indexing
+    // a[j], b[j] for n random j). Its k-th smallest value is found by walking
+    // the requests from the largest value down, adding multiplicities, until
+    // n - k + 1 are passed: a few hundred steps for a tail quantile, where
+    // gathering and selecting would touch all n twice. Replicate r's draws
+    // start where a sequential stream would be after r·n draws (splitmix
+    // steps its state by a constant), so replicates run in parallel and give
+    // the same numbers as one after another.
+    let rank = ((q * n as f64).ceil() as usize).clamp(1, n);
+    let from_top = n - rank + 1;
+    let desc = |v: &[u64]| {
+        let mut o: Vec<u32> = (0..n as u32).collect();
+        o.sort_unstable_by_key(|&i| std::cmp::Reverse(v[i as usize]));
+        o
+    };
+    let (oa, ob) = (desc(a), desc(b));
+    let walk = |order: &[u32], v: &[u64], counts: &[u32]| -> u64 {
+        let mut seen = 0usize;
+        for &i in order {
+            seen += counts[i as usize] as usize;
+            if seen >= from_top {
+                return v[i as usize];
+            }
         }
-        diffs.push((select_quantile(&mut rb, q) as f64 - select_quantile(&mut ra, q) as f64) / 1e6);
-    }
+        v[order[n - 1] as usize]
+    };
+    let mut diffs: Vec<f64> = (0..reps)
+        .into_par_iter()
+        .map_init(
+            || vec![0u32; n],
+            |counts, r| {
+                counts.fill(0);
+                let mut state = seed
+                    .wrapping_add(SPLITMIX_GAMMA.wrapping_mul((r as u64).wrapping_mul(n as u64)));
+                for _ in 0..n {
+                    counts[(splitmix(&mut state) % n as u64) as usize] += 1;
+                }
+                (walk(&ob, b, counts) as f64 - walk(&oa, a, counts) as f64) / 1e6
+            },
+        )
+        .collect();
     diffs.sort_by(f64::total_cmp);
     let at = |p: f64| diffs[((p * reps as f64) as usize).min(reps - 1)];
     (point, at(0.025), at(0.975))
@@ -266,6 +345,97 @@ mod tests {
         assert!(
             lo <= p && p <= hi && lo > 4.0 && hi < 7.5,
             "{p} [{lo}, {hi}]"
+        );
+    }
+
+    /// The resampling the counting bootstrap replaces, written out: gather
+    /// n random indices from one sequential SplitMix64 stream, select the
+    /// quantile of each side.
+    fn gather_bootstrap(a: &[u64], b: &[u64], q: f64, reps: usize, seed: u64) -> Vec<f64> {
+        let n = a.len();
+        let mut state = seed;
+        let (mut ra, mut rb) = (vec![0u64; n], vec![0u64; n]);
+        let mut diffs = Vec::new();
+        for _ in 0..reps {
+            for i in 0..n {
+                let j = (splitmix(&mut state) % n as u64) as usize;
+                ra[i] = a[j];
+                rb[i] = b[j];
+            }
+            diffs.push(
+                (select_quantile(&mut rb, q) as f64 - select_quantile(&mut ra, q) as f64) / 1e6,
+            );
+        }
+        diffs.sort_by(f64::total_cmp);
+        diffs
+    }
+
+    #[test]
+    fn counting_bootstrap_equals_gathering_and_selecting() {
+        let mut x = 7u64;
+        for (n, q, levels) in [
+            (1000, 0.99, 50),
+            (777, 0.5, 5),
+            (64, 0.999, 1000),
+            (1, 0.9, 3),
+        ] {
+            // Few distinct levels: many ties.
+            let a: Vec<u64> = (0..n)
+                .map(|_| splitmix(&mut x) % levels * 1_000_000)
+                .collect();
+            let b: Vec<u64> = (0..n)
+                .map(|_| splitmix(&mut x) % levels * 1_000_000)
+                .collect();
+            let reps = 101;
+            let want = gather_bootstrap(&a, &b, q, reps, 42);
+            let at = |p: f64| want[((p * reps as f64) as usize).min(reps - 1)];
+            let (_, lo, hi) = paired_bootstrap_diff(&a, &b, q, reps, 42);
+            assert_eq!((lo, hi), (at(0.025), at(0.975)), "n {n} q {q}");
+        }
+    }
+
+    /// The autocorrelation as first written: floating point, lag by lag.
+    fn naive_acf(lat: &[u64], k: f64, lag: usize) -> f64 {
+        let mut s = lat.to_vec();
+        s.sort_unstable();
+        let cut = k * quantile_sorted(&s, 0.5) as f64;
+        let x: Vec<f64> = lat
+            .iter()
+            .map(|&v| f64::from(u8::from(v as f64 > cut)))
+            .collect();
+        let n = x.len();
+        let mean = x.iter().sum::<f64>() / n as f64;
+        let var = x.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>();
+        (0..n - lag)
+            .map(|i| (x[i] - mean) * (x[i + lag] - mean))
+            .sum::<f64>()
+            / var
+    }
+
+    #[test]
+    fn bitset_autocorrelation_matches_the_floating_point_sum() {
+        // Random spikes plus a planted period of 137: every lag (word-aligned
+        // or not) agrees with the plain sum, and the period is found.
+        let mut x = 3u64;
+        let lat: Vec<u64> = (0..5000)
+            .map(|i| {
+                if i % 137 == 0 || splitmix(&mut x) % 40 == 0 {
+                    100
+                } else {
+                    10
+                }
+            })
+            .collect();
+        let acf = SpikeAcf::new(&lat, 3.0).expect("spikes");
+        for l in 1..2500 {
+            let (fast, naive) = (acf.at(l), naive_acf(&lat, 3.0, l));
+            assert!((fast - naive).abs() < 1e-9, "lag {l}: {fast} vs {naive}");
+        }
+        let (lag, _) = spike_period(&lat, 3.0, 1000, 0.1).expect("a period");
+        assert_eq!(lag, 137);
+        assert!(
+            SpikeAcf::new(&[10; 100], 3.0).is_none(),
+            "no spike, no variance"
         );
     }
 }
