@@ -5,8 +5,13 @@
 #   2. 16 threads, Zipf(0.9) shared reads/writes (20% stores) over 64 MiB,
 #   3. 16 threads, uniform shared reads/writes (20% stores) over 1 MiB (heavy coherence).
 # Each is run 3 times; the best is printed. Work files go to bench/out/.
+# Wall time on a shared VM moves by tens of percent from one hour to the
+# next; CALLGRIND=1 also prints instructions per access under callgrind
+# (deterministic) on 1 M / 300 K-access versions of the first two, which is
+# what to compare before and after a change.
 #
 #   bench/model_speed.sh [MACHINE]     # default xeon-2s
+#   CALLGRIND=1 bench/model_speed.sh
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
@@ -31,3 +36,17 @@ for w in "seq1.nst:1 thread, sequential 256 MiB:compact" \
   done
   printf '%-40s %12.1f\n' "$label" "$best"
 done
+
+if [ "${CALLGRIND:-0}" = 1 ]; then
+  gen seq1-1m.nst sequential -n 1000000 --footprint 256M
+  gen shared16-300k.nst random -n 300000 --threads 16 --footprint 1M --write-ratio 0.2
+  printf '%-40s %12s\n' "workload (callgrind, $machine)" "instr/access"
+  for w in "seq1-1m.nst:1000000:1 thread, sequential:compact" \
+           "shared16-300k.nst:300000:16 threads, uniform over 1 MiB:spread"; do
+    IFS=: read -r file n label pin <<<"$w"
+    ir=$(valgrind --tool=callgrind --callgrind-out-file=/dev/null "$bin" replay "$out/$file" \
+          --machine "$machine" --pin "$pin" --single-thread 2>&1 >/dev/null |
+         sed -n 's/.*refs: *\([0-9,]*\).*/\1/p' | tr -d ,)
+    printf '%-40s %12d\n' "$label" $((ir / n))
+  done
+fi
