@@ -110,6 +110,8 @@ pub struct Cache {
     assoc: usize,
     set_mask: u64,
     tags: Vec<u64>,
+    /// Valid ways per set: a full set needs no search for an empty way.
+    valid: Vec<u8>,
     dirty: Vec<u64>,
     stamps: Vec<u64>,
     /// Packed LRU order per set (LRU with assoc ≤ 16).
@@ -134,6 +136,7 @@ impl Cache {
             assoc,
             set_mask: sets as u64 - 1,
             tags: vec![INVALID; ways],
+            valid: vec![0; sets],
             dirty: vec![0; sets],
             stamps: if policy == Replacement::Lru && assoc > 16 {
                 vec![0; ways]
@@ -259,9 +262,10 @@ impl Cache {
     #[inline]
     fn victim(&mut self, set: usize) -> usize {
         let base = set * self.assoc;
-        if let Some(w) = self.tags[base..base + self.assoc]
-            .iter()
-            .position(|&t| t == INVALID)
+        if (self.valid[set] as usize) < self.assoc
+            && let Some(w) = self.tags[base..base + self.assoc]
+                .iter()
+                .position(|&t| t == INVALID)
         {
             return w;
         }
@@ -317,6 +321,9 @@ impl Cache {
         let way = self.victim(set);
         let slot = set * self.assoc + way;
         let old = self.tags[slot];
+        if old == INVALID {
+            self.valid[set] += 1;
+        }
         let evicted = (old != INVALID).then(|| Evicted {
             block: old,
             dirty: self.is_dirty_way(set, way),
@@ -377,9 +384,18 @@ impl Cache {
         }
     }
 
+    /// As [`Cache::fill`] for a block the caller has just probed and found
+    /// absent: no search for it.
+    pub fn fill_absent(&mut self, block: u64, dirty: bool) -> Option<Evicted> {
+        let set = self.set_of(block);
+        debug_assert!(self.find(set, block).is_none(), "block {block:#x} is resident");
+        self.allocate(set, block, dirty)
+    }
+
     /// Empties the cache (a flush).
     pub fn clear(&mut self) {
         self.tags.fill(INVALID);
+        self.valid.fill(0);
         self.dirty.fill(0);
         self.rrpv.fill(RRPV_MAX);
     }
@@ -392,6 +408,7 @@ impl Cache {
         let was_dirty = self.is_dirty_way(set, way);
         self.dirty[set] &= !(1 << way);
         self.tags[set * self.assoc + way] = INVALID;
+        self.valid[set] -= 1;
         if self.policy == Replacement::Srrip {
             self.rrpv[set * self.assoc + way] = RRPV_MAX;
         }

@@ -1272,7 +1272,8 @@ impl<'m> Engine<'m> {
     }
 
     /// Fills `line` into the private levels above `below` (all levels for a
-    /// miss), handling evictions.
+    /// miss), handling evictions. The caller has probed those levels and
+    /// missed in each.
     fn fill_private(
         &mut self,
         core: usize,
@@ -1285,7 +1286,7 @@ impl<'m> Engine<'m> {
         let nlev = self.cores[core].levels.len();
         // Lower levels first, so inclusion holds while upper levels fill.
         for i in (1..below.min(nlev)).rev() {
-            let v = self.cores[core].levels[i].fill(line, false);
+            let v = self.cores[core].levels[i].fill_absent(line, false);
             if let Some(v) = v {
                 self.evicted_private(core, i, v.block, v.dirty, t);
             }
@@ -1299,7 +1300,7 @@ impl<'m> Engine<'m> {
                 self.dir.entry(line).or_default().sharers.insert(core);
             }
         } else if nlev > 0 && below > 0 {
-            let v = self.cores[core].levels[0].fill(line, write);
+            let v = self.cores[core].levels[0].fill_absent(line, write);
             if let Some(v) = v {
                 self.evicted_private(core, 0, v.block, v.dirty, t);
             }
