@@ -388,7 +388,10 @@ impl Cache {
     /// absent: no search for it.
     pub fn fill_absent(&mut self, block: u64, dirty: bool) -> Option<Evicted> {
         let set = self.set_of(block);
-        debug_assert!(self.find(set, block).is_none(), "block {block:#x} is resident");
+        debug_assert!(
+            self.find(set, block).is_none(),
+            "block {block:#x} is resident"
+        );
         self.allocate(set, block, dirty)
     }
 
