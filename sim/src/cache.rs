@@ -110,8 +110,9 @@ pub struct Cache {
     assoc: usize,
     set_mask: u64,
     tags: Vec<u64>,
-    /// Valid ways per set: a full set needs no search for an empty way.
-    valid: Vec<u8>,
+    /// Valid ways per set, one bit per way: the lowest empty way is the
+    /// lowest clear bit, without a search of the tags.
+    valid: Vec<u64>,
     dirty: Vec<u64>,
     stamps: Vec<u64>,
     /// Packed LRU order per set (LRU with assoc ≤ 16).
@@ -262,12 +263,9 @@ impl Cache {
     #[inline]
     fn victim(&mut self, set: usize) -> usize {
         let base = set * self.assoc;
-        if (self.valid[set] as usize) < self.assoc
-            && let Some(w) = self.tags[base..base + self.assoc]
-                .iter()
-                .position(|&t| t == INVALID)
-        {
-            return w;
+        let empty = (!self.valid[set]).trailing_zeros() as usize;
+        if empty < self.assoc {
+            return empty;
         }
         match self.policy {
             Replacement::Lru if self.stamps.is_empty() => {
@@ -321,9 +319,7 @@ impl Cache {
         let way = self.victim(set);
         let slot = set * self.assoc + way;
         let old = self.tags[slot];
-        if old == INVALID {
-            self.valid[set] += 1;
-        }
+        self.valid[set] |= 1 << way;
         let evicted = (old != INVALID).then(|| Evicted {
             block: old,
             dirty: self.is_dirty_way(set, way),
@@ -411,7 +407,7 @@ impl Cache {
         let was_dirty = self.is_dirty_way(set, way);
         self.dirty[set] &= !(1 << way);
         self.tags[set * self.assoc + way] = INVALID;
-        self.valid[set] -= 1;
+        self.valid[set] &= !(1 << way);
         if self.policy == Replacement::Srrip {
             self.rrpv[set * self.assoc + way] = RRPV_MAX;
         }
