@@ -596,6 +596,13 @@ impl<'m> Engine<'m> {
                         prev_ns: th.last_issue / 1000,
                     });
                 }
+                // Nothing waits on an open-loop thread's misses, but a later
+                // closed-loop record of the thread would (and would retire
+                // these first, at a time ≥ this one): retire them now, so the
+                // heap holds only what is really in flight, not every miss.
+                while th.inflight.peek().is_some_and(|&Reverse(done)| done <= ps) {
+                    th.inflight.pop();
+                }
                 ps
             }
             other => {
