@@ -43,7 +43,7 @@ pub mod policy;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
-use traces::workload::{Arrival, ArrivalGen, WorkloadSpec, sample_cdf, splitmix, unit, zipf_cdf};
+use traces::workload::{Arrival, ArrivalGen, CdfSampler, WorkloadSpec, splitmix, unit, zipf_cdf};
 
 use crate::cache::{Cache, Replacement};
 use crate::geometry::Geometry;
@@ -214,7 +214,7 @@ pub struct ServeEngine<'a> {
     links: Vec<Queue>,
     far: Queue,
     caches: Vec<Cache>,
-    item_cdf: Vec<f64>,
+    item_cdf: CdfSampler,
     shard_node: Vec<u32>,
     shard_worker: Vec<usize>,
     /// The shard's working state is in memory (on its home node).
@@ -337,7 +337,10 @@ impl<'a> ServeEngine<'a> {
         let state_ready_at = vec![0; shards];
         let mut e = ServeEngine {
             m,
-            item_cdf: zipf_cdf(spec.request.features.items, spec.request.features.zipf),
+            item_cdf: CdfSampler::new(zipf_cdf(
+                spec.request.features.items,
+                spec.request.features.zipf,
+            )),
             spec: spec.clone(),
             sched,
             warmup,
@@ -489,7 +492,7 @@ impl<'a> ServeEngine<'a> {
         let mut rng = a.seed;
         (0..self.spec.request.features.lookups)
             .map(|_| {
-                let item = sample_cdf(&self.item_cdf, unit(splitmix(&mut rng)));
+                let item = self.item_cdf.sample(unit(splitmix(&mut rng)));
                 (item, item as u64 * shards + a.shard as u64 + 1)
             })
             .collect()
@@ -749,7 +752,7 @@ impl<'a> ServeEngine<'a> {
             let mut rng = a.seed;
             let mut misses = 0u32;
             for _ in 0..f.lookups {
-                let item = sample_cdf(&self.item_cdf, unit(splitmix(&mut rng)));
+                let item = self.item_cdf.sample(unit(splitmix(&mut rng)));
                 let block = item as u64 * shards + s as u64 + 1;
                 batch_lookups += 1;
                 batch_addr += item as f64 * item_bytes / 1e6;
