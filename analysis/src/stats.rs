@@ -417,9 +417,9 @@ mod tests {
         // Random spikes plus a planted period of 137: every lag (word-aligned
         // or not) agrees with the plain sum, and the period is found.
         let mut x = 3u64;
-        let lat: Vec<u64> = (0..5000)
+        let lat: Vec<u64> = (0..5000u64)
             .map(|i| {
-                if i % 137 == 0 || splitmix(&mut x) % 40 == 0 {
+                if i.is_multiple_of(137) || splitmix(&mut x).is_multiple_of(40) {
                     100
                 } else {
                     10
