@@ -32,6 +32,16 @@
 //! latency), which keeps every queue's arrivals in time order. Straddling
 //! accesses touch both lines; their latency is the larger.
 //!
+//! **Fast paths, exact by construction.** A load to the line its core
+//! touched last (when no prefetcher is attached and the L1D policy leaves a
+//! repeated hit unchanged) is answered as the L1D hit it is, without the
+//! lookup: only the core's own accesses fill its L1D, and an invalidation
+//! from another core clears the remembered line. The thread that just ran
+//! goes next without a heap round trip when its next issue time is first in
+//! `(time, thread)` order. Runs of equal latencies enter the histogram once.
+//! None of these changes a result (checked on nine configurations,
+//! byte for byte, when each went in).
+//!
 //! **Invariant.** No I/O, no clock, no randomness: the same records, machine
 //! and configuration give the same results. Hot state is flat vectors indexed
 //! by core, node, channel and link; per-line state lives in hash maps with a
