@@ -436,6 +436,10 @@ impl<'m> Engine<'m> {
             lines: U64Map::default(),
             inflight: vec![BinaryHeap::new(); self.cores.len()],
         });
+        // A prefetcher sees every load from now on: no shortcut around it.
+        for c in &mut self.cores {
+            c.last_line = NO_LINE;
+        }
         Ok(())
     }
 
