@@ -4,12 +4,12 @@
 //! cachegrind mode has its own MRU-list store in [`crate::cachegrind`]).
 //!
 //! Layout: `tags` is a flat array, `assoc` ways per set, [`INVALID`] for an
-//! empty way; `dirty` is one bit mask per set (hence assoc ≤ 64). Policy
-//! state is a flat array too: for LRU with ≤ 16 ways one u64 per set holding
-//! the recency order as 4-bit way numbers (MRU in the low nibble; a hit
-//! moves its nibble to the front with a few shifts — one word per set where
-//! per-way stamps would touch another cache line), else an LRU stamp per
-//! way; an RRPV per way (SRRIP); a tree-PLRU bit mask per set; or one
+//! empty way. Beside it, one 32-byte record per set (so a lookup touches the
+//! tags and one more host cache line): the valid and dirty way masks (hence
+//! assoc ≤ 64) and the policy word — for LRU with ≤ 16 ways the recency
+//! order as 4-bit way numbers (MRU in the low nibble; a hit moves its nibble
+//! to the front with a few shifts), for tree-PLRU its bits. Otherwise an LRU
+//! stamp per way (more than 16 ways), an RRPV per way (SRRIP), or one
 //! xorshift state (random). Empty ways are always filled first, lowest index
 //! first, under every policy.
 
@@ -102,6 +102,18 @@ fn move_to_front(order: u64, w: u64) -> u64 {
     keep | ((order & below) << 4) | w
 }
 
+/// One set's bookkeeping, kept in one place so that a lookup touches the
+/// set's tags and one more host cache line, not three: the valid and dirty
+/// way masks and the policy word (the packed LRU order, or the tree-PLRU
+/// bits).
+#[derive(Clone, Copy, Debug)]
+#[repr(C, align(32))]
+struct SetMeta {
+    valid: u64,
+    dirty: u64,
+    policy: u64,
+}
+
 /// One set-associative cache.
 #[derive(Clone, Debug)]
 pub struct Cache {
@@ -110,15 +122,10 @@ pub struct Cache {
     assoc: usize,
     set_mask: u64,
     tags: Vec<u64>,
-    /// Valid ways per set, one bit per way: the lowest empty way is the
-    /// lowest clear bit, without a search of the tags.
-    valid: Vec<u64>,
-    dirty: Vec<u64>,
+    /// Per-set masks and policy word, side by side.
+    meta: Vec<SetMeta>,
     stamps: Vec<u64>,
-    /// Packed LRU order per set (LRU with assoc ≤ 16).
-    order: Vec<u64>,
     rrpv: Vec<u8>,
-    plru: Vec<u64>,
     clock: u64,
     rng: u64,
 }
@@ -137,31 +144,31 @@ impl Cache {
             assoc,
             set_mask: sets as u64 - 1,
             tags: vec![INVALID; ways],
-            valid: vec![0; sets],
-            dirty: vec![0; sets],
+            meta: vec![
+                SetMeta {
+                    valid: 0,
+                    dirty: 0,
+                    policy: if policy == Replacement::Lru && assoc <= 16 {
+                        // Ways 0..assoc in order; unused nibbles hold 0xF, which
+                        // never matches a way number below assoc (assoc < 16).
+                        let mut o = 0u64;
+                        for i in (0..16).rev() {
+                            o = (o << 4) | if i < assoc { i as u64 } else { 0xF };
+                        }
+                        o
+                    } else {
+                        0
+                    },
+                };
+                sets
+            ],
             stamps: if policy == Replacement::Lru && assoc > 16 {
                 vec![0; ways]
             } else {
                 Vec::new()
             },
-            order: if policy == Replacement::Lru && assoc <= 16 {
-                // Ways 0..assoc in order; unused nibbles hold 0xF, which never
-                // matches a way number below assoc (assoc < 16).
-                let mut o = 0u64;
-                for i in (0..16).rev() {
-                    o = (o << 4) | if i < assoc { i as u64 } else { 0xF };
-                }
-                vec![o; sets]
-            } else {
-                Vec::new()
-            },
             rrpv: if policy == Replacement::Srrip {
                 vec![RRPV_MAX; ways]
-            } else {
-                Vec::new()
-            },
-            plru: if policy == Replacement::Plru {
-                vec![0; sets]
             } else {
                 Vec::new()
             },
@@ -211,7 +218,7 @@ impl Cache {
 
     #[inline(always)]
     fn is_dirty_way(&self, set: usize, way: usize) -> bool {
-        self.dirty[set] >> way & 1 == 1
+        self.meta[set].dirty >> way & 1 == 1
     }
 
     /// True if the block is resident (no state change).
@@ -231,7 +238,7 @@ impl Cache {
     fn touch(&mut self, set: usize, way: usize, fill: bool) {
         match self.policy {
             Replacement::Lru if self.stamps.is_empty() => {
-                self.order[set] = move_to_front(self.order[set], way as u64);
+                self.meta[set].policy = move_to_front(self.meta[set].policy, way as u64);
             }
             Replacement::Lru => {
                 self.clock += 1;
@@ -243,7 +250,7 @@ impl Cache {
             Replacement::Plru => {
                 let levels = self.assoc.trailing_zeros();
                 let mut node = 1usize;
-                let mut bits = self.plru[set];
+                let mut bits = self.meta[set].policy;
                 for level in (0..levels).rev() {
                     let dir = (way >> level) & 1;
                     // Point the node away from the way just used.
@@ -254,7 +261,7 @@ impl Cache {
                     }
                     node = node * 2 + dir;
                 }
-                self.plru[set] = bits;
+                self.meta[set].policy = bits;
             }
             Replacement::Random => {}
         }
@@ -263,13 +270,13 @@ impl Cache {
     #[inline]
     fn victim(&mut self, set: usize) -> usize {
         let base = set * self.assoc;
-        let empty = (!self.valid[set]).trailing_zeros() as usize;
+        let empty = (!self.meta[set].valid).trailing_zeros() as usize;
         if empty < self.assoc {
             return empty;
         }
         match self.policy {
             Replacement::Lru if self.stamps.is_empty() => {
-                (self.order[set] >> (4 * (self.assoc - 1)) & 0xF) as usize
+                (self.meta[set].policy >> (4 * (self.assoc - 1)) & 0xF) as usize
             }
             Replacement::Lru => {
                 let s = &self.stamps[base..base + self.assoc];
@@ -291,7 +298,7 @@ impl Cache {
                 }
             },
             Replacement::Plru => {
-                let bits = self.plru[set];
+                let bits = self.meta[set].policy;
                 let mut node = 1usize;
                 let mut way = 0usize;
                 for _ in 0..self.assoc.trailing_zeros() {
@@ -319,16 +326,16 @@ impl Cache {
         let way = self.victim(set);
         let slot = set * self.assoc + way;
         let old = self.tags[slot];
-        self.valid[set] |= 1 << way;
+        self.meta[set].valid |= 1 << way;
         let evicted = (old != INVALID).then(|| Evicted {
             block: old,
             dirty: self.is_dirty_way(set, way),
         });
         self.tags[slot] = block;
         if dirty {
-            self.dirty[set] |= 1 << way;
+            self.meta[set].dirty |= 1 << way;
         } else {
-            self.dirty[set] &= !(1 << way);
+            self.meta[set].dirty &= !(1 << way);
         }
         self.touch(set, way, true);
         evicted
@@ -349,7 +356,7 @@ impl Cache {
         let way = self.find(set, block)?;
         let was = self.is_dirty_way(set, way);
         if write {
-            self.dirty[set] |= 1 << way;
+            self.meta[set].dirty |= 1 << way;
         }
         self.touch(set, way, false);
         Some(was)
@@ -372,7 +379,7 @@ impl Cache {
         match self.find(set, block) {
             Some(way) => {
                 if dirty {
-                    self.dirty[set] |= 1 << way;
+                    self.meta[set].dirty |= 1 << way;
                 }
                 None
             }
@@ -394,8 +401,10 @@ impl Cache {
     /// Empties the cache (a flush).
     pub fn clear(&mut self) {
         self.tags.fill(INVALID);
-        self.valid.fill(0);
-        self.dirty.fill(0);
+        for m in &mut self.meta {
+            m.valid = 0;
+            m.dirty = 0;
+        }
         self.rrpv.fill(RRPV_MAX);
     }
 
@@ -405,9 +414,9 @@ impl Cache {
         let set = self.set_of(block);
         let way = self.find(set, block)?;
         let was_dirty = self.is_dirty_way(set, way);
-        self.dirty[set] &= !(1 << way);
+        self.meta[set].dirty &= !(1 << way);
         self.tags[set * self.assoc + way] = INVALID;
-        self.valid[set] &= !(1 << way);
+        self.meta[set].valid &= !(1 << way);
         if self.policy == Replacement::Srrip {
             self.rrpv[set * self.assoc + way] = RRPV_MAX;
         }
@@ -421,7 +430,7 @@ impl Cache {
         match self.find(set, block) {
             Some(way) => {
                 let was = self.is_dirty_way(set, way);
-                self.dirty[set] &= !(1 << way);
+                self.meta[set].dirty &= !(1 << way);
                 was
             }
             None => false,
