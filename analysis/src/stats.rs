@@ -5,6 +5,7 @@
 //! (replicates in parallel, each from its own point of one stream).
 
 use rayon::prelude::*;
+use traces::workload::{SPLITMIX_GAMMA, splitmix};
 
 /// The value at quantile `q` (0..=1) of `sorted` by the nearest-rank method
 /// (the smallest value with at least q·n values ≤ it).
@@ -175,16 +176,6 @@ pub fn bimodality(x: &[f64]) -> f64 {
     let g2 = m4 / (m2 * m2) - 3.0;
     let kurt = (n - 1.0) / ((n - 2.0) * (n - 3.0)) * ((n + 1.0) * g2 + 6.0);
     (skew * skew + 1.0) / (kurt + 3.0 * (n - 1.0).powi(2) / ((n - 2.0) * (n - 3.0)))
-}
-
-const SPLITMIX_GAMMA: u64 = 0x9E37_79B9_7F4A_7C15;
-
-fn splitmix(x: &mut u64) -> u64 {
-    *x = x.wrapping_add(SPLITMIX_GAMMA);
-    let mut z = *x;
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
 }
 
 /// Quantile by selection (no full sort), nearest-rank, of a scratch vector.

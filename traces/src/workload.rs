@@ -205,10 +205,14 @@ pub struct Arrival {
     pub seed: u64,
 }
 
+/// SplitMix64's state step: the state after k draws is the seed plus k
+/// times this (so a stream can be entered at any draw).
+pub const SPLITMIX_GAMMA: u64 = 0x9E37_79B9_7F4A_7C15;
+
 /// SplitMix64: the per-request seed stream and cheap per-request draws.
 #[inline]
 pub fn splitmix(x: &mut u64) -> u64 {
-    *x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    *x = x.wrapping_add(SPLITMIX_GAMMA);
     let mut z = *x;
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);

@@ -13,40 +13,27 @@
 use linfa::prelude::*;
 use ndarray::{Array1, Array2};
 
-use super::train::Data;
-use super::{Body, Model, VERSION};
+use super::train::{Data, model};
+use super::{Body, Model};
 use crate::PolicyError;
 
 fn err(what: &str, e: impl std::fmt::Display) -> PolicyError {
     PolicyError(format!("{what}: {e}"))
 }
 
+/// The rows standardised by (`mean`, `scale`), and the labels.
 fn arrays(
     d: &Data,
-    scale: Option<(&[f64], &[f64])>,
+    mean: &[f64],
+    scale: &[f64],
 ) -> Result<(Array2<f64>, Array1<bool>), PolicyError> {
     let nf = d.names.len();
     let flat: Vec<f64> =
         d.x.iter()
-            .flat_map(|r| {
-                (0..nf).map(move |f| match scale {
-                    Some((m, s)) => (r[f] - m[f]) / s[f],
-                    None => r[f],
-                })
-            })
+            .flat_map(|r| (0..nf).map(move |f| (r[f] - mean[f]) / scale[f]))
             .collect();
     let x = Array2::from_shape_vec((d.x.len(), nf), flat).map_err(|e| err("training rows", e))?;
     Ok((x, Array1::from(d.y.clone())))
-}
-
-fn model(d: &Data, trainer: &str, body: Body) -> Model {
-    Model {
-        format: "numasim-model".into(),
-        version: VERSION,
-        trainer: trainer.into(),
-        features: d.names.clone(),
-        body,
-    }
 }
 
 /// L2-regularised logistic regression (α = 1e-3) on standardised features.
@@ -62,7 +49,7 @@ pub fn logistic(d: &Data) -> Result<Model, PolicyError> {
             if v > 1e-12 { v.sqrt() } else { 1.0 }
         })
         .collect();
-    let (x, y) = arrays(d, Some((&mean, &scale)))?;
+    let (x, y) = arrays(d, &mean, &scale)?;
     let ds = Dataset::new(x, y);
     let fitted = linfa_logistic::LogisticRegression::default()
         .alpha(1e-3)

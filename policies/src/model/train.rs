@@ -6,6 +6,8 @@
 //! from the training rows (histogram split finding). Randomness (bootstrap
 //! samples, feature subsets) comes from a seeded SplitMix64.
 
+use traces::workload::splitmix;
+
 use super::{Body, LEAF, Link, Model, Tree, VERSION};
 
 /// Training data: rows of features and binary labels.
@@ -14,14 +16,6 @@ pub struct Data {
     pub names: Vec<String>,
     pub x: Vec<Vec<f64>>,
     pub y: Vec<bool>,
-}
-
-fn splitmix(s: &mut u64) -> u64 {
-    *s = s.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    let mut z = *s;
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
 }
 
 const BINS: usize = 32;
@@ -198,7 +192,8 @@ fn build(
     b.tree
 }
 
-fn model(d: &Data, trainer: &str, body: Body) -> Model {
+/// A trained model in numasim's format, carrying `d`'s feature names.
+pub(super) fn model(d: &Data, trainer: &str, body: Body) -> Model {
     Model {
         format: "numasim-model".into(),
         version: VERSION,
