@@ -234,17 +234,12 @@ pub fn zipf_cdf(n: u32, s: f64) -> Vec<f64> {
     c
 }
 
-/// Samples a rank from a CDF with a uniform in [0, 1).
-#[inline]
-pub fn sample_cdf(cdf: &[f64], u: f64) -> u32 {
-    cdf.partition_point(|&c| c <= u).min(cdf.len() - 1) as u32
-}
-
 /// Inverse-transform sampling from a CDF with a guide table (Chen and Asau,
 /// 1974): bucket k of `2^bits` remembers where the ranks for uniforms in
 /// [k/2^bits, (k+1)/2^bits) start and end, so a draw searches a few entries
 /// instead of the whole CDF (a 100 000-rank binary search is 17 dependent
-/// cache misses). Returns exactly what [`sample_cdf`] returns for every `u`:
+/// cache misses). Returns the first rank whose CDF exceeds `u` (the last
+/// rank if none does), exactly as a binary search over the CDF would:
 /// `u · 2^bits` and `k / 2^bits` are exact in floating point, so the rank for
 /// `u` always lies between its bucket's two bounds.
 #[derive(Clone, Debug)]
@@ -294,7 +289,7 @@ pub struct ArrivalGen {
     t_ns: f64,
     end_ns: f64,
     next_id: u64,
-    shard_cdf: Vec<f64>,
+    shard_cdf: CdfSampler,
     state: usize,
     state_end_ns: f64,
     seed: u64,
@@ -311,7 +306,7 @@ impl ArrivalGen {
             Arrivals::Poisson => f64::INFINITY,
         };
         Ok(ArrivalGen {
-            shard_cdf: zipf_cdf(spec.shards.count, spec.shards.popularity_zipf),
+            shard_cdf: CdfSampler::new(zipf_cdf(spec.shards.count, spec.shards.popularity_zipf)),
             end_ns: spec.duration_s * 1e9,
             spec: spec.clone(),
             rng,
@@ -354,7 +349,7 @@ impl Iterator for ArrivalGen {
         if self.t_ns >= self.end_ns {
             return None;
         }
-        let shard = sample_cdf(&self.shard_cdf, self.rng.random::<f64>());
+        let shard = self.shard_cdf.sample(self.rng.random::<f64>());
         let id = self.next_id;
         self.next_id += 1;
         let mut s = self.seed ^ id.wrapping_mul(0xD6E8_FEB8_6659_FD93);
@@ -415,6 +410,11 @@ far_tier = { latency_ms = 5, bandwidth_gbps = 4 }
         assert!((n / 80_000.0 - 1.0).abs() < 0.08, "{n}");
     }
 
+    /// The plain inverse transform: a binary search over the whole CDF.
+    fn sample_cdf(cdf: &[f64], u: f64) -> u32 {
+        cdf.partition_point(|&c| c <= u).min(cdf.len() - 1) as u32
+    }
+
     #[test]
     fn guide_table_sampling_equals_the_binary_search() {
         for (n, z) in [(100_000, 0.9), (8, 0.25), (1, 1.0), (70_001, 1.2), (3, 0.0)] {
@@ -442,8 +442,9 @@ far_tier = { latency_ms = 5, bandwidth_gbps = 4 }
         let c = zipf_cdf(4, 1.0);
         // Weights 1, 1/2, 1/3, 1/4 over 25/12.
         assert!((c[0] - 12.0 / 25.0).abs() < 1e-12);
-        assert_eq!(sample_cdf(&c, 0.0), 0);
-        assert_eq!(sample_cdf(&c, 0.5), 1);
-        assert_eq!(sample_cdf(&c, 0.999_999), 3);
+        let g = CdfSampler::new(c);
+        assert_eq!(g.sample(0.0), 0);
+        assert_eq!(g.sample(0.5), 1);
+        assert_eq!(g.sample(0.999_999), 3);
     }
 }
