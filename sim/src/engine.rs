@@ -659,6 +659,14 @@ impl<'m> Engine<'m> {
             .unwrap_or(u64::MAX)
     }
 
+    /// Whether an event at `t` may run now: a thread with no buffered
+    /// record might still issue before `t` once its records arrive (`bound`),
+    /// unless the buffer is full.
+    #[inline]
+    fn may_run(&self, t: u64, bound: u64) -> bool {
+        t <= bound || self.buffered >= self.cfg.max_buffered
+    }
+
     fn advance(&mut self, end: bool) -> Result<(), EngineError> {
         let mut bound = if end { u64::MAX } else { self.blocked_bound() };
         // The thread that just ran, when its next access comes before every
@@ -672,8 +680,7 @@ impl<'m> Engine<'m> {
                     let Some(&Reverse((t, idx))) = self.heap.peek() else {
                         break;
                     };
-                    // Another thread might still issue before t once its records arrive.
-                    if t > bound && self.buffered < self.cfg.max_buffered {
+                    if !self.may_run(t, bound) {
                         break;
                     }
                     self.heap.pop();
@@ -713,8 +720,7 @@ impl<'m> Engine<'m> {
                         .heap
                         .peek()
                         .is_none_or(|&Reverse(top)| (issue, idx) < top);
-                    let may_run = issue <= bound || self.buffered >= self.cfg.max_buffered;
-                    if first && may_run {
+                    if first && self.may_run(issue, bound) {
                         carry = Some((issue, idx));
                     } else {
                         self.heap.push(Reverse((issue, idx)));
