@@ -106,8 +106,23 @@ impl LruSets {
     /// `size` must not exceed the line size.
     #[inline(always)]
     pub fn access(&mut self, addr: u64, size: u64) -> bool {
-        let b1 = addr >> self.line_bits;
-        let b2 = (addr.wrapping_add(size - 1)) >> self.line_bits;
+        let (b1, b2) = self.blocks(addr, size);
+        self.access_blocks(b1, b2)
+    }
+
+    /// First and last block an access of `size` bytes at `addr` touches.
+    #[inline(always)]
+    pub fn blocks(&self, addr: u64, size: u64) -> (u64, u64) {
+        (
+            addr >> self.line_bits,
+            addr.wrapping_add(size - 1) >> self.line_bits,
+        )
+    }
+
+    /// Looks up the blocks `b1..=b2` of one access (equal, or adjacent when
+    /// it straddles); true if either misses.
+    #[inline(always)]
+    pub fn access_blocks(&mut self, b1: u64, b2: u64) -> bool {
         if b1 == b2 {
             self.set_ref(b1)
         } else {
@@ -154,24 +169,9 @@ impl Default for CgConfig {
     }
 }
 
-/// Counter class of each record kind: 0 = instruction, 1 = data read
-/// (loads and modifies), 2 = data write.
-const CLASS: [usize; 4] = {
-    let mut c = [0; 4];
-    c[Kind::Load as usize] = 1;
-    c[Kind::Store as usize] = 2;
-    c[Kind::Modify as usize] = 1;
-    c[Kind::IFetch as usize] = 0;
-    c
-};
-
-/// The cachegrind-compatible simulator.
-///
-/// Hot loop: the record's kind selects an L1 (`l1[0]` = I1, `l1[1]` = D1)
-/// and a counter class by table lookup rather than by branching, because the
-/// mix of fetches, loads and stores in a real trace is irregular and a
-/// `match` on the kind mispredicts often. The only branches left are the
-/// rarely-taken miss and straddle paths.
+/// The cachegrind-compatible simulator. Counters are per class:
+/// 0 = instruction fetches, 1 = data reads (loads and modifies), 2 = data
+/// writes.
 pub struct Cachegrind {
     l1: [LruSets; 2],
     ll: LruSets,
@@ -180,6 +180,13 @@ pub struct Cachegrind {
     refs: [u64; 3],
     l1_miss: [u64; 3],
     ll_miss: [u64; 3],
+    /// The last block the previous instruction fetch looked up in I1 (its
+    /// second block if it straddled), `u64::MAX` before any (never a block:
+    /// lines are at least 16 bytes). It is the MRU block
+    /// of its set, since only fetches touch I1 and every lookup leaves its
+    /// block MRU. A fetch within that block alone is a hit that changes
+    /// nothing, so it skips the lookup.
+    last_i: u64,
 }
 
 impl Cachegrind {
@@ -191,36 +198,36 @@ impl Cachegrind {
             refs: [0; 3],
             l1_miss: [0; 3],
             ll_miss: [0; 3],
+            last_i: u64::MAX,
         }
     }
 
     /// Simulates one record.
-    #[inline(always)]
     pub fn access(&mut self, r: &Access) {
-        let size = (r.size as u64).min(self.min_line);
-        let class = CLASS[r.kind as usize];
-        self.refs[class] += 1;
-        if self.l1[(class != 0) as usize].access(r.addr, size) {
-            self.l1_miss[class] += 1;
-            if self.ll.access(r.addr, size) {
-                self.ll_miss[class] += 1;
-            }
-        }
+        self.run(std::slice::from_ref(r));
     }
 
     /// Simulates a batch. Reference counts are kept in locals (registers)
     /// for the batch; each kind has its own inlined lookup so the branch
     /// predictor learns the instruction and data hit patterns separately.
+    /// Most fetches fall in the block the previous fetch looked up: those
+    /// are settled by one compare (see `last_i`).
     pub fn run(&mut self, batch: &[Access]) {
         let (mut ir, mut dr, mut dw) = (0u64, 0u64, 0u64);
         let min_line = self.min_line;
+        let mut last_i = self.last_i;
         let [i1, d1] = &mut self.l1;
         for r in batch {
             let size = (r.size as u64).min(min_line);
             match r.kind {
                 Kind::IFetch => {
                     ir += 1;
-                    if i1.access(r.addr, size) {
+                    let (b1, b2) = i1.blocks(r.addr, size);
+                    if b1 == last_i && b2 == last_i {
+                        continue;
+                    }
+                    last_i = b2;
+                    if i1.access_blocks(b1, b2) {
                         self.l1_miss[0] += 1;
                         if self.ll.access(r.addr, size) {
                             self.ll_miss[0] += 1;
@@ -250,6 +257,7 @@ impl Cachegrind {
         self.refs[0] += ir;
         self.refs[1] += dr;
         self.refs[2] += dw;
+        self.last_i = last_i;
     }
 
     /// Counts so far.
@@ -324,6 +332,72 @@ mod tests {
                 ..Events::default()
             }
         );
+    }
+
+    /// Runs fetches (and the data accesses between them) one record per
+    /// `run` and all in one `run`; both must count alike (the remembered
+    /// fetch block carries across batches).
+    fn fetch_events(cfg: &CgConfig, seq: &[Access]) -> Events {
+        let mut one = Cachegrind::new(cfg);
+        for a in seq {
+            one.access(a);
+        }
+        let mut all = Cachegrind::new(cfg);
+        all.run(seq);
+        assert_eq!(one.events(), all.events());
+        all.events()
+    }
+
+    #[test]
+    fn fetches_in_the_last_fetched_block_hit_and_others_look_up() {
+        let fetch = |addr| Access::new(0, Kind::IFetch, addr, 4);
+        // I1 direct-mapped, 2 sets of one 64-byte line: blocks 0x40 and 0x42
+        // share set 0, 0x41 is in set 1. Hand-counted:
+        let cfg = CgConfig {
+            i1: g(128, 1, 64),
+            d1: g(1024, 2, 64),
+            ll: g(65536, 4, 64),
+        };
+        let seq = [
+            fetch(0x1000), // block 0x40: I1 miss, LL miss
+            fetch(0x1004), // same block: hit
+            // A load between fetches leaves I1 alone (D1 miss, LL miss: 0x42 now in LL).
+            Access::new(0, Kind::Load, 0x1080, 8),
+            fetch(0x103e), // straddles 0x40 (hit) / 0x41 (I1 miss, LL miss): a miss
+            fetch(0x1080), // 0x42 evicts 0x40 from set 0: I1 miss, LL hit
+            fetch(0x1000), // 0x40 again: I1 miss, LL hit
+            fetch(0x1004), // hit
+        ];
+        let want = Events {
+            ir: 6,
+            i1mr: 4,
+            ilmr: 2,
+            dr: 1,
+            d1mr: 1,
+            dlmr: 1,
+            ..Events::default()
+        };
+        assert_eq!(fetch_events(&cfg, &seq), want);
+
+        // I1 with one set of 2 ways: after a straddle the *second* block is
+        // MRU; a fetch in the first must still reorder the set.
+        let cfg = CgConfig {
+            i1: g(128, 2, 64),
+            ..cfg
+        };
+        let seq = [
+            fetch(0x103e), // 0x40, 0x41 both miss: one I1 miss, one LL miss; set [0x41, 0x40]
+            fetch(0x1000), // 0x40 hits and becomes MRU: [0x40, 0x41]
+            fetch(0x1080), // 0x42 misses, evicts LRU 0x41: [0x42, 0x40]
+            fetch(0x1040), // 0x41 misses (LL hit)
+        ];
+        let want = Events {
+            ir: 4,
+            i1mr: 3,
+            ilmr: 2,
+            ..Events::default()
+        };
+        assert_eq!(fetch_events(&cfg, &seq), want);
     }
 
     #[test]
