@@ -7,14 +7,16 @@
 //! recognised by a `champsim` name or by being compressed binary).
 
 use std::io::{BufRead, BufReader, Read};
+use std::sync::Arc;
 
 use crate::champsim::ChampSimReader;
 use crate::csvfmt::CsvReader;
 use crate::din::DinReader;
 use crate::error::{Problem, Result, TraceError};
-use crate::lackey::LackeyReader;
-use crate::native::{MAGIC, NativeReader};
+use crate::lackey::{self, LackeyReader, LackeySegments};
+use crate::native::{MAGIC, NativeReader, NativeSegments};
 use crate::source::RecordSource;
+use crate::whole::{Segments, Whole, WholeReader};
 
 /// A trace file format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -246,6 +248,31 @@ pub fn open(
         Format::ChampSim => Box::new(ChampSimReader::new(rd)),
         Format::MlDpc => Box::new(crate::mldpc::MlDpcReader::new(rd)),
     })
+}
+
+/// Opens a trace held whole in memory for decoding on `threads` threads
+/// (1 or 2), when its format splits into independent segments: lackey and
+/// native, stored without an outer compression layer. `Ok(None)` for
+/// anything else, or when the format cannot be told: the caller streams
+/// the bytes through [`open`] instead (which words any error). A native
+/// header's errors are the streaming reader's.
+pub fn open_whole(
+    whole: Arc<dyn Whole>,
+    name: Option<&str>,
+    forced: Option<Format>,
+    threads: usize,
+) -> Result<Option<WholeReader>> {
+    let bytes = whole.bytes();
+    let prefix = &bytes[..bytes.len().min(8192)];
+    if prefix.is_empty() || sniff_compression(prefix) != Compression::None {
+        return Ok(None);
+    }
+    let segs: Box<dyn Segments> = match forced.or_else(|| detect(prefix, name, false)) {
+        Some(Format::Lackey) => Box::new(LackeySegments::new(whole.clone(), lackey::SEGMENT)),
+        Some(Format::Native) => Box::new(NativeSegments::new(whole.clone())?),
+        _ => return Ok(None),
+    };
+    Ok(Some(WholeReader::new(segs, whole, threads)))
 }
 
 #[cfg(test)]

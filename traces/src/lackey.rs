@@ -9,6 +9,9 @@
 
 use std::io::Read;
 
+mod whole;
+pub(crate) use whole::{LackeySegments, SEGMENT};
+
 use crate::error::{Problem, Result, TraceError};
 use crate::lines::{Chunk, RefillError, check_size, parse_dec, parse_hex, show};
 use crate::record::{Batch, Kind, Record};
@@ -26,8 +29,7 @@ pub struct LackeyReader<R> {
     inner: R,
     /// Unparsed bytes are `c.buf[c.start..c.end]`; `c.buf[c.start..limit]` holds whole lines.
     c: Chunk,
-    line_no: u64,
-    records: u64,
+    n: Counts,
 }
 
 const CHUNK: usize = 1 << 20;
@@ -54,8 +56,7 @@ impl<R: Read + Send> LackeyReader<R> {
         LackeyReader {
             inner,
             c: Chunk::new(),
-            line_no: 0,
-            records: 0,
+            n: Counts::default(),
         }
     }
 
@@ -66,29 +67,68 @@ impl<R: Read + Send> LackeyReader<R> {
                 RefillError::TooLong => Problem::Invalid("line longer than 16 MiB".into()),
                 RefillError::Io(e) => Problem::Io(e),
             };
-            TraceError::at_line(self.line_no + 1, self.records, problem)
+            TraceError::at_line(self.n.lines + 1, self.n.records, problem)
         })
     }
+}
 
-    /// Parses one line at `p` (which ends at or before `limit`) the slow,
-    /// careful way; returns the index after its newline.
-    fn slow_line(&mut self, p: usize, limit: usize, out: &mut Batch) -> Result<usize> {
-        let nl = memchr::memchr(b'\n', &self.c.buf[p..limit]).map_or(limit, |i| p + i);
-        let mut line = &self.c.buf[p..nl];
-        if let [rest @ .., b'\r'] = line {
-            line = rest;
-        }
-        self.line_no += 1;
-        match parse_line(line) {
-            Ok(Some(r)) => {
-                out.push(r);
-                self.records += 1;
+/// Line and record counters of a parse, for error locations.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Counts {
+    /// Lines parsed (the last one's 1-based number).
+    pub lines: u64,
+    /// Records produced.
+    pub records: u64,
+}
+
+/// Parses the lines of `b[p..limit]` (`limit` at a line end, or the end of
+/// input) into `out` until `max` more records; returns where it stopped.
+/// Well-formed lines take the fast path; anything else the careful one,
+/// which also words the errors.
+#[inline]
+pub(crate) fn parse_lines(
+    b: &[u8],
+    mut p: usize,
+    limit: usize,
+    max: usize,
+    out: &mut Batch,
+    n: &mut Counts,
+) -> Result<usize> {
+    let b = &b[..limit];
+    let first = out.len();
+    while p < limit && out.len() - first < max {
+        match fast_line(b, p) {
+            Some((kind, addr, size, next)) => {
+                out.push(Record::access(0, kind, addr, size as u16));
+                n.records += 1;
+                n.lines += 1;
+                p = next;
             }
-            Ok(None) => {}
-            Err(p) => return Err(TraceError::at_line(self.line_no, self.records, p)),
+            None => p = slow_line(b, p, out, n)?,
         }
-        Ok((nl + 1).min(limit))
     }
+    Ok(p)
+}
+
+/// Parses one line at `p` the slow, careful way; returns the index after
+/// its newline (or the end of `b`).
+fn slow_line(b: &[u8], p: usize, out: &mut Batch, n: &mut Counts) -> Result<usize> {
+    let limit = b.len();
+    let nl = memchr::memchr(b'\n', &b[p..]).map_or(limit, |i| p + i);
+    let mut line = &b[p..nl];
+    if let [rest @ .., b'\r'] = line {
+        line = rest;
+    }
+    n.lines += 1;
+    match parse_line(line) {
+        Ok(Some(r)) => {
+            out.push(r);
+            n.records += 1;
+        }
+        Ok(None) => {}
+        Err(p) => return Err(TraceError::at_line(n.lines, n.records, p)),
+    }
+    Ok((nl + 1).min(limit))
 }
 
 const ONES: u64 = 0x0101_0101_0101_0101;
@@ -284,18 +324,8 @@ impl<R: Read + Send> RecordSource for LackeyReader<R> {
                     None => self.c.start,
                 }
             };
-            let mut p = self.c.start;
-            while p < limit && out.len() - first < BATCH {
-                match fast_line(&self.c.buf[..limit], p) {
-                    Some((kind, addr, size, next)) => {
-                        out.push(Record::access(0, kind, addr, size as u16));
-                        self.records += 1;
-                        self.line_no += 1;
-                        p = next;
-                    }
-                    None => p = self.slow_line(p, limit, out)?,
-                }
-            }
+            let max = BATCH - (out.len() - first);
+            let p = parse_lines(&self.c.buf, self.c.start, limit, max, out, &mut self.n)?;
             self.c.start = p;
             if out.len() - first >= BATCH || (self.c.eof && self.c.start >= self.c.end) {
                 return Ok(out.len() - first);

@@ -12,6 +12,8 @@
 //! - Writers: [`native::NativeWriter`], [`csvfmt::CsvWriter`].
 //! - [`synth`]: seeded synthetic patterns.
 //! - [`readahead`]: decode on a second thread.
+//! - [`whole`]: decode a trace held whole in memory (a file the binary
+//!   mapped) on two threads, lackey and native.
 //!
 //! Invariant: bad input never panics; every error names the line or byte
 //! offset, the record index and the problem ([`TraceError`]).
@@ -29,9 +31,11 @@ pub mod readahead;
 pub mod record;
 pub mod source;
 pub mod synth;
+pub mod whole;
 pub mod workload;
 
 pub use error::{Location, Problem, TraceError};
-pub use format::{Format, open};
+pub use format::{Format, open, open_whole};
 pub use record::{Access, Batch, Kind, Record, Timing};
-pub use source::{BATCH, Fields, RecordSource, VecSource, collect_all};
+pub use source::{BATCH, Batches, Fields, RecordSource, VecSource, collect_all};
+pub use whole::{Whole, WholeReader};

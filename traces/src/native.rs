@@ -17,6 +17,9 @@
 
 use std::io::{Read, Write};
 
+mod whole;
+pub(crate) use whole::NativeSegments;
+
 use crate::error::{Problem, Result, TraceError};
 use crate::record::{Access, Batch, FLAG_GAP, FLAG_MASK, FLAG_PC, FLAG_TIME, Record};
 use crate::source::{BATCH, Fields, RecordSource};
@@ -91,14 +94,31 @@ pub struct NativeWriter<W: Write> {
 impl<W: Write> NativeWriter<W> {
     /// Writes the header. `meta` is a JSON object describing the source.
     pub fn new(
-        mut out: W,
+        out: W,
         fields: Fields,
         codec: Codec,
         meta: &serde_json::Value,
     ) -> std::io::Result<Self> {
+        Self::with_block_records(out, fields, codec, meta, DEFAULT_BLOCK_RECORDS)
+    }
+
+    /// As [`NativeWriter::new`], with blocks of at most `block_records`
+    /// records (1..=[`MAX_BLOCK_RECORDS`]).
+    pub fn with_block_records(
+        mut out: W,
+        fields: Fields,
+        codec: Codec,
+        meta: &serde_json::Value,
+        block_records: u32,
+    ) -> std::io::Result<Self> {
+        if block_records == 0 || block_records > MAX_BLOCK_RECORDS {
+            return Err(std::io::Error::other(format!(
+                "records per block {block_records} out of range 1..={MAX_BLOCK_RECORDS}"
+            )));
+        }
         let meta = serde_json::to_vec(meta).map_err(std::io::Error::other)?;
         let rec_bytes = record_bytes(fields);
-        let block_records = DEFAULT_BLOCK_RECORDS as usize;
+        let block_records = block_records as usize;
         let mut head = [0u8; HEADER_BYTES];
         head[0..8].copy_from_slice(MAGIC);
         head[8..10].copy_from_slice(&VERSION.to_le_bytes());
@@ -227,10 +247,7 @@ impl<W: Write> NativeWriter<W> {
 /// Streaming native reader.
 pub struct NativeReader<R> {
     inner: R,
-    fields: Fields,
-    codec: Codec,
-    rec_bytes: usize,
-    block_records: u32,
+    layout: Layout,
     meta: serde_json::Value,
     /// Decoded (raw) payload of the current block and the next record in it.
     raw: Vec<u8>,
@@ -370,10 +387,12 @@ impl<R: Read + Send> NativeReader<R> {
         };
         Ok(NativeReader {
             inner,
-            fields,
-            codec,
-            rec_bytes,
-            block_records,
+            layout: Layout {
+                fields,
+                codec,
+                rec_bytes,
+                block_records,
+            },
             meta: meta_json,
             raw: Vec::new(),
             packed: Vec::new(),
@@ -400,26 +419,103 @@ impl<R: Read + Send> NativeReader<R> {
         let got = read_exact_or_eof(&mut self.inner, &mut h)
             .map_err(|e| TraceError::at_offset(at, self.records, Problem::Io(e)))?;
         if got < BLOCK_HEADER_BYTES {
-            return Err(TraceError::at_offset(
-                at,
+            return Err(short_header(at, got, self.records));
+        }
+        let head = self
+            .layout
+            .check_head(&h, at, self.records, self.block_index)?;
+        let payload_at = at + BLOCK_HEADER_BYTES as u64;
+        let buf = if self.layout.codec == Codec::None || head.is_end {
+            &mut self.raw
+        } else {
+            &mut self.packed
+        };
+        buf.resize(head.stored_len, 0);
+        let got = read_exact_or_eof(&mut self.inner, buf)
+            .map_err(|e| TraceError::at_offset(payload_at, self.records, Problem::Io(e)))?;
+        if got < head.stored_len {
+            return Err(short_payload(
+                payload_at,
+                got,
+                head.stored_len,
                 self.records,
-                Problem::Truncated(if got == 0 {
-                    "file ends without the end-of-trace trailer".into()
-                } else {
-                    format!("block header has {got} of {BLOCK_HEADER_BYTES} bytes")
-                }),
+                self.block_index,
             ));
         }
+        check_payload(
+            buf,
+            head.checksum,
+            payload_at,
+            self.records,
+            self.block_index,
+        )?;
+        self.offset = payload_at + head.stored_len as u64;
+        if head.is_end {
+            check_trailer(&self.raw, at, self.records)?;
+            let mut extra = [0u8; 1];
+            let n = read_exact_or_eof(&mut self.inner, &mut extra)
+                .map_err(|e| TraceError::at_offset(self.offset, self.records, Problem::Io(e)))?;
+            if n != 0 {
+                return Err(trailing_bytes(self.offset, self.records));
+            }
+            return Ok(false);
+        }
+        if self.layout.codec == Codec::Zstd {
+            let dctx = match &mut self.dctx {
+                Some(d) => d,
+                None => self.dctx.insert(
+                    zstd::bulk::Decompressor::new()
+                        .map_err(|e| TraceError::at_offset(at, self.records, Problem::Io(e)))?,
+                ),
+            };
+            let raw_len = head.n as usize * self.layout.rec_bytes;
+            unpack(dctx, &self.packed, &mut self.raw, raw_len)
+                .map_err(|p| block_error(at, self.records, self.block_index, p))?;
+        }
+        self.block_offset = payload_at;
+        self.block_n = head.n as usize;
+        self.block_pos = 0;
+        self.block_index += 1;
+        Ok(true)
+    }
+}
+
+/// How a file's blocks are laid out (from its header).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Layout {
+    fields: Fields,
+    codec: Codec,
+    rec_bytes: usize,
+    block_records: u32,
+}
+
+/// A checked block header.
+pub(crate) struct BlockHead {
+    is_end: bool,
+    n: u32,
+    stored_len: usize,
+    checksum: u32,
+}
+
+impl Layout {
+    /// Checks the block header `h` found at byte `at`; `records` (before
+    /// the block) and `block` (its index) locate errors.
+    fn check_head(
+        &self,
+        h: &[u8; BLOCK_HEADER_BYTES],
+        at: u64,
+        records: u64,
+        block: u64,
+    ) -> Result<BlockHead> {
         let tag: &[u8; 4] = h[0..4].try_into().expect("4 bytes");
         let n = u32::from_le_bytes(h[4..8].try_into().expect("4 bytes"));
         let stored_len = u32::from_le_bytes(h[8..12].try_into().expect("4 bytes")) as usize;
         let checksum = u32::from_le_bytes(h[16..20].try_into().expect("4 bytes"));
-        let invalid = |p: String| TraceError::at_offset(at, self.records, Problem::Invalid(p));
+        let invalid = |p: String| TraceError::at_offset(at, records, Problem::Invalid(p));
         let is_end = tag == END_TAG;
         if !is_end && tag != BLOCK_TAG {
             return Err(invalid(format!(
-                "block {}: bad block tag {:?}",
-                self.block_index,
+                "block {block}: bad block tag {:?}",
                 String::from_utf8_lossy(tag)
             )));
         }
@@ -430,211 +526,283 @@ impl<R: Read + Send> NativeReader<R> {
             }
         } else if n == 0 || n > self.block_records {
             return Err(invalid(format!(
-                "block {}: record count {n} out of range 1..={}",
-                self.block_index, self.block_records
+                "block {block}: record count {n} out of range 1..={}",
+                self.block_records
             )));
         } else if self.codec == Codec::None && stored_len != raw_len {
             return Err(invalid(format!(
-                "block {}: payload length {stored_len} != {n} records × {} bytes",
-                self.block_index, self.rec_bytes
+                "block {block}: payload length {stored_len} != {n} records × {} bytes",
+                self.rec_bytes
             )));
         } else if stored_len > raw_len + raw_len / 8 + 1024 {
             return Err(invalid(format!(
-                "block {}: payload length {stored_len} too large",
-                self.block_index
+                "block {block}: payload length {stored_len} too large"
             )));
         }
-        let payload_at = at + BLOCK_HEADER_BYTES as u64;
-        let buf = if self.codec == Codec::None || is_end {
-            &mut self.raw
-        } else {
-            &mut self.packed
-        };
-        buf.resize(stored_len, 0);
-        let got = read_exact_or_eof(&mut self.inner, buf)
-            .map_err(|e| TraceError::at_offset(payload_at, self.records, Problem::Io(e)))?;
-        if got < stored_len {
-            return Err(TraceError::at_offset(
-                payload_at + got as u64,
-                self.records,
-                Problem::Truncated(format!(
-                    "block {} has {got} of {stored_len} payload bytes",
-                    self.block_index
-                )),
-            ));
-        }
-        let computed = block_checksum(buf);
-        if computed != checksum {
-            return Err(TraceError::at_offset(
-                payload_at,
-                self.records,
-                Problem::Checksum {
-                    block: self.block_index,
-                    stored: checksum,
-                    computed,
-                },
-            ));
-        }
-        self.offset = payload_at + stored_len as u64;
-        if is_end {
-            let total = u64::from_le_bytes(self.raw[0..8].try_into().expect("8 bytes"));
-            if total != self.records {
-                return Err(TraceError::at_offset(
-                    at,
-                    self.records,
-                    Problem::Invalid(format!(
-                        "trailer says {total} records, the blocks hold {}",
-                        self.records
-                    )),
-                ));
-            }
-            let mut extra = [0u8; 1];
-            let n = read_exact_or_eof(&mut self.inner, &mut extra)
-                .map_err(|e| TraceError::at_offset(self.offset, self.records, Problem::Io(e)))?;
-            if n != 0 {
-                return Err(TraceError::at_offset(
-                    self.offset,
-                    self.records,
-                    Problem::Invalid("trailing bytes after the end-of-trace trailer".into()),
-                ));
-            }
-            return Ok(false);
-        }
-        if self.codec == Codec::Zstd {
-            self.raw.resize(raw_len, 0);
-            let dctx = match &mut self.dctx {
-                Some(d) => d,
-                None => self.dctx.insert(
-                    zstd::bulk::Decompressor::new()
-                        .map_err(|e| TraceError::at_offset(at, self.records, Problem::Io(e)))?,
-                ),
-            };
-            let out = dctx.decompress_to_buffer(&self.packed, &mut self.raw[..]);
-            match out {
-                Ok(len) if len == raw_len => {}
-                Ok(len) => {
-                    return Err(invalid(format!(
-                        "block {}: decompressed to {len} bytes, expected {raw_len}",
-                        self.block_index
-                    )));
-                }
-                Err(e) => {
-                    return Err(invalid(format!(
-                        "block {}: zstd decompression failed: {e}",
-                        self.block_index
-                    )));
-                }
-            }
-        }
-        self.block_offset = payload_at;
-        self.block_n = n as usize;
-        self.block_pos = 0;
-        self.block_index += 1;
-        Ok(true)
+        Ok(BlockHead {
+            is_end,
+            n,
+            stored_len,
+            checksum,
+        })
     }
 
-    /// Decodes records `[block_pos, block_pos + take)` of the current block
-    /// into `out`: one validation pass over the 16-byte cores, then copies.
-    #[inline]
-    fn decode(&mut self, take: usize, out: &mut Batch) -> Result<()> {
-        let n = self.block_n;
-        let (lo, hi) = (self.block_pos, self.block_pos + take);
-        let cores = &self.raw[lo * 16..hi * 16];
-        let allowed = FLAG_MASK
+    /// Flags a record may carry: the columns the file lacks are not allowed.
+    fn allowed_flags(&self) -> u8 {
+        FLAG_MASK
             & !(if self.fields.pc { 0 } else { FLAG_PC })
             & !(if self.fields.time {
                 0
             } else {
                 FLAG_GAP | FLAG_TIME
-            });
-        let bad_record = |c: &[u8]| -> bool {
-            let size = u16::from_le_bytes([c[12], c[13]]);
-            let flags = c[15];
-            (c[14] > 3)
-                | (size == 0)
-                | (flags & !allowed != 0)
-                | (flags & (FLAG_GAP | FLAG_TIME) == (FLAG_GAP | FLAG_TIME))
-        };
-        if cores
-            .chunks_exact(16)
-            .fold(false, |acc, c| acc | bad_record(c))
-        {
-            let i = cores.chunks_exact(16).position(bad_record).unwrap_or(0);
-            let c = &cores[i * 16..(i + 1) * 16];
-            let problem = if c[14] > 3 {
-                Problem::UnknownOp(format!("kind code {}", c[14]))
-            } else if u16::from_le_bytes([c[12], c[13]]) == 0 {
-                Problem::ZeroSize
-            } else {
-                Problem::Invalid(format!("bad record flags {:#04x}", c[15]))
-            };
-            let offset = if self.codec == Codec::None {
-                self.block_offset + ((lo + i) * 16) as u64
-            } else {
-                // Inside a compressed block: name the block's offset.
-                self.block_offset
-            };
-            return Err(TraceError::at_offset(
-                offset,
-                self.records + i as u64,
-                problem,
-            ));
-        }
-        push_cores(cores, &mut out.acc);
-        let mut col = n * 16;
-        let fields = out.fields();
-        if self.fields.pc {
-            if fields.pc {
-                push_u64s(&self.raw[col + lo * 8..col + hi * 8], &mut out.pc);
-            }
-            col += n * 8;
-        }
-        if self.fields.time && fields.time {
-            push_u64s(&self.raw[col + lo * 8..col + hi * 8], &mut out.time);
-        }
-        // A batch without a column for data the file has: clear the flags.
-        if (self.fields.pc && !fields.pc) || (self.fields.time && !fields.time) {
-            let drop = (!fields.pc as u8 * FLAG_PC) | (!fields.time as u8 * (FLAG_GAP | FLAG_TIME));
-            let len = out.acc.len();
-            for a in &mut out.acc[len - take..] {
-                a.flags &= !drop;
-            }
-        }
-        Ok(())
+            })
     }
 }
 
-/// Appends validated 16-byte cores (kind ≤ 3 checked by the caller).
+/// A block header cut short at `at` (`got` bytes of it present).
+fn short_header(at: u64, got: usize, records: u64) -> TraceError {
+    TraceError::at_offset(
+        at,
+        records,
+        Problem::Truncated(if got == 0 {
+            "file ends without the end-of-trace trailer".into()
+        } else {
+            format!("block header has {got} of {BLOCK_HEADER_BYTES} bytes")
+        }),
+    )
+}
+
+/// A payload cut short: `got` of `len` bytes from `payload_at`.
+fn short_payload(payload_at: u64, got: usize, len: usize, records: u64, block: u64) -> TraceError {
+    TraceError::at_offset(
+        payload_at + got as u64,
+        records,
+        Problem::Truncated(format!("block {block} has {got} of {len} payload bytes")),
+    )
+}
+
+/// Checks a stored payload against its header's CRC32C.
+fn check_payload(
+    payload: &[u8],
+    stored: u32,
+    payload_at: u64,
+    records: u64,
+    block: u64,
+) -> Result<()> {
+    let computed = block_checksum(payload);
+    if computed != stored {
+        return Err(TraceError::at_offset(
+            payload_at,
+            records,
+            Problem::Checksum {
+                block,
+                stored,
+                computed,
+            },
+        ));
+    }
+    Ok(())
+}
+
+/// Checks the trailer's record count (`payload` is its 8 bytes).
+fn check_trailer(payload: &[u8], at: u64, records: u64) -> Result<()> {
+    let total = u64::from_le_bytes(payload[0..8].try_into().expect("8 bytes"));
+    if total != records {
+        return Err(TraceError::at_offset(
+            at,
+            records,
+            Problem::Invalid(format!(
+                "trailer says {total} records, the blocks hold {records}"
+            )),
+        ));
+    }
+    Ok(())
+}
+
+fn trailing_bytes(at: u64, records: u64) -> TraceError {
+    TraceError::at_offset(
+        at,
+        records,
+        Problem::Invalid("trailing bytes after the end-of-trace trailer".into()),
+    )
+}
+
+/// A problem with block `block`, whose header is at `at`.
+fn block_error(at: u64, records: u64, block: u64, problem: String) -> TraceError {
+    TraceError::at_offset(
+        at,
+        records,
+        Problem::Invalid(format!("block {block}: {problem}")),
+    )
+}
+
+/// Decompresses one zstd block payload into `raw`, which must come out
+/// exactly `raw_len` bytes long.
+fn unpack(
+    dctx: &mut zstd::bulk::Decompressor<'static>,
+    packed: &[u8],
+    raw: &mut Vec<u8>,
+    raw_len: usize,
+) -> std::result::Result<(), String> {
+    raw.resize(raw_len, 0);
+    match dctx.decompress_to_buffer(packed, &mut raw[..]) {
+        Ok(len) if len == raw_len => Ok(()),
+        Ok(len) => Err(format!("decompressed to {len} bytes, expected {raw_len}")),
+        Err(e) => Err(format!("zstd decompression failed: {e}")),
+    }
+}
+
+impl<R: Read + Send> NativeReader<R> {
+    /// Decodes records `[block_pos, block_pos + take)` of the current block
+    /// into `out`.
+    #[inline]
+    fn decode(&mut self, take: usize, out: &mut Batch) -> Result<()> {
+        let at = Place {
+            payload_at: self.block_offset,
+            record: self.records,
+        };
+        let (lo, hi) = (self.block_pos, self.block_pos + take);
+        decode_records(&self.layout, &self.raw, self.block_n, lo..hi, at, out)
+    }
+}
+
+/// Where a decoded range sits, for error locations: the block's payload
+/// offset and the index of the range's first record.
+#[derive(Clone, Copy)]
+pub(crate) struct Place {
+    payload_at: u64,
+    record: u64,
+}
+
+/// Decodes records `range` of a block's raw (decompressed) payload `raw`
+/// of `n` records into `out`: the 16-byte cores are copied, then checked
+/// where they landed, and only then become records; then the PC and time
+/// columns the batch keeps.
+fn decode_records(
+    layout: &Layout,
+    raw: &[u8],
+    n: usize,
+    range: std::ops::Range<usize>,
+    at: Place,
+    out: &mut Batch,
+) -> Result<()> {
+    let (lo, hi) = (range.start, range.end);
+    let cores = &raw[lo * 16..hi * 16];
+    if let Err(i) = push_cores(cores, layout.allowed_flags(), &mut out.acc) {
+        let c = &cores[i * 16..(i + 1) * 16];
+        let problem = if c[14] > 3 {
+            Problem::UnknownOp(format!("kind code {}", c[14]))
+        } else if u16::from_le_bytes([c[12], c[13]]) == 0 {
+            Problem::ZeroSize
+        } else {
+            Problem::Invalid(format!("bad record flags {:#04x}", c[15]))
+        };
+        let offset = if layout.codec == Codec::None {
+            at.payload_at + ((lo + i) * 16) as u64
+        } else {
+            // Inside a compressed block: name the block's offset.
+            at.payload_at
+        };
+        return Err(TraceError::at_offset(offset, at.record + i as u64, problem));
+    }
+    let mut col = n * 16;
+    let fields = out.fields();
+    if layout.fields.pc {
+        if fields.pc {
+            push_u64s(&raw[col + lo * 8..col + hi * 8], &mut out.pc);
+        }
+        col += n * 8;
+    }
+    if layout.fields.time && fields.time {
+        push_u64s(&raw[col + lo * 8..col + hi * 8], &mut out.time);
+    }
+    // A batch without a column for data the file has: clear the flags.
+    if (layout.fields.pc && !fields.pc) || (layout.fields.time && !fields.time) {
+        let drop = (!fields.pc as u8 * FLAG_PC) | (!fields.time as u8 * (FLAG_GAP | FLAG_TIME));
+        let len = out.acc.len();
+        for a in &mut out.acc[len - (hi - lo)..] {
+            a.flags &= !drop;
+        }
+    }
+    Ok(())
+}
+
+/// True if the 16-byte record core `c` is invalid: a kind above 3, size 0,
+/// a flag outside `allowed`, or both timing flags.
 #[inline]
-fn push_cores(bytes: &[u8], out: &mut Vec<Access>) {
+pub(crate) fn bad_record(c: &[u8], allowed: u8) -> bool {
+    let size = u16::from_le_bytes([c[12], c[13]]);
+    let flags = c[15];
+    (c[14] > 3)
+        | (size == 0)
+        | (flags & !allowed != 0)
+        | (flags & (FLAG_GAP | FLAG_TIME) == (FLAG_GAP | FLAG_TIME))
+}
+
+/// Index of the first invalid record core in `cores`, if any. The scan
+/// is one branch-free pass over each record's second word (thread, size,
+/// kind, flags), which the compiler vectorises; the exact index is only
+/// searched for when something is wrong.
+#[inline]
+pub(crate) fn first_bad(cores: &[u8], allowed: u8) -> Option<usize> {
+    // Kind byte at bits 48..56 (any of its bits 2..7 set: kind > 3),
+    // flags at bits 56..64, size at bits 32..48.
+    let mask: u64 = (0xFC << 48) | ((!allowed as u64 & 0xFF) << 56);
+    let both = (FLAG_GAP | FLAG_TIME) as u64;
+    let mut acc = 0u64;
+    for c in cores.chunks_exact(16) {
+        let hi = u64::from_le_bytes(c[8..16].try_into().expect("8 bytes"));
+        acc |= (hi & mask)
+            | (((hi >> 32) & 0xFFFF) == 0) as u64
+            | (((hi >> 56) & both) == both) as u64;
+    }
+    if acc == 0 {
+        return None;
+    }
+    cores.chunks_exact(16).position(|c| bad_record(c, allowed))
+}
+
+/// Appends the record cores `bytes` to `out` if every one is valid, else
+/// returns the index of the first invalid one and appends nothing.
+#[inline]
+fn push_cores(bytes: &[u8], allowed: u8, out: &mut Vec<Access>) -> std::result::Result<(), usize> {
     let n = bytes.len() / 16;
     #[cfg(target_endian = "little")]
     {
         out.reserve(n);
         let len = out.len();
-        // SAFETY: `Access` is `repr(C)`, 16 bytes, no padding, with fields in
-        // on-disk order; on a little-endian machine its bytes are the on-disk
-        // bytes. Every integer bit pattern is valid for its fields except
-        // `kind`, and the caller has checked every kind byte is 0..=3 (a
-        // valid `Kind`). `reserve` made room for `n` more elements, the source
-        // holds `n * 16` bytes, and the regions cannot overlap.
+        // SAFETY: `reserve` made room for `n` more elements and the source
+        // holds `n * 16` bytes; the regions cannot overlap. The copied
+        // bytes are checked where they landed (so a source that changes
+        // under us — a mapped file — cannot slip an unchecked byte in), and
+        // the length grows only when all are valid `Access` values:
+        // `Access` is `repr(C)`, 16 bytes, no padding, fields in on-disk
+        // order, and every bit pattern is valid for its fields except
+        // `kind`, which `first_bad` has checked is 0..=3.
         unsafe {
-            std::ptr::copy_nonoverlapping(
-                bytes.as_ptr(),
-                out.as_mut_ptr().add(len) as *mut u8,
-                n * 16,
-            );
+            let dst = out.as_mut_ptr().add(len) as *mut u8;
+            std::ptr::copy_nonoverlapping(bytes.as_ptr(), dst, n * 16);
+            let landed = std::slice::from_raw_parts(dst as *const u8, n * 16);
+            if let Some(i) = first_bad(landed, allowed) {
+                return Err(i);
+            }
             out.set_len(len + n);
         }
     }
     #[cfg(not(target_endian = "little"))]
-    out.extend(bytes.chunks_exact(16).map(|c| Access {
-        addr: u64::from_le_bytes(c[0..8].try_into().expect("8")),
-        thread: u32::from_le_bytes(c[8..12].try_into().expect("4")),
-        size: u16::from_le_bytes([c[12], c[13]]),
-        kind: crate::record::Kind::from_code(c[14]).unwrap_or(crate::record::Kind::Load),
-        flags: c[15],
-    }));
+    {
+        if let Some(i) = first_bad(bytes, allowed) {
+            return Err(i);
+        }
+        out.extend(bytes.chunks_exact(16).map(|c| Access {
+            addr: u64::from_le_bytes(c[0..8].try_into().expect("8")),
+            thread: u32::from_le_bytes(c[8..12].try_into().expect("4")),
+            size: u16::from_le_bytes([c[12], c[13]]),
+            kind: crate::record::Kind::from_code(c[14]).unwrap_or(crate::record::Kind::Load),
+            flags: c[15],
+        }));
+    }
+    Ok(())
 }
 
 #[inline]
@@ -663,7 +831,7 @@ impl<R: Read + Send> RecordSource for NativeReader<R> {
     }
 
     fn fields(&self) -> Fields {
-        self.fields
+        self.layout.fields
     }
 
     fn format_name(&self) -> &'static str {

@@ -10,7 +10,7 @@ use std::thread::JoinHandle;
 
 use crate::error::Result;
 use crate::record::Batch;
-use crate::source::RecordSource;
+use crate::source::{Batches, RecordSource};
 
 /// Batches in flight between the decoder and the consumer.
 const DEPTH: usize = 3;
@@ -74,6 +74,16 @@ impl ReadAhead {
     /// Returns a consumed batch for reuse.
     pub fn recycle(&self, buf: Batch) {
         let _ = self.empty.send(buf);
+    }
+}
+
+impl Batches for ReadAhead {
+    fn next_batch(&mut self) -> Option<Result<Batch>> {
+        ReadAhead::next_batch(self)
+    }
+
+    fn recycle(&mut self, b: Batch) {
+        ReadAhead::recycle(self, b)
     }
 }
 

@@ -300,6 +300,20 @@ impl Batch {
         self.acc.push(a);
     }
 
+    /// Appends every record of `other` (columns `self` lacks are dropped,
+    /// as in [`Batch::push`]).
+    pub fn append(&mut self, other: &Batch) {
+        if self.fields() == other.fields() {
+            self.acc.extend_from_slice(&other.acc);
+            self.pc.extend_from_slice(&other.pc);
+            self.time.extend_from_slice(&other.time);
+        } else {
+            for r in other.iter() {
+                self.push(r);
+            }
+        }
+    }
+
     /// Record `i` in full.
     #[inline]
     pub fn get(&self, i: usize) -> Record {

@@ -22,7 +22,8 @@ pub struct Fields {
 pub trait RecordSource: Send {
     /// Appends up to [`BATCH`] records to `out` (made with
     /// `Batch::new(self.fields())`) and returns how many it appended;
-    /// `Ok(0)` means the stream is finished.
+    /// `Ok(0)` means the stream is finished. (A [`crate::WholeReader`]
+    /// appends a whole segment at a time.)
     fn fill(&mut self, out: &mut Batch) -> Result<usize>;
 
     /// Optional columns this stream may carry.
@@ -30,6 +31,16 @@ pub trait RecordSource: Send {
 
     /// Short name of the format (`lackey`, `csv`, `native`, ...).
     fn format_name(&self) -> &'static str;
+}
+
+/// Batches handed to a consumer in stream order; consumed batches go back
+/// for reuse.
+pub trait Batches {
+    /// The next batch, `None` at the end of the stream.
+    fn next_batch(&mut self) -> Option<Result<Batch>>;
+
+    /// Returns a consumed batch for reuse.
+    fn recycle(&mut self, b: Batch);
 }
 
 /// Reads every record of a source into memory (tests and small traces only).

@@ -1,0 +1,167 @@
+//! A native trace held whole in memory, one segment per block.
+//!
+//! Opening walks the block headers once (a hop per block, no payload
+//! read) to find every block; a problem the walk meets — a bad header, a
+//! truncated block, a bad trailer — is kept and reported after the blocks
+//! before it, where the streaming reader reports it. Decoding a block
+//! checks its CRC on the mapped bytes, decompresses it (zstd) into this
+//! thread's scratch buffer, and copies the records into the batch.
+
+use std::cell::RefCell;
+use std::sync::{Arc, Mutex};
+
+use super::{
+    BLOCK_HEADER_BYTES, Codec, Layout, NativeReader, Place, block_error, check_payload,
+    check_trailer, decode_records, short_header, short_payload, trailing_bytes, unpack,
+};
+use crate::error::{Problem, Result, TraceError};
+use crate::record::Batch;
+use crate::source::Fields;
+use crate::whole::{Segments, Whole};
+
+/// One data block of the file.
+struct Block {
+    payload_at: u64,
+    stored_len: usize,
+    n: usize,
+    checksum: u32,
+}
+
+pub(crate) struct NativeSegments {
+    whole: Arc<dyn Whole>,
+    layout: Layout,
+    blocks: Vec<Block>,
+    /// The walk's first problem, reported after the last good block.
+    tail: Mutex<Option<TraceError>>,
+}
+
+thread_local! {
+    /// This thread's zstd context and decompressed block.
+    static SCRATCH: RefCell<(Option<zstd::bulk::Decompressor<'static>>, Vec<u8>)> =
+        const { RefCell::new((None, Vec::new())) };
+}
+
+impl NativeSegments {
+    /// Checks the header (errors as the streaming reader gives them) and
+    /// finds the blocks.
+    pub(crate) fn new(whole: Arc<dyn Whole>) -> Result<Self> {
+        let (layout, start) = {
+            let r = NativeReader::new(std::io::Cursor::new(whole.bytes()))?;
+            (r.layout, r.offset)
+        };
+        let mut blocks = Vec::new();
+        let tail = walk(whole.bytes(), &layout, start, &mut blocks).err();
+        Ok(NativeSegments {
+            whole,
+            layout,
+            blocks,
+            tail: Mutex::new(tail),
+        })
+    }
+}
+
+/// Walks the block headers from `at` to the trailer, collecting the data
+/// blocks; stops at the first problem.
+fn walk(b: &[u8], layout: &Layout, mut at: u64, blocks: &mut Vec<Block>) -> Result<()> {
+    let len = b.len() as u64;
+    let mut records = 0u64;
+    loop {
+        let block = blocks.len() as u64;
+        let avail = (len - at) as usize;
+        if avail < BLOCK_HEADER_BYTES {
+            return Err(short_header(at, avail, records));
+        }
+        let i = at as usize;
+        let h: &[u8; BLOCK_HEADER_BYTES] = b[i..i + BLOCK_HEADER_BYTES]
+            .try_into()
+            .expect("header bytes");
+        let head = layout.check_head(h, at, records, block)?;
+        let payload_at = at + BLOCK_HEADER_BYTES as u64;
+        let got = ((len - payload_at) as usize).min(head.stored_len);
+        if got < head.stored_len {
+            return Err(short_payload(
+                payload_at,
+                got,
+                head.stored_len,
+                records,
+                block,
+            ));
+        }
+        let end = payload_at + head.stored_len as u64;
+        if head.is_end {
+            let payload = &b[payload_at as usize..end as usize];
+            check_payload(payload, head.checksum, payload_at, records, block)?;
+            check_trailer(payload, at, records)?;
+            if end != len {
+                return Err(trailing_bytes(end, records));
+            }
+            return Ok(());
+        }
+        blocks.push(Block {
+            payload_at,
+            stored_len: head.stored_len,
+            n: head.n as usize,
+            checksum: head.checksum,
+        });
+        records += head.n as u64;
+        at = end;
+    }
+}
+
+impl Segments for NativeSegments {
+    fn count(&self) -> usize {
+        self.blocks.len()
+    }
+
+    /// Errors name record indices from the block's start.
+    fn decode(&self, k: usize, out: &mut Batch) -> Result<u64> {
+        let blk = &self.blocks[k];
+        let s = blk.payload_at as usize;
+        let payload = &self.whole.bytes()[s..s + blk.stored_len];
+        check_payload(payload, blk.checksum, blk.payload_at, 0, k as u64)?;
+        let at = Place {
+            payload_at: blk.payload_at,
+            record: 0,
+        };
+        if self.layout.codec == Codec::None {
+            decode_records(&self.layout, payload, blk.n, 0..blk.n, at, out)?;
+            return Ok(0);
+        }
+        let head_at = blk.payload_at - BLOCK_HEADER_BYTES as u64;
+        SCRATCH.with(|cell| {
+            let mut scratch = cell.borrow_mut();
+            let (dctx, raw) = &mut *scratch;
+            let dctx = match dctx {
+                Some(d) => d,
+                None => dctx.insert(
+                    zstd::bulk::Decompressor::new()
+                        .map_err(|e| TraceError::at_offset(head_at, 0, Problem::Io(e)))?,
+                ),
+            };
+            unpack(dctx, payload, raw, blk.n * self.layout.rec_bytes)
+                .map_err(|p| block_error(head_at, 0, k as u64, p))?;
+            decode_records(&self.layout, raw, blk.n, 0..blk.n, at, out)
+        })?;
+        Ok(0)
+    }
+
+    fn end(&self, k: usize) -> u64 {
+        let blk = &self.blocks[k];
+        blk.payload_at + blk.stored_len as u64
+    }
+
+    fn finish(&self) -> Result<()> {
+        match self.tail.lock().map(|mut t| t.take()) {
+            Ok(Some(e)) => Err(e),
+            _ => Ok(()),
+        }
+    }
+
+    fn fields(&self) -> Fields {
+        self.layout.fields
+    }
+
+    fn format_name(&self) -> &'static str {
+        "native"
+    }
+}

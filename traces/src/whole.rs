@@ -1,0 +1,597 @@
+//! Decoding a trace held whole in memory, on two threads.
+//!
+//! When the binary can map a trace file ([`Whole`]), a format that splits
+//! into independently decodable segments — lackey text into runs of whole
+//! lines, the native format into its blocks — is read by a [`WholeReader`]:
+//! a helper thread decodes segments ahead, and the consuming thread, instead
+//! of waiting when the next segment is not ready, decodes an unclaimed one
+//! itself. With two cores the decode work is shared by both while the
+//! consumer simulates, and no byte is copied out of the mapping except into
+//! the decoded batch.
+//!
+//! Same results as the streaming readers, by construction: segments are
+//! handed out in file order; a segment reports error locations relative to
+//! its own start (lines and records; byte offsets are absolute), and the
+//! reader shifts them by the lines and records of the segments before it,
+//! so the first error in file order is reported exactly as the streaming
+//! reader reports it.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+
+use crate::error::{Location, Problem, Result, TraceError};
+use crate::record::Batch;
+use crate::source::{Batches, Fields, RecordSource};
+
+/// A whole trace in memory (the binary maps the file).
+pub trait Whole: Send + Sync {
+    /// Every byte of the input.
+    fn bytes(&self) -> &[u8];
+
+    /// Called from the consuming thread, in file order, when the reader has
+    /// handed out every record before byte `upto`: the owner may count
+    /// progress, hash those bytes, or drop them from memory.
+    fn consumed(&self, _upto: u64) {}
+}
+
+/// A format's view of a whole input as segments that decode independently.
+pub(crate) trait Segments: Send + Sync {
+    /// Number of segments.
+    fn count(&self) -> usize;
+
+    /// Decodes segment `k`, appending to `out`; returns the number of text
+    /// lines the segment spans (0 for binary formats). Errors name lines and
+    /// records relative to the segment's start; byte offsets are absolute.
+    fn decode(&self, k: usize, out: &mut Batch) -> Result<u64>;
+
+    /// Byte offset just past segment `k`.
+    fn end(&self, k: usize) -> u64;
+
+    /// Checks that follow the last segment (a trailer); errors here carry
+    /// absolute locations.
+    fn finish(&self) -> Result<()>;
+
+    /// Optional columns the records carry.
+    fn fields(&self) -> Fields;
+
+    /// Short name of the format.
+    fn format_name(&self) -> &'static str;
+}
+
+/// Segments decoded ahead of the consumer at most.
+const WINDOW: usize = 4;
+
+struct State {
+    ready: BTreeMap<usize, Result<(Batch, u64)>>,
+    spare: Vec<Batch>,
+    /// The segment the consumer waits for next.
+    consumer_at: usize,
+    stop: bool,
+    /// The helper thread ended without finishing its segment (a panic).
+    helper_lost: bool,
+}
+
+struct Shared {
+    segs: Box<dyn Segments>,
+    whole: Arc<dyn Whole>,
+    /// Lowest segment nobody has claimed.
+    claim: AtomicUsize,
+    state: Mutex<State>,
+    cv: Condvar,
+}
+
+fn lock(m: &Mutex<State>) -> MutexGuard<'_, State> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Shared {
+    /// Claims the lowest unclaimed segment if it lies within the window
+    /// that starts at segment `at`.
+    fn claim(&self, at: usize) -> Option<usize> {
+        let mut k = self.claim.load(Ordering::Acquire);
+        loop {
+            if k >= self.segs.count() || k >= at + WINDOW {
+                return None;
+            }
+            match self
+                .claim
+                .compare_exchange_weak(k, k + 1, Ordering::AcqRel, Ordering::Acquire)
+            {
+                Ok(_) => return Some(k),
+                Err(now) => k = now,
+            }
+        }
+    }
+
+    fn decode(&self, k: usize) -> Result<(Batch, u64)> {
+        let spare = lock(&self.state).spare.pop();
+        let mut b = spare.unwrap_or_else(|| Batch::new(self.segs.fields()));
+        b.clear();
+        let lines = self.segs.decode(k, &mut b)?;
+        Ok((b, lines))
+    }
+}
+
+/// Marks the helper as lost if it unwinds, so the consumer does not wait
+/// forever for a segment it claimed.
+struct HelperGuard<'a>(&'a Shared);
+
+impl Drop for HelperGuard<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            lock(&self.0.state).helper_lost = true;
+            self.0.cv.notify_all();
+        }
+    }
+}
+
+fn helper(sh: Arc<Shared>) {
+    let _guard = HelperGuard(&sh);
+    loop {
+        let k = {
+            let mut st = lock(&sh.state);
+            loop {
+                if st.stop {
+                    return;
+                }
+                if let Some(k) = sh.claim(st.consumer_at) {
+                    break k;
+                }
+                if sh.claim.load(Ordering::Acquire) >= sh.segs.count() {
+                    return;
+                }
+                st = sh.cv.wait(st).unwrap_or_else(|e| e.into_inner());
+            }
+        };
+        let r = sh.decode(k);
+        let failed = r.is_err();
+        lock(&sh.state).ready.insert(k, r);
+        sh.cv.notify_all();
+        if failed {
+            return;
+        }
+    }
+}
+
+/// Reads a whole in-memory trace segment by segment, decoding on a helper
+/// thread and on the caller's; batches come out in file order.
+pub struct WholeReader {
+    shared: Arc<Shared>,
+    helper: Option<JoinHandle<()>>,
+    next: usize,
+    lines_before: u64,
+    records_before: u64,
+    finished: bool,
+}
+
+impl WholeReader {
+    /// A reader over `segs`; `threads` = 1 decodes on the caller's thread
+    /// only, 2 adds the helper.
+    pub(crate) fn new(segs: Box<dyn Segments>, whole: Arc<dyn Whole>, threads: usize) -> Self {
+        let shared = Arc::new(Shared {
+            segs,
+            whole,
+            claim: AtomicUsize::new(0),
+            state: Mutex::new(State {
+                ready: BTreeMap::new(),
+                spare: Vec::new(),
+                consumer_at: 0,
+                stop: false,
+                helper_lost: false,
+            }),
+            cv: Condvar::new(),
+        });
+        let helper = if threads > 1 && shared.segs.count() > 1 {
+            let sh = shared.clone();
+            std::thread::Builder::new()
+                .name("numasim-decode".into())
+                .spawn(move || helper(sh))
+                .ok()
+        } else {
+            None
+        };
+        WholeReader {
+            shared,
+            helper,
+            next: 0,
+            lines_before: 0,
+            records_before: 0,
+            finished: false,
+        }
+    }
+
+    /// Segment `k`'s result: taken from the helper, or decoded here — this
+    /// one, or while the helper works on it, a later one.
+    fn take(&mut self, k: usize) -> Result<(Batch, u64)> {
+        let sh = &self.shared;
+        let mut st = lock(&sh.state);
+        loop {
+            if let Some(r) = st.ready.remove(&k) {
+                return r;
+            }
+            if let Some(j) = sh.claim(k) {
+                drop(st);
+                let r = sh.decode(j);
+                if j == k {
+                    return r;
+                }
+                st = lock(&sh.state);
+                st.ready.insert(j, r);
+                continue;
+            }
+            if st.helper_lost {
+                return Err(TraceError::at_offset(
+                    sh.segs.end(k.saturating_sub(1)),
+                    self.records_before,
+                    Problem::Invalid("the decoding thread failed".into()),
+                ));
+            }
+            st = sh.cv.wait(st).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+
+    /// Moves a segment-relative error to its place in the whole input.
+    fn shift(&self, mut e: TraceError) -> TraceError {
+        e.location = match e.location {
+            Location::Line { line, record } => Location::Line {
+                line: line + self.lines_before,
+                record: record + self.records_before,
+            },
+            Location::Offset { offset, record } => Location::Offset {
+                offset,
+                record: record + self.records_before,
+            },
+        };
+        e
+    }
+
+    fn stop(&mut self) {
+        lock(&self.shared.state).stop = true;
+        self.shared.cv.notify_all();
+        if let Some(h) = self.helper.take() {
+            let _ = h.join();
+        }
+    }
+}
+
+impl Batches for WholeReader {
+    fn next_batch(&mut self) -> Option<Result<Batch>> {
+        loop {
+            if self.finished {
+                return None;
+            }
+            let k = self.next;
+            if k >= self.shared.segs.count() {
+                self.finished = true;
+                self.stop();
+                let len = self.shared.whole.bytes().len() as u64;
+                self.shared.whole.consumed(len);
+                return self.shared.segs.finish().err().map(Err);
+            }
+            let r = self.take(k);
+            self.next += 1;
+            lock(&self.shared.state).consumer_at = self.next;
+            self.shared.cv.notify_all();
+            match r {
+                Err(e) => {
+                    self.finished = true;
+                    self.stop();
+                    return Some(Err(self.shift(e)));
+                }
+                Ok((b, lines)) => {
+                    self.lines_before += lines;
+                    self.records_before += b.len() as u64;
+                    self.shared.whole.consumed(self.shared.segs.end(k));
+                    if b.is_empty() {
+                        self.recycle(b);
+                        continue;
+                    }
+                    return Some(Ok(b));
+                }
+            }
+        }
+    }
+
+    fn recycle(&mut self, b: Batch) {
+        lock(&self.shared.state).spare.push(b);
+    }
+}
+
+impl RecordSource for WholeReader {
+    /// Appends the next segment's records (a whole segment, which may be
+    /// more than [`crate::BATCH`]).
+    fn fill(&mut self, out: &mut Batch) -> Result<usize> {
+        match self.next_batch() {
+            None => Ok(0),
+            Some(Err(e)) => Err(e),
+            Some(Ok(mut b)) => {
+                let n = b.len();
+                if out.is_empty() && out.fields() == b.fields() {
+                    std::mem::swap(out, &mut b);
+                } else {
+                    out.append(&b);
+                }
+                self.recycle(b);
+                Ok(n)
+            }
+        }
+    }
+
+    fn fields(&self) -> Fields {
+        self.shared.segs.fields()
+    }
+
+    fn format_name(&self) -> &'static str {
+        self.shared.segs.format_name()
+    }
+}
+
+impl Drop for WholeReader {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// Wraps a byte slice (tests): nothing to release.
+pub struct InMemory(pub Vec<u8>);
+
+impl Whole for InMemory {
+    fn bytes(&self) -> &[u8] {
+        &self.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lackey::{LackeyReader, LackeySegments};
+    use crate::native::{Codec, NativeReader, NativeSegments, NativeWriter};
+    use crate::record::{Kind, Record};
+    use crate::source::collect_all;
+    use crate::workload::splitmix;
+
+    /// Every record of a source, or its error as the user sees it.
+    fn outcome(src: Result<&mut dyn RecordSource>) -> std::result::Result<Vec<Record>, String> {
+        src.and_then(collect_all).map_err(|e| e.to_string())
+    }
+
+    /// Records `consumed` calls; they must rise and end at the length.
+    struct Watched(Vec<u8>, Mutex<Vec<u64>>);
+
+    impl Whole for Watched {
+        fn bytes(&self) -> &[u8] {
+            &self.0
+        }
+        fn consumed(&self, upto: u64) {
+            lock_vec(&self.1).push(upto);
+        }
+    }
+
+    fn lock_vec(m: &Mutex<Vec<u64>>) -> MutexGuard<'_, Vec<u64>> {
+        m.lock().unwrap()
+    }
+
+    fn lackey_whole(
+        text: &[u8],
+        segment: usize,
+        threads: usize,
+    ) -> std::result::Result<Vec<Record>, String> {
+        let w = Arc::new(Watched(text.to_vec(), Mutex::new(Vec::new())));
+        let segs = Box::new(LackeySegments::new(w.clone(), segment));
+        let mut r = WholeReader::new(segs, w.clone(), threads);
+        let got = outcome(Ok(&mut r));
+        drop(r);
+        let calls = lock_vec(&w.1).clone();
+        assert!(calls.windows(2).all(|p| p[0] <= p[1]), "{calls:?}");
+        if got.is_ok() {
+            assert_eq!(calls.last(), Some(&(text.len() as u64)));
+        }
+        got
+    }
+
+    /// Lackey text exercising every path of the parser: all ops, 1- to
+    /// 16-digit addresses in both cases, 1- to 5-digit sizes, banner and
+    /// blank lines, CRLF, extra spaces, and (optionally) no final newline.
+    fn lackey_text(lines: usize, seed: u64, final_newline: bool) -> Vec<u8> {
+        let mut s = seed;
+        let mut t = Vec::new();
+        for i in 0..lines {
+            let r = splitmix(&mut s);
+            let op = ["I  ", " L ", " S ", " M "][(r & 3) as usize];
+            let digits = 1 + ((r >> 2) % 16) as usize;
+            let addr = splitmix(&mut s) >> (64 - 4 * digits);
+            let size = 1 + (r >> 8) % [9, 99, 999, 9999, 65535][((r >> 30) % 5) as usize];
+            let a = if r >> 40 & 1 == 1 {
+                format!("{addr:0digits$X}")
+            } else {
+                format!("{addr:0digits$x}")
+            };
+            match (r >> 44) % 40 {
+                0 => t.extend_from_slice(format!("==1234== banner {i}\n").as_bytes()),
+                1 => t.push(b'\n'),
+                2 => t.extend_from_slice(format!("{op}{a},{size}\r\n").as_bytes()),
+                3 => t.extend_from_slice(format!("{op}   {a},{size}\n").as_bytes()),
+                _ => t.extend_from_slice(format!("{op}{a},{size}\n").as_bytes()),
+            }
+        }
+        if !final_newline {
+            t.extend_from_slice(b"I  401000,3");
+        }
+        t
+    }
+
+    #[test]
+    fn lackey_segments_give_the_streaming_records() {
+        for (seed, final_newline) in [(1, true), (2, false)] {
+            let text = lackey_text(5000, seed, final_newline);
+            let want = outcome(Ok(&mut LackeyReader::new(&text[..]))).unwrap();
+            assert!(want.len() > 4500);
+            for segment in [1, 7, 64, 4096, crate::lackey::SEGMENT] {
+                for threads in [1, 2] {
+                    let got = lackey_whole(&text, segment, threads);
+                    assert_eq!(
+                        got.as_ref(),
+                        Ok(&want),
+                        "segment {segment}, threads {threads}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn lackey_segments_report_errors_where_the_stream_does() {
+        let text = lackey_text(3000, 3, true);
+        let bad: [&[u8]; 5] = [
+            b" L 12g4,8\n",
+            b" X 1234,8\n",
+            b"I  1234,0\n",
+            b"I  1234,99999\n",
+            b"garbage\n",
+        ];
+        for (i, line) in bad.iter().enumerate() {
+            for cut in [0, 17, 20_000, 41_000] {
+                // Insert at the line boundary at or after `cut`.
+                let at = if cut == 0 {
+                    0
+                } else {
+                    cut + memchr::memchr(b'\n', &text[cut - 1..]).unwrap()
+                };
+                let mut t = text[..at].to_vec();
+                t.extend_from_slice(line);
+                t.extend_from_slice(&text[at..]);
+                let want = outcome(Ok(&mut LackeyReader::new(&t[..]))).unwrap_err();
+                for segment in [7, 4096] {
+                    let got = lackey_whole(&t, segment, 2).unwrap_err();
+                    assert_eq!(got, want, "bad line {i} at {at}, segment {segment}");
+                }
+            }
+        }
+    }
+
+    fn native_records(n: usize) -> Vec<Record> {
+        (0..n)
+            .map(|i| {
+                let r = Record::access(
+                    (i % 3) as u32,
+                    Kind::ALL[i % 4],
+                    i as u64 * 40 + 7,
+                    1 + (i % 64) as u16,
+                );
+                match i % 5 {
+                    0 => r.with_pc(0x400000 + i as u64),
+                    1 => r.with_gap(i as u64),
+                    2 => r.with_time(i as u64 * 3).with_pc(9),
+                    _ => r,
+                }
+            })
+            .collect()
+    }
+
+    fn native_file(recs: &[Record], fields: Fields, codec: Codec, block: u32) -> Vec<u8> {
+        let meta = serde_json::json!({"t": 1});
+        let mut w =
+            NativeWriter::with_block_records(Vec::new(), fields, codec, &meta, block).unwrap();
+        for r in recs {
+            w.write(r).unwrap();
+        }
+        w.finish().unwrap()
+    }
+
+    fn native_whole(bytes: &[u8], threads: usize) -> std::result::Result<Vec<Record>, String> {
+        let w = Arc::new(Watched(bytes.to_vec(), Mutex::new(Vec::new())));
+        match NativeSegments::new(w.clone()) {
+            Err(e) => Err(e.to_string()),
+            Ok(segs) => outcome(Ok(&mut WholeReader::new(Box::new(segs), w, threads))),
+        }
+    }
+
+    fn native_stream(bytes: &[u8]) -> std::result::Result<Vec<Record>, String> {
+        match NativeReader::new(bytes) {
+            Err(e) => Err(e.to_string()),
+            Ok(mut r) => outcome(Ok(&mut r)),
+        }
+    }
+
+    #[test]
+    fn native_blocks_give_the_streaming_records() {
+        let all = native_records(50_000);
+        let plain: Vec<Record> = all
+            .iter()
+            .map(|r| Record::access(r.thread, r.kind, r.addr, r.size))
+            .collect();
+        for fields in [
+            Fields::default(),
+            Fields {
+                pc: true,
+                time: true,
+            },
+        ] {
+            let recs = if fields.pc { &all } else { &plain };
+            for codec in [Codec::None, Codec::Zstd] {
+                for block in [1000, 65536] {
+                    let bytes = native_file(recs, fields, codec, block);
+                    let want = native_stream(&bytes).unwrap();
+                    assert_eq!(want.len(), recs.len());
+                    for threads in [1, 2] {
+                        assert_eq!(native_whole(&bytes, threads).as_ref(), Ok(&want));
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn native_blocks_fail_as_the_stream_does_on_every_flipped_byte_and_cut() {
+        let recs = native_records(300);
+        let fields = Fields {
+            pc: true,
+            time: true,
+        };
+        for codec in [Codec::None, Codec::Zstd] {
+            let bytes = native_file(&recs, fields, codec, 64);
+            for i in 0..bytes.len() {
+                for bit in [0x01, 0x80] {
+                    let mut b = bytes.clone();
+                    b[i] ^= bit;
+                    assert_eq!(
+                        native_whole(&b, 2),
+                        native_stream(&b),
+                        "{codec:?}: byte {i} ^ {bit:#x}"
+                    );
+                }
+            }
+            for cut in 0..bytes.len() {
+                let b = &bytes[..cut];
+                let want = native_stream(b);
+                assert!(want.is_err());
+                assert_eq!(native_whole(b, 2), want, "{codec:?}: cut at {cut}");
+            }
+            let mut b = bytes.clone();
+            b.push(0);
+            assert_eq!(native_whole(&b, 2), native_stream(&b));
+        }
+    }
+
+    #[test]
+    fn validity_scan_agrees_with_the_per_field_check() {
+        // Every kind and flag byte, sizes 0 and 1, under each column set.
+        for allowed in [crate::record::FLAG_MASK, crate::record::FLAG_PC, 0] {
+            for kind in 0..=255u8 {
+                for flags in 0..=255u8 {
+                    for size in [0u16, 1, 0x100] {
+                        let mut c = [0u8; 16];
+                        c[12..14].copy_from_slice(&size.to_le_bytes());
+                        c[14] = kind;
+                        c[15] = flags;
+                        let slow = crate::native::bad_record(&c, allowed);
+                        let fast = crate::native::first_bad(&c, allowed).is_some();
+                        assert_eq!(fast, slow, "kind {kind} flags {flags:#x} size {size}");
+                    }
+                }
+            }
+        }
+    }
+}
