@@ -1,5 +1,12 @@
 //! Opening trace files: format detection, a checksum of the file's bytes
 //! for the manifest, and a byte counter for the progress bar.
+//!
+//! A regular file in a format that decodes in segments (lackey, native) is
+//! mapped into memory and decoded on two threads by a
+//! [`traces::WholeReader`]; anything else (compressed files, other formats,
+//! pipes) is streamed. `NUMASIM_NO_MMAP=1` streams everything. A mapped
+//! file must not be truncated while numasim reads it (the kernel would
+//! stop the process with SIGBUS, as for any program that maps files).
 
 use std::fs::File;
 use std::io::Read;
@@ -8,7 +15,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use anyhow::{Context, Result, anyhow};
-use traces::{Format, RecordSource, TraceError};
+use traces::readahead::ReadAhead;
+use traces::{Batch, Batches, Fields, Format, RecordSource, TraceError, Whole, WholeReader};
 use xxhash_rust::xxh3::Xxh3;
 
 /// What the run saw of the file, shared with the reader thread.
@@ -50,9 +58,166 @@ impl Read for TapReader {
     }
 }
 
+/// A trace file mapped read-only into memory.
+struct Mapped {
+    ptr: *const u8,
+    len: usize,
+    tap: Arc<Tap>,
+    /// Bytes hashed into the tap so far (only the consuming thread hashes).
+    hashed: AtomicU64,
+    /// Bytes at the start of the mapping already dropped from memory.
+    released: AtomicU64,
+}
+
+// SAFETY: the mapping is read-only and lives until `Mapped` is dropped;
+// sharing a pointer to immutable bytes between threads is sound.
+unsafe impl Send for Mapped {}
+unsafe impl Sync for Mapped {}
+
+/// Consumed bytes are dropped from the process's memory in steps this
+/// large, this far behind the reader, so memory stays bounded however long
+/// the trace (the page cache keeps the file; nothing is re-read).
+const RELEASE_STEP: u64 = 8 << 20;
+const RELEASE_LAG: u64 = 4 << 20;
+
+/// Drops the whole pages inside `[start, end)` of a mapping at `base` from
+/// memory. Sound for a read-only file mapping: the pages are never
+/// written, so nothing is lost, and a later read faults them back in.
+fn release(base: *const u8, start: u64, end: u64) {
+    let page = 4096;
+    let (s, e) = (start.div_ceil(page) * page, end / page * page);
+    if s < e {
+        // SAFETY: `[s, e)` is page aligned and inside the mapping (callers
+        // pass ranges within it).
+        unsafe {
+            libc::madvise(
+                base.add(s as usize) as *mut libc::c_void,
+                (e - s) as usize,
+                libc::MADV_DONTNEED,
+            );
+        }
+    }
+}
+
+impl Mapped {
+    /// Maps `file` (`len` > 0 bytes); `None` if the kernel refuses.
+    fn new(file: &File, len: u64, tap: Arc<Tap>) -> Option<Mapped> {
+        use std::os::fd::AsRawFd;
+        let len = usize::try_from(len).ok()?;
+        // SAFETY: a fresh read-only private mapping of an open file; the
+        // result is checked before use.
+        let ptr = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ,
+                libc::MAP_PRIVATE,
+                file.as_raw_fd(),
+                0,
+            )
+        };
+        if ptr == libc::MAP_FAILED {
+            return None;
+        }
+        Some(Mapped {
+            ptr: ptr as *const u8,
+            len,
+            tap,
+            hashed: AtomicU64::new(0),
+            released: AtomicU64::new(0),
+        })
+    }
+}
+
+impl Whole for Mapped {
+    fn bytes(&self) -> &[u8] {
+        // SAFETY: `ptr` maps `len` readable bytes until drop.
+        unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
+    }
+
+    fn consumed(&self, upto: u64) {
+        let upto = upto.min(self.len as u64);
+        self.tap.bytes.store(upto, Ordering::Relaxed);
+        if let Some(Ok(mut h)) = self.tap.hash.as_ref().map(|m| m.lock()) {
+            let from = self.hashed.swap(upto, Ordering::Relaxed);
+            if from < upto {
+                h.update(&self.bytes()[from as usize..upto as usize]);
+            }
+        }
+    }
+
+    fn release(&self, upto: u64) {
+        let target = upto.min(self.len as u64).saturating_sub(RELEASE_LAG);
+        let done = self.released.load(Ordering::Relaxed);
+        if target >= done + RELEASE_STEP
+            && self
+                .released
+                .compare_exchange(done, target, Ordering::Relaxed, Ordering::Relaxed)
+                .is_ok()
+        {
+            release(self.ptr, done, target);
+        }
+    }
+
+    fn unneeded(&self, start: u64, end: u64) {
+        release(self.ptr, start, end.min(self.len as u64));
+    }
+}
+
+impl Drop for Mapped {
+    fn drop(&mut self) {
+        // SAFETY: unmaps exactly what `new` mapped; no slice outlives `self`.
+        unsafe {
+            libc::munmap(self.ptr as *mut libc::c_void, self.len);
+        }
+    }
+}
+
+/// Where an opened trace's records come from.
+pub enum Source {
+    /// A streaming reader (decoded ahead on a thread by [`Source::into_batches`]).
+    Stream(Box<dyn RecordSource>),
+    /// A mapped file decoded in segments on two threads.
+    Whole(Box<WholeReader>),
+}
+
+impl Source {
+    /// The records as batches decoded ahead of the caller.
+    pub fn into_batches(self) -> Box<dyn Batches> {
+        match self {
+            Source::Stream(s) => Box::new(ReadAhead::spawn(s)),
+            Source::Whole(w) => w,
+        }
+    }
+
+    fn get(&self) -> &dyn RecordSource {
+        match self {
+            Source::Stream(s) => s.as_ref(),
+            Source::Whole(w) => w.as_ref(),
+        }
+    }
+}
+
+impl RecordSource for Source {
+    fn fill(&mut self, out: &mut Batch) -> traces::error::Result<usize> {
+        match self {
+            Source::Stream(s) => s.fill(out),
+            Source::Whole(w) => w.fill(out),
+        }
+    }
+
+    fn fields(&self) -> Fields {
+        self.get().fields()
+    }
+
+    fn format_name(&self) -> &'static str {
+        self.get().format_name()
+    }
+}
+
 /// An opened trace.
 pub struct TraceInput {
-    pub source: Box<dyn RecordSource>,
+    pub source: Source,
     pub tap: Arc<Tap>,
     pub file_len: u64,
 }
@@ -82,8 +247,14 @@ pub fn parse_format(s: &str) -> Result<Format, String> {
 }
 
 /// Opens `path` as a trace, detecting its format unless `forced`; with
-/// `checksum`, every byte read is hashed for [`Tap::checksum`].
-pub fn open_trace(path: &Path, forced: Option<Format>, checksum: bool) -> Result<TraceInput> {
+/// `checksum`, every byte read is hashed for [`Tap::checksum`]. A mapped
+/// trace decodes on `threads` threads (1 or 2).
+pub fn open_trace(
+    path: &Path,
+    forced: Option<Format>,
+    checksum: bool,
+    threads: usize,
+) -> Result<TraceInput> {
     let file =
         File::open(path).with_context(|| format!("{}: cannot open trace", path.display()))?;
     let meta = file
@@ -96,14 +267,29 @@ pub fn open_trace(path: &Path, forced: Option<Format>, checksum: bool) -> Result
         bytes: AtomicU64::new(0),
         hash: checksum.then(|| Mutex::new(Xxh3::new())),
     });
+    let name = path.file_name().and_then(|n| n.to_str());
+    let may_map = meta.is_file() && meta.len() > 0 && std::env::var_os("NUMASIM_NO_MMAP").is_none();
+    if let Some(m) = may_map
+        .then(|| Mapped::new(&file, meta.len(), tap.clone()))
+        .flatten()
+    {
+        let whole: Arc<dyn Whole> = Arc::new(m);
+        let opened = traces::open_whole(whole, name, forced, threads.clamp(1, 2));
+        if let Some(w) = opened.map_err(|e| trace_err(path, e))? {
+            return Ok(TraceInput {
+                source: Source::Whole(Box::new(w)),
+                tap,
+                file_len: meta.len(),
+            });
+        }
+    }
     let reader = TapReader {
         file,
         tap: tap.clone(),
     };
-    let name = path.file_name().and_then(|n| n.to_str());
     let source = traces::open(Box::new(reader), name, forced).map_err(|e| trace_err(path, e))?;
     Ok(TraceInput {
-        source,
+        source: Source::Stream(source),
         tap,
         file_len: meta.len(),
     })

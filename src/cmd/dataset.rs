@@ -18,7 +18,7 @@ use std::path::PathBuf;
 use anyhow::{Result, bail};
 use policies::prefetch::learned::{self, RowBuilder};
 use sim::cache::{Cache, Replacement};
-use traces::{Batch, Format, Kind};
+use traces::{Batch, Format, Kind, RecordSource};
 
 use super::compare::{load_experiment, parse_duration, run_row};
 use crate::input::{open_trace, parse_format, trace_err};
@@ -182,7 +182,7 @@ fn trace_rows(a: &DatasetArgs) -> Result<(Vec<String>, Rows)> {
     let mut level = Cache::new(g, Replacement::Lru, 0);
     let base = crate::prefetchers::create(&a.prefetcher, 64, 1)?;
     let mut b = RowBuilder::new(base, a.window, a.max_rows, a.history);
-    let mut input = open_trace(&a.input, a.format, false)?;
+    let mut input = open_trace(&a.input, a.format, false, 2)?;
     let mut batch = Batch::new(input.source.fields());
     loop {
         batch.clear();

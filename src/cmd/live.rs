@@ -6,7 +6,7 @@ use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
 use serde_json::json;
 use sim::machine::MachineSpec;
-use traces::{Access, Batch, Format};
+use traces::{Access, Batch, Format, RecordSource};
 
 use crate::input::{open_trace, parse_format, trace_err};
 use crate::output::{ensure_dir, write_file, write_json};
@@ -262,7 +262,7 @@ fn calibrate(a: CalibrateArgs) -> Result<()> {
 /// Every data access of a trace, in order (bounded only by the trace: live
 /// replay needs the whole footprint mapped anyway).
 fn load_accesses(path: &Path, format: Option<Format>) -> Result<Vec<Access>> {
-    let mut input = open_trace(path, format, false)?;
+    let mut input = open_trace(path, format, false, 2)?;
     let mut batch = Batch::new(input.source.fields());
     let mut all = Vec::new();
     loop {

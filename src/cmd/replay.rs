@@ -8,8 +8,7 @@ use serde_json::json;
 use sim::cachegrind::{Cachegrind, CgConfig};
 use sim::hierarchy::Hierarchy;
 use sim::{Geometry, Replacement};
-use traces::Format;
-use traces::readahead::ReadAhead;
+use traces::{Format, RecordSource};
 
 use crate::input::{open_trace, parse_format, trace_err};
 use crate::manifest::manifest;
@@ -114,7 +113,8 @@ pub fn run(a: ReplayArgs) -> Result<()> {
             (name, Model::Hierarchy(Box::new(h)))
         }
     };
-    let input = open_trace(&a.trace, a.format, a.out.is_some())?;
+    let threads = if a.single_thread { 1 } else { 2 };
+    let input = open_trace(&a.trace, a.format, a.out.is_some(), threads)?;
     let format = input.source.format_name();
     let tap = input.tap.clone();
     let mut progress = Progress::new(input.file_len, "replaying");
@@ -123,12 +123,12 @@ pub fn run(a: ReplayArgs) -> Result<()> {
         Model::Hierarchy(m) => m.run(&batch.acc),
     };
     if !a.single_thread {
-        let mut ra = ReadAhead::spawn(input.source);
-        while let Some(batch) = ra.next_batch() {
+        let mut batches = input.source.into_batches();
+        while let Some(batch) = batches.next_batch() {
             let batch = batch.map_err(|e| trace_err(&a.trace, e))?;
             run_batch(&batch);
             progress.update(tap.bytes());
-            ra.recycle(batch);
+            batches.recycle(batch);
         }
     } else {
         let mut src = input.source;
@@ -201,18 +201,18 @@ fn run_timing(a: ReplayArgs) -> Result<()> {
     };
     let mut engine = sim::Engine::new(&machine, cfg, placement)?;
     crate::prefetchers::attach(&mut engine, &machine, &a.prefetch, a.prefetch_level)?;
-    let input = open_trace(&a.trace, a.format, a.out.is_some())?;
+    let input = open_trace(&a.trace, a.format, a.out.is_some(), 2)?;
     let format = input.source.format_name();
     let tap = input.tap.clone();
     let mut progress = Progress::new(input.file_len, "simulating");
     let engine_err = |e: sim::EngineError| anyhow::anyhow!("{}: {e}", a.trace.display());
     let wall = std::time::Instant::now();
-    let mut ra = ReadAhead::spawn(input.source);
-    while let Some(batch) = ra.next_batch() {
+    let mut batches = input.source.into_batches();
+    while let Some(batch) = batches.next_batch() {
         let batch = batch.map_err(|e| trace_err(&a.trace, e))?;
         engine.feed(&batch).map_err(engine_err)?;
         progress.update(tap.bytes());
-        ra.recycle(batch);
+        batches.recycle(batch);
     }
     engine.finish().map_err(engine_err)?;
     progress.finish();

@@ -283,7 +283,7 @@ fn convert(a: ConvertArgs) -> Result<()> {
         Some(f) => f,
         None => out_format_of(&a.output)?,
     };
-    let mut input = open_trace(&a.input, a.format, false)?;
+    let mut input = open_trace(&a.input, a.format, false, 2)?;
     let meta = json!({
         "source": "numasim trace convert",
         "from_format": input.source.format_name(),
@@ -291,14 +291,9 @@ fn convert(a: ConvertArgs) -> Result<()> {
     });
     let mut progress = Progress::new(input.file_len, "converting");
     let tap = input.tap.clone();
-    let n = write_trace(
-        input.source.as_mut(),
-        &a.input,
-        &a.output,
-        format,
-        meta,
-        || progress.update(tap.bytes()),
-    )?;
+    let n = write_trace(&mut input.source, &a.input, &a.output, format, meta, || {
+        progress.update(tap.bytes())
+    })?;
     progress.finish();
     eprintln!(
         "converted {n} records ({} → {})",
@@ -329,7 +324,7 @@ fn info(a: InfoArgs) -> Result<()> {
     if !a.line.is_power_of_two() || !a.page.is_power_of_two() {
         bail!("--line and --page must be powers of two");
     }
-    let mut input = open_trace(&a.input, a.format, true)?;
+    let mut input = open_trace(&a.input, a.format, true, 2)?;
     let mut st = TraceStats {
         line: a.line,
         page: a.page,

@@ -589,7 +589,17 @@ fn check_payload(
     records: u64,
     block: u64,
 ) -> Result<()> {
-    let computed = block_checksum(payload);
+    check_payload_crc(block_checksum(payload), stored, payload_at, records, block)
+}
+
+/// Checks a payload's computed CRC32C against the stored one.
+fn check_payload_crc(
+    computed: u32,
+    stored: u32,
+    payload_at: u64,
+    records: u64,
+    block: u64,
+) -> Result<()> {
     if computed != stored {
         return Err(TraceError::at_offset(
             payload_at,

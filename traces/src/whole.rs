@@ -32,8 +32,18 @@ pub trait Whole: Send + Sync {
 
     /// Called from the consuming thread, in file order, when the reader has
     /// handed out every record before byte `upto`: the owner may count
-    /// progress, hash those bytes, or drop them from memory.
+    /// progress or hash those bytes.
     fn consumed(&self, _upto: u64) {}
+
+    /// The reader is done for good with the bytes before `upto` (called
+    /// from a decoding thread, either one, `upto` never decreasing much):
+    /// the owner may drop them from memory.
+    fn release(&self, _upto: u64) {}
+
+    /// The reader has looked at bytes `[start, end)` ahead of time and will
+    /// not need them until it decodes them: the owner may drop them from
+    /// memory for now (reading them again must still work).
+    fn unneeded(&self, _start: u64, _end: u64) {}
 }
 
 /// A format's view of a whole input as segments that decode independently.
@@ -105,8 +115,17 @@ impl Shared {
         }
     }
 
+    /// Decodes segment `k` into a spare batch; first hands back the bytes
+    /// of the segments the consumer already has (on the decoding thread,
+    /// which is the one with time to spare).
     fn decode(&self, k: usize) -> Result<(Batch, u64)> {
-        let spare = lock(&self.state).spare.pop();
+        let (spare, at) = {
+            let mut st = lock(&self.state);
+            (st.spare.pop(), st.consumer_at)
+        };
+        if at > 0 {
+            self.whole.release(self.segs.end(at - 1));
+        }
         let mut b = spare.unwrap_or_else(|| Batch::new(self.segs.fields()));
         b.clear();
         let lines = self.segs.decode(k, &mut b)?;
@@ -572,6 +591,40 @@ mod tests {
             let mut b = bytes.clone();
             b.push(0);
             assert_eq!(native_whole(&b, 2), native_stream(&b));
+        }
+    }
+
+    #[test]
+    fn a_bad_record_deep_in_a_large_block_and_a_checksum_error_rank_as_in_the_stream() {
+        // One block of 7000 records (several decode steps), PC and time columns.
+        let recs = native_records(7000);
+        let fields = Fields {
+            pc: true,
+            time: true,
+        };
+        let bytes = native_file(&recs, fields, Codec::None, 7000);
+        let payload = bytes.len() - 8 - 24 - 7000 * 32;
+        let crc_at = payload - 24 + 16;
+        let fix_crc = |b: &mut Vec<u8>| {
+            let crc = crate::native::block_checksum(&b[payload..payload + 7000 * 32]);
+            b[crc_at..crc_at + 4].copy_from_slice(&crc.to_le_bytes());
+        };
+        for bad in [0, 2047, 2048, 5000, 6999] {
+            // A kind code of 9 with a checksum that matches: a record error.
+            let mut b = bytes.clone();
+            b[payload + bad * 16 + 14] = 9;
+            fix_crc(&mut b);
+            let want = native_stream(&b).unwrap_err();
+            assert!(
+                want.contains(&format!("record {bad}: unknown op")),
+                "{want}"
+            );
+            assert_eq!(native_whole(&b, 2).unwrap_err(), want);
+            // The same plus a flipped PC byte after the cores: the checksum wins.
+            b[payload + 7000 * 16 + 3] ^= 1;
+            let want = native_stream(&b).unwrap_err();
+            assert!(want.contains("checksum mismatch in block 0"), "{want}");
+            assert_eq!(native_whole(&b, 2).unwrap_err(), want);
         }
     }
 

@@ -1,7 +1,8 @@
 //! A native trace held whole in memory, one segment per block.
 //!
 //! Opening walks the block headers once (a hop per block, no payload
-//! read) to find every block; a problem the walk meets — a bad header, a
+//! read; what the hops brought into memory is handed back as it goes, so
+//! memory stays bounded) to find every block; a problem the walk meets — a bad header, a
 //! truncated block, a bad trailer — is kept and reported after the blocks
 //! before it, where the streaming reader reports it. Decoding a block
 //! checks its CRC on the mapped bytes, decompresses it (zstd) into this
@@ -12,7 +13,8 @@ use std::sync::{Arc, Mutex};
 
 use super::{
     BLOCK_HEADER_BYTES, Codec, Layout, NativeReader, Place, block_error, check_payload,
-    check_trailer, decode_records, short_header, short_payload, trailing_bytes, unpack,
+    check_payload_crc, check_trailer, decode_records, short_header, short_payload, trailing_bytes,
+    unpack,
 };
 use crate::error::{Problem, Result, TraceError};
 use crate::record::Batch;
@@ -50,7 +52,7 @@ impl NativeSegments {
             (r.layout, r.offset)
         };
         let mut blocks = Vec::new();
-        let tail = walk(whole.bytes(), &layout, start, &mut blocks).err();
+        let tail = walk(whole.as_ref(), &layout, start, &mut blocks).err();
         Ok(NativeSegments {
             whole,
             layout,
@@ -60,51 +62,111 @@ impl NativeSegments {
     }
 }
 
+/// Bytes walked between hand-backs of what the walk touched.
+const WALK_RELEASE: u64 = 16 << 20;
+
 /// Walks the block headers from `at` to the trailer, collecting the data
 /// blocks; stops at the first problem.
-fn walk(b: &[u8], layout: &Layout, mut at: u64, blocks: &mut Vec<Block>) -> Result<()> {
+fn walk(whole: &dyn Whole, layout: &Layout, mut at: u64, blocks: &mut Vec<Block>) -> Result<()> {
+    let b = whole.bytes();
     let len = b.len() as u64;
     let mut records = 0u64;
-    loop {
-        let block = blocks.len() as u64;
-        let avail = (len - at) as usize;
-        if avail < BLOCK_HEADER_BYTES {
-            return Err(short_header(at, avail, records));
+    let mut released = 0u64;
+    let r = loop {
+        if at >= released + WALK_RELEASE {
+            whole.unneeded(released, at);
+            released = at;
         }
-        let i = at as usize;
-        let h: &[u8; BLOCK_HEADER_BYTES] = b[i..i + BLOCK_HEADER_BYTES]
-            .try_into()
-            .expect("header bytes");
-        let head = layout.check_head(h, at, records, block)?;
-        let payload_at = at + BLOCK_HEADER_BYTES as u64;
-        let got = ((len - payload_at) as usize).min(head.stored_len);
-        if got < head.stored_len {
-            return Err(short_payload(
-                payload_at,
-                got,
-                head.stored_len,
-                records,
-                block,
-            ));
+        let r = hop(b, layout, &mut at, &mut records, blocks);
+        if !matches!(r, Ok(true)) {
+            break r.map(|_| ());
         }
-        let end = payload_at + head.stored_len as u64;
-        if head.is_end {
-            let payload = &b[payload_at as usize..end as usize];
-            check_payload(payload, head.checksum, payload_at, records, block)?;
-            check_trailer(payload, at, records)?;
-            if end != len {
-                return Err(trailing_bytes(end, records));
-            }
-            return Ok(());
-        }
-        blocks.push(Block {
+    };
+    whole.unneeded(released, len);
+    r
+}
+
+/// Checks the block header at `*at`; records a data block and moves past
+/// it (`Ok(true)`), or checks the trailer and the end of the file
+/// (`Ok(false)`).
+fn hop(
+    b: &[u8],
+    layout: &Layout,
+    at: &mut u64,
+    records: &mut u64,
+    blocks: &mut Vec<Block>,
+) -> Result<bool> {
+    let (len, here, before) = (b.len() as u64, *at, *records);
+    let block = blocks.len() as u64;
+    let avail = (len - here) as usize;
+    if avail < BLOCK_HEADER_BYTES {
+        return Err(short_header(here, avail, before));
+    }
+    let i = here as usize;
+    let h: &[u8; BLOCK_HEADER_BYTES] = b[i..i + BLOCK_HEADER_BYTES]
+        .try_into()
+        .expect("header bytes");
+    let head = layout.check_head(h, here, before, block)?;
+    let payload_at = here + BLOCK_HEADER_BYTES as u64;
+    let got = ((len - payload_at) as usize).min(head.stored_len);
+    if got < head.stored_len {
+        return Err(short_payload(
             payload_at,
-            stored_len: head.stored_len,
-            n: head.n as usize,
-            checksum: head.checksum,
-        });
-        records += head.n as u64;
-        at = end;
+            got,
+            head.stored_len,
+            before,
+            block,
+        ));
+    }
+    let end = payload_at + head.stored_len as u64;
+    if head.is_end {
+        let payload = &b[payload_at as usize..end as usize];
+        check_payload(payload, head.checksum, payload_at, before, block)?;
+        check_trailer(payload, here, before)?;
+        if end != len {
+            return Err(trailing_bytes(end, before));
+        }
+        return Ok(false);
+    }
+    blocks.push(Block {
+        payload_at,
+        stored_len: head.stored_len,
+        n: head.n as usize,
+        checksum: head.checksum,
+    });
+    *records += head.n as u64;
+    *at = end;
+    Ok(true)
+}
+
+/// Records per step of a raw block's decode: 32 KiB of cores, which the
+/// checksum brings into L1 for the copy and check that follow.
+const STEP: usize = 2048;
+
+impl NativeSegments {
+    /// Decodes raw block `k` in one pass over the mapped bytes: each step
+    /// of cores is added to the checksum, then copied and checked while
+    /// in L1; the columns after the cores are summed last, in file order.
+    /// A checksum mismatch wins over a bad record, as in the stream (which
+    /// checks the whole block first).
+    fn decode_raw(&self, k: usize, payload: &[u8], at: Place, out: &mut Batch) -> Result<()> {
+        let blk = &self.blocks[k];
+        let mut crc = 0u32;
+        let mut bad = None;
+        let mut lo = 0;
+        while lo < blk.n && bad.is_none() {
+            let hi = (lo + STEP).min(blk.n);
+            crc = crc32c::crc32c_append(crc, &payload[lo * 16..hi * 16]);
+            let here = Place {
+                record: at.record + lo as u64,
+                ..at
+            };
+            bad = decode_records(&self.layout, payload, blk.n, lo..hi, here, out).err();
+            lo = hi;
+        }
+        let crc = crc32c::crc32c_append(crc, &payload[lo * 16..]);
+        check_payload_crc(crc, blk.checksum, blk.payload_at, 0, k as u64)?;
+        bad.map_or(Ok(()), Err)
     }
 }
 
@@ -118,15 +180,15 @@ impl Segments for NativeSegments {
         let blk = &self.blocks[k];
         let s = blk.payload_at as usize;
         let payload = &self.whole.bytes()[s..s + blk.stored_len];
-        check_payload(payload, blk.checksum, blk.payload_at, 0, k as u64)?;
         let at = Place {
             payload_at: blk.payload_at,
             record: 0,
         };
         if self.layout.codec == Codec::None {
-            decode_records(&self.layout, payload, blk.n, 0..blk.n, at, out)?;
+            self.decode_raw(k, payload, at, out)?;
             return Ok(0);
         }
+        check_payload(payload, blk.checksum, blk.payload_at, 0, k as u64)?;
         let head_at = blk.payload_at - BLOCK_HEADER_BYTES as u64;
         SCRATCH.with(|cell| {
             let mut scratch = cell.borrow_mut();
