@@ -7,6 +7,9 @@
 #   bench/replay_speed.sh [SCALE]      # SCALE = ints sorted by the workload (default 40000)
 #   REPS=5 (default): rounds; every run is timed once per round, best kept
 #
+# "streamed" rows read the file through read() (NUMASIM_NO_MMAP=1) instead
+# of mapping it and decoding on both cores.
+#
 # Needs gcc and valgrind. Work files go to bench/out/ (git-ignored).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -36,7 +39,7 @@ cat "$trace" > /dev/null; cat "$out/workload.nst" > /dev/null  # warm the page c
 # The runs, timed round-robin (REPS rounds, best of each) so that a VM whose
 # speed drifts during the benchmark treats the baseline and numasim alike.
 reps=${REPS:-5}
-names=(base lackey native zst lackey1 native1)
+names=(base lackey native zst lackey1 native1 lackeyS nativeS)
 declare -A best rss
 for n in "${names[@]}"; do best[$n]=999999; rss[$n]=0; done
 run_once() { # NAME STDIN OUTFILE CMD...
@@ -58,6 +61,8 @@ for _ in $(seq "$reps"); do
   run_once zst /dev/null "" "$bin" replay "$out/workload.nst.zst" "${geom[@]}" --json
   run_once lackey1 /dev/null "" "$bin" replay "$trace" "${geom[@]}" --json --single-thread
   run_once native1 /dev/null "" "$bin" replay "$out/workload.nst" "${geom[@]}" --json --single-thread
+  run_once lackeyS /dev/null "" env NUMASIM_NO_MMAP=1 "$bin" replay "$trace" "${geom[@]}" --json
+  run_once nativeS /dev/null "" env NUMASIM_NO_MMAP=1 "$bin" replay "$out/workload.nst" "${geom[@]}" --json
 done
 tb=${best[base]} rb=${rss[base]}
 tl=${best[lackey]} rl=${rss[lackey]}
@@ -65,6 +70,8 @@ tn=${best[native]} rn=${rss[native]}
 tz=${best[zst]} rz=${rss[zst]}
 tla=${best[lackey1]} rla=${rss[lackey1]}
 tna=${best[native1]} rna=${rss[native1]}
+tls=${best[lackeyS]} rls=${rss[lackeyS]}
+tns=${best[nativeS]} rns=${rss[nativeS]}
 
 # The counts must agree before speed means anything.
 b_ir=$(sed -n 's/^Ir=\([0-9]*\).*/\1/p' "$out/baseline.txt")
@@ -83,3 +90,5 @@ printf '%-26s %9.3f %12.1f %9.2f %8s KiB\n' "numasim native .nst" "$tn" "$(rate 
 printf '%-26s %9.3f %12.1f %9.2f %8s KiB\n' "numasim native .nst.zst" "$tz" "$(rate "$tz")" "$(echo "$tb / $tz" | bc -l)" "$rz"
 printf '%-26s %9.3f %12.1f %9.2f %8s KiB\n' "  lackey --single-thread" "$tla" "$(rate "$tla")" "$(echo "$tb / $tla" | bc -l)" "$rla"
 printf '%-26s %9.3f %12.1f %9.2f %8s KiB\n' "  native --single-thread" "$tna" "$(rate "$tna")" "$(echo "$tb / $tna" | bc -l)" "$rna"
+printf '%-26s %9.3f %12.1f %9.2f %8s KiB\n' "  lackey streamed" "$tls" "$(rate "$tls")" "$(echo "$tb / $tls" | bc -l)" "$rls"
+printf '%-26s %9.3f %12.1f %9.2f %8s KiB\n' "  native streamed" "$tns" "$(rate "$tns")" "$(echo "$tb / $tns" | bc -l)" "$rns"

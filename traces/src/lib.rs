@@ -1,7 +1,8 @@
 //! # traces — numasim's trace records, formats and generators
 //!
 //! Turns bytes into a stream of [`Record`]s and back; knows nothing of the
-//! simulator and opens no files (callers hand it `Read`/`Write` objects).
+//! simulator and opens no files (callers hand it `Read`/`Write` objects, or
+//! a whole file they mapped, as a [`Whole`]).
 //!
 //! - [`record`]: the record model — a 16-byte [`Access`] core (thread,
 //!   kind, address, size) plus optional PC and gap / absolute time, stored

@@ -10,10 +10,11 @@
 //! only if the header says so).
 //!
 //! Speed: the 16-byte core on disk is exactly [`Access`] in memory (on a
-//! little-endian machine), so decoding a batch is one validation pass (a
-//! branch-free OR over kind, size and flag checks) and one copy, done one
-//! [`BATCH`] at a time so the decoded batch stays in L2. Memory is bounded
-//! by one block.
+//! little-endian machine), so decoding a batch is one copy and one check of
+//! the copied bytes (a branch-free OR over kind, size and flag checks), done
+//! one [`BATCH`] at a time so the decoded batch stays in L2. Memory is
+//! bounded by one block. A file held whole in memory decodes block by block
+//! on two threads (`whole.rs`).
 
 use std::io::{Read, Write};
 
