@@ -432,3 +432,120 @@ fn closed_loop_gaps_and_mlp_set_the_pace() {
         "{per_overlapped}"
     );
 }
+
+/// Two nodes of two cores with tiny caches, so lines are evicted (and,
+/// the L2 being inclusive, back-invalidated from L1D and L1I) all the time.
+const TINY: &str = r#"
+name = "tiny"
+description = "test machine: tiny caches"
+sources = ["made up for the fast-path test"]
+line_size = 64
+page_size = 4096
+c2c_latency_ns = 40.0
+
+[core]
+freq_ghz = 2.0
+mlp = 4
+caches = [
+  { name = "L1D", size = "1K", assoc = 2, latency_ns = 1.0 },
+  { name = "L2", size = "4K", assoc = 4, latency_ns = 4.0 },
+]
+l1i = { name = "L1I", size = "1K", assoc = 2, latency_ns = 1.0 }
+
+[[nodes]]
+cores = 2
+llc = { name = "LLC", size = "16K", assoc = 4, latency_ns = 15.0 }
+memory = { capacity = "1G", channels = 1, channel_gbps = 10.0, latency_ns = 80.0, interleave = 256 }
+
+[[nodes]]
+cores = 2
+llc = { name = "LLC", size = "16K", assoc = 4, latency_ns = 15.0 }
+memory = { capacity = "1G", channels = 1, channel_gbps = 10.0, latency_ns = 80.0, interleave = 256 }
+
+[[links]]
+a = 0
+b = 1
+latency_ns = 50.0
+bandwidth_gbps = 20.0
+"#;
+
+/// The engine's fast paths (a repeated load or fetch of a core's last
+/// line, runs of such loads) against the general path on every access:
+/// four threads running fetch loops with jumps, repeated loads (some back
+/// to back), private
+/// random loads, stores to shared lines (invalidations, false sharing) and
+/// streams that evict fetched lines from the inclusive L2. The summaries
+/// must be equal, field for field.
+#[test]
+fn the_fast_paths_change_nothing() {
+    let m = Machine::from_toml(TINY).expect("tiny machine");
+    let mut rng = Rng(0xFA57);
+    let mut recs = Vec::new();
+    let mut pc = [0x40_0000u64; 4];
+    let mut last = [0u64; 4];
+    let mut stream = [0u64; 4];
+    for _ in 0..60_000 {
+        for t in 0..4u32 {
+            let i = t as usize;
+            let r = rng.next();
+            // Fetches walk 4 bytes at a time through a 3 KiB loop, with jumps.
+            pc[i] = if r % 23 == 0 {
+                0x40_0000 + (r >> 8) % 3072
+            } else {
+                0x40_0000 + (pc[i] + 4 - 0x40_0000) % 3072
+            };
+            // A third of the steps are data-only, so loads repeat back to back.
+            if r % 3 != 0 {
+                recs.push(Record::access(
+                    t,
+                    Kind::IFetch,
+                    pc[i] + 0x1000 * i as u64,
+                    4,
+                ));
+            }
+            let data = match (r >> 20) % 10 {
+                0..=3 => Some(Record::access(t, Kind::Load, last[i] + (r >> 40) % 8, 8)),
+                4 => {
+                    last[i] = 0x1000_0000 + (i as u64) * 0x10_0000 + ((r >> 30) % 8192) / 8 * 8;
+                    Some(Record::access(t, Kind::Load, last[i], 8))
+                }
+                // A shared line, which other threads' stores invalidate.
+                5 => {
+                    last[i] = 0x2000_0000 + (r >> 30) % 512 / 8 * 8;
+                    Some(Record::access(t, Kind::Load, last[i], 8))
+                }
+                // Stores to shared lines, and now and then into another
+                // thread's code (its fetched lines are invalidated).
+                6 if r >> 60 == 0 => {
+                    let code = 0x40_0000 + 0x1000 * ((i as u64 + 1) % 4) + (r >> 30) % 3072;
+                    Some(Record::access(t, Kind::Store, code, 4))
+                }
+                6 => Some(Record::access(
+                    t,
+                    Kind::Store,
+                    0x2000_0000 + (r >> 30) % 512,
+                    4,
+                )),
+                7 => {
+                    stream[i] += 64;
+                    let a = 0x3000_0000 + (i as u64) * 0x100_0000 + stream[i] % 0x40_0000;
+                    Some(Record::access(t, Kind::Load, a, 8))
+                }
+                8 => Some(Record::access(t, Kind::Modify, last[i], 8)),
+                _ => None,
+            };
+            recs.extend(data);
+        }
+    }
+    for pin in [Pin::Compact, Pin::Spread] {
+        let cfg = |shortcuts| Config {
+            pin: pin.clone(),
+            shortcuts,
+            ..Config::default()
+        };
+        let fast = run(&m, &recs, cfg(true), "first-touch");
+        let slow = run(&m, &recs, cfg(false), "first-touch");
+        assert!(fast.coherence.invalidations > 1000, "{:?}", fast.coherence);
+        assert_eq!(fast, slow, "pin {pin:?}");
+    }
+}

@@ -102,6 +102,12 @@ pub struct Config {
     /// fill buffers); further prefetches are dropped. `None`: no limit (a
     /// late prefetch still makes its demand wait for the fill).
     pub prefetch_queue: Option<usize>,
+    /// The exact fast paths (a core's repeated load or fetch of the line it
+    /// touched last answered without the lookup, runs of such loads without
+    /// the event loop's general steps). Results are identical either way;
+    /// off, every access takes the general path, which tests use as the
+    /// reference.
+    pub shortcuts: bool,
 }
 
 impl Default for Config {
@@ -113,6 +119,7 @@ impl Default for Config {
             max_buffered: 1 << 22,
             prefetch_level: 1,
             prefetch_queue: None,
+            shortcuts: true,
         }
     }
 }
@@ -176,6 +183,13 @@ struct CoreState {
     /// The L1D's policy leaves a repeated hit on the most recent line
     /// unchanged (all but SRRIP), so the shortcut may be taken.
     repeat_hit_free: bool,
+    /// The same for instruction fetches: the line of this core's last fetch
+    /// while it is known to be its L1I set's most recent line (only this
+    /// core's fetches fill its L1I; every invalidation of an L1I line
+    /// clears it), or [`NO_LINE`].
+    last_iline: u64,
+    /// The L1I exists and its policy leaves a repeated hit unchanged.
+    l1i_repeat_hit_free: bool,
 }
 
 /// No line (line numbers are addresses shifted right, never all ones).
@@ -320,11 +334,17 @@ impl<'m> Engine<'m> {
                 l1i_ps: s.core.l1i.as_ref().map_or(0, |c| ns_to_ps(c.latency_ns)),
                 l1i_filled: false,
                 last_line: NO_LINE,
-                repeat_hit_free: s
-                    .core
-                    .caches
-                    .first()
-                    .is_some_and(|c| c.replacement != crate::cache::Replacement::Srrip),
+                repeat_hit_free: cfg.shortcuts
+                    && s.core
+                        .caches
+                        .first()
+                        .is_some_and(|c| c.replacement != crate::cache::Replacement::Srrip),
+                last_iline: NO_LINE,
+                l1i_repeat_hit_free: cfg.shortcuts
+                    && s.core
+                        .l1i
+                        .as_ref()
+                        .is_some_and(|c| c.replacement != crate::cache::Replacement::Srrip),
             })
             .collect::<Vec<_>>();
         let n = m.nodes();
@@ -439,6 +459,7 @@ impl<'m> Engine<'m> {
         // A prefetcher sees every load from now on: no shortcut around it.
         for c in &mut self.cores {
             c.last_line = NO_LINE;
+            c.last_iline = NO_LINE;
         }
         Ok(())
     }
@@ -587,6 +608,7 @@ impl<'m> Engine<'m> {
 
     /// Thread `t`'s next issue time (None with nothing buffered); marks the
     /// thread scheduled, and the caller puts it on the heap or runs it.
+    #[inline(always)]
     fn issue_time(&mut self, t: usize) -> Result<Option<u64>, EngineError> {
         let th = &mut self.threads[t];
         let Some(&(a, time, record, _)) = th.queue.front() else {
@@ -714,23 +736,77 @@ impl<'m> Engine<'m> {
             }
             self.elapsed_ps = self.elapsed_ps.max(done);
             self.record_stats(&a, t, lat, served);
-            if !self.threads[idx].queue.is_empty() {
-                if let Some(issue) = self.issue_time(idx)? {
-                    let first = self
-                        .heap
-                        .peek()
-                        .is_none_or(|&Reverse(top)| (issue, idx) < top);
-                    if first && self.may_run(issue, bound) {
-                        carry = Some((issue, idx));
-                    } else {
-                        self.heap.push(Reverse((issue, idx)));
-                    }
+            let next = match self.issue_time(idx)? {
+                Some(issue) => self.run_hits(idx, issue, bound)?,
+                None => None,
+            };
+            if let Some(issue) = next {
+                let first = self
+                    .heap
+                    .peek()
+                    .is_none_or(|&Reverse(top)| (issue, idx) < top);
+                if first && self.may_run(issue, bound) {
+                    carry = Some((issue, idx));
+                } else {
+                    self.heap.push(Reverse((issue, idx)));
                 }
             } else if !end {
                 bound = bound.min(self.threads[idx].last_issue);
             }
         }
         Ok(())
+    }
+
+    /// Runs thread `idx`'s loads to its core's last line for as long as
+    /// each is first in (time, thread) order and may run, doing for each
+    /// exactly what the loop in [`Engine::advance`] does: the record is
+    /// popped at its issue time, answered as the L1D hit the shortcut in
+    /// [`Engine::access`] finds, and counted the same way — without the
+    /// loop's general steps (heap, carry, prefetch PC, miss bookkeeping).
+    /// `issue` is the front record's issue time, already computed; returns
+    /// the front record's issue time after the run, `None` once the queue
+    /// is empty.
+    fn run_hits(
+        &mut self,
+        idx: usize,
+        mut issue: u64,
+        bound: u64,
+    ) -> Result<Option<u64>, EngineError> {
+        let mut top = None;
+        loop {
+            let th = &self.threads[idx];
+            let Some(&(a, ..)) = th.queue.front() else {
+                return Ok(None);
+            };
+            let core = th.core;
+            if a.kind != Kind::Load || self.cores[core].last_line != a.addr >> self.line_bits {
+                return Ok(Some(issue));
+            }
+            let last = a.addr.saturating_add(a.size.max(1) as u64 - 1) >> self.line_bits;
+            let top = *top.get_or_insert_with(|| self.heap.peek().map(|&Reverse(top)| top));
+            let first = top.is_none_or(|top| (issue, idx) < top);
+            if last != a.addr >> self.line_bits || !first || !self.may_run(issue, bound) {
+                return Ok(Some(issue));
+            }
+            let lat = self.cores[core].level_ps[0];
+            let done = issue + lat;
+            let th = &mut self.threads[idx];
+            th.queue.pop_front();
+            th.scheduled = false;
+            th.last_issue = issue;
+            th.started = true;
+            th.accesses += 1;
+            th.latency_ps += lat as u128;
+            th.last_done = th.last_done.max(done);
+            self.buffered -= 1;
+            self.now_ps = self.now_ps.max(issue);
+            self.elapsed_ps = self.elapsed_ps.max(done);
+            self.record_stats(&a, issue, lat, Served::Private(0));
+            match self.issue_time(idx)? {
+                Some(next) => issue = next,
+                None => return Ok(None),
+            }
+        }
     }
 
     /// The window holding time `t`. Times mostly move forward: the last
@@ -760,6 +836,7 @@ impl<'m> Engine<'m> {
         &mut self.windows[w]
     }
 
+    #[inline(always)]
     fn record_stats(&mut self, a: &Access, t: u64, lat: u64, served: Served) {
         let c = &mut self.counters;
         c.accesses += 1;
@@ -832,11 +909,20 @@ impl<'m> Engine<'m> {
         if a.kind == Kind::Load && first == last && self.cores[core].last_line == first {
             return (self.cores[core].level_ps[0], Served::Private(0));
         }
+        // Likewise a fetch from the line this core fetched last: an L1I hit
+        // that changes nothing. (The full path leaves `last_line` cleared
+        // after any fetch; so does this.)
+        if a.kind == Kind::IFetch && first == last && self.cores[core].last_iline == first {
+            let cs = &mut self.cores[core];
+            cs.last_line = NO_LINE;
+            return (cs.l1i_ps, Served::Private(0));
+        }
         let result = self.access_lines(core, a, t, pc, first, last);
+        let no_pf = self.pf.is_empty();
         let cs = &mut self.cores[core];
         cs.last_line = if first == last
             && a.kind != Kind::IFetch
-            && self.pf.is_empty()
+            && no_pf
             && cs.repeat_hit_free
             && !cs.levels.is_empty()
         {
@@ -844,6 +930,13 @@ impl<'m> Engine<'m> {
         } else {
             NO_LINE
         };
+        if a.kind == Kind::IFetch {
+            cs.last_iline = if first == last && no_pf && cs.l1i_repeat_hit_free {
+                first
+            } else {
+                NO_LINE
+            };
+        }
         result
     }
 
@@ -1270,6 +1363,9 @@ impl<'m> Engine<'m> {
         if cs.last_line == line {
             cs.last_line = NO_LINE;
         }
+        if cs.last_iline == line {
+            cs.last_iline = NO_LINE;
+        }
         for c in cs.levels.iter_mut() {
             c.invalidate(line);
         }
@@ -1413,6 +1509,9 @@ impl<'m> Engine<'m> {
             }
             if let Some(c) = cs.l1i.as_mut().filter(|_| cs.l1i_filled) {
                 c.invalidate(block);
+            }
+            if cs.last_iline == block {
+                cs.last_iline = NO_LINE;
             }
         }
         if let Some(e) = self.dir.get_mut(&block) {
