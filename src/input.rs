@@ -84,7 +84,11 @@ const RELEASE_LAG: u64 = 4 << 20;
 /// memory. Sound for a read-only file mapping: the pages are never
 /// written, so nothing is lost, and a later read faults them back in.
 fn release(base: *const u8, start: u64, end: u64) {
-    let page = 4096;
+    // SAFETY: sysconf has no preconditions.
+    let page = match unsafe { libc::sysconf(libc::_SC_PAGESIZE) } {
+        p if p > 0 => p as u64,
+        _ => 4096,
+    };
     let (s, e) = (start.div_ceil(page) * page, end / page * page);
     if s < e {
         // SAFETY: `[s, e)` is page aligned and inside the mapping (callers
