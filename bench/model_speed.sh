@@ -7,8 +7,9 @@
 # Each is run 3 times; the best is printed. Work files go to bench/out/.
 # Wall time on a shared VM moves by tens of percent from one hour to the
 # next; CALLGRIND=1 also prints instructions per access under callgrind
-# (deterministic) on 1 M / 300 K-access versions of the first two, which is
-# what to compare before and after a change.
+# (deterministic) on 1 M / 300 K-access versions of the first two and on a
+# real program's lackey trace, which is what to compare before and after a
+# change.
 #
 #   bench/model_speed.sh [MACHINE]     # default xeon-2s
 #   CALLGRIND=1 bench/model_speed.sh
@@ -40,9 +41,20 @@ done
 if [ "${CALLGRIND:-0}" = 1 ]; then
   gen seq1-1m.nst sequential -n 1000000 --footprint 256M
   gen shared16-300k.nst random -n 300000 --threads 16 --footprint 1M --write-ratio 0.2
+  # A real program's trace: bench/workload.c under lackey (11.6 M accesses,
+  # 57% instruction fetches).
+  if [ ! -s "$out/wl3k.nst" ]; then
+    gcc -O1 -o "$out/workload" "$here/workload.c"
+    (cd "$out" && env -i PATH=/usr/bin:/bin LC_ALL=C valgrind --tool=lackey --trace-mem=yes \
+        --log-file="$out/wl3k.lackey" ./workload 3000 >/dev/null)
+    "$bin" trace convert "$out/wl3k.lackey" "$out/wl3k.nst" 2>/dev/null
+    rm -f "$out/wl3k.lackey"
+  fi
+  wl=$("$bin" trace info "$out/wl3k.nst" --json | sed -n 's/.*"records": *\([0-9]*\).*/\1/p')
   printf '%-40s %12s\n' "workload (callgrind, $machine)" "instr/access"
   for w in "seq1-1m.nst:1000000:1 thread, sequential:compact" \
-           "shared16-300k.nst:300000:16 threads, uniform over 1 MiB:spread"; do
+           "shared16-300k.nst:300000:16 threads, uniform over 1 MiB:spread" \
+           "wl3k.nst:$wl:a program (lackey, bench/workload.c):compact"; do
     IFS=: read -r file n label pin <<<"$w"
     ir=$(valgrind --tool=callgrind --callgrind-out-file=/dev/null "$bin" replay "$out/$file" \
           --machine "$machine" --pin "$pin" --single-thread 2>&1 >/dev/null |
