@@ -772,7 +772,8 @@ impl<'m> Engine<'m> {
         mut issue: u64,
         bound: u64,
     ) -> Result<Option<u64>, EngineError> {
-        let mut top = None;
+        // The heap does not change during a run: look at its top once.
+        let mut heap_top = None;
         loop {
             let th = &self.threads[idx];
             let Some(&(a, ..)) = th.queue.front() else {
@@ -783,7 +784,7 @@ impl<'m> Engine<'m> {
                 return Ok(Some(issue));
             }
             let last = a.addr.saturating_add(a.size.max(1) as u64 - 1) >> self.line_bits;
-            let top = *top.get_or_insert_with(|| self.heap.peek().map(|&Reverse(top)| top));
+            let top = *heap_top.get_or_insert_with(|| self.heap.peek().map(|&Reverse(t)| t));
             let first = top.is_none_or(|top| (issue, idx) < top);
             if last != a.addr >> self.line_bits || !first || !self.may_run(issue, bound) {
                 return Ok(Some(issue));

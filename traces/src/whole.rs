@@ -353,15 +353,6 @@ impl Drop for WholeReader {
     }
 }
 
-/// Wraps a byte slice (tests): nothing to release.
-pub struct InMemory(pub Vec<u8>);
-
-impl Whole for InMemory {
-    fn bytes(&self) -> &[u8] {
-        &self.0
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
