@@ -175,6 +175,32 @@ fn replay_fails_cleanly_and_leaves_nothing() {
     }
 }
 
+/// Mapped files (the default for lackey and native) and the streaming path
+/// (`NUMASIM_NO_MMAP=1`, what compressed files and pipes take) must word
+/// every error identically.
+#[test]
+fn mapped_and_streamed_reads_give_the_same_error() {
+    for (file, args, ..) in CASES {
+        let run = |stream: bool| {
+            let mut c = numasim();
+            c.arg("replay").arg(bad(file)).args(*args);
+            if stream {
+                c.env("NUMASIM_NO_MMAP", "1");
+            } else {
+                c.env_remove("NUMASIM_NO_MMAP");
+            }
+            let out = c.output().unwrap();
+            (
+                out.status.code(),
+                String::from_utf8_lossy(&out.stderr).into_owned(),
+            )
+        };
+        let (mapped, streamed) = (run(false), run(true));
+        assert_ne!(mapped.0, Some(0), "{file}");
+        assert_eq!(mapped, streamed, "{file}");
+    }
+}
+
 #[test]
 fn bad_flags_and_missing_files() {
     let ok = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/hello.lackey");
