@@ -180,6 +180,10 @@ struct CoreState {
     /// the L1D as its set's most recent line ([`NO_LINE`] otherwise). A load
     /// to it is an L1D hit that changes no state: see [`Engine::access`].
     last_line: u64,
+    /// `last_line` is dirty in the L1D (the core's last access to it was a
+    /// write, and no other core has read it since): a store to it is an
+    /// L1D hit that needs no upgrade.
+    last_dirty: bool,
     /// The L1D's policy leaves a repeated hit on the most recent line
     /// unchanged (all but SRRIP), so the shortcut may be taken.
     repeat_hit_free: bool,
@@ -334,6 +338,7 @@ impl<'m> Engine<'m> {
                 l1i_ps: s.core.l1i.as_ref().map_or(0, |c| ns_to_ps(c.latency_ns)),
                 l1i_filled: false,
                 last_line: NO_LINE,
+                last_dirty: false,
                 repeat_hit_free: cfg.shortcuts
                     && s.core
                         .caches
@@ -903,24 +908,44 @@ impl<'m> Engine<'m> {
     fn access(&mut self, core: usize, a: &Access, t: u64, pc: Option<u64>) -> (u64, Served) {
         let first = a.addr >> self.line_bits;
         let last = a.addr.saturating_add(a.size.max(1) as u64 - 1) >> self.line_bits;
-        // A load to the line this core touched last: that line is still the
-        // most recent in its L1D set (only this core's own accesses fill its
-        // L1D, and an invalidation from another core clears `last_line`), so
-        // the full path would find an L1D hit and change nothing.
-        if a.kind == Kind::Load && first == last && self.cores[core].last_line == first {
-            return (self.cores[core].level_ps[0], Served::Private(0));
+        // A load to the line this core's last data access touched: that line
+        // is still the most recent in its L1D set (only this core's own data
+        // accesses fill its L1D; an invalidation from another core and a
+        // back-invalidation from its own L2 clear `last_line`), so the full
+        // path would find an L1D hit and change nothing.
+        let cs = &self.cores[core];
+        if first == last && cs.last_line == first {
+            match a.kind {
+                Kind::Load => return (cs.level_ps[0], Served::Private(0)),
+                // A write to it while it is dirty: the full path's only
+                // effect is the false-sharing bookkeeping.
+                Kind::Store | Kind::Modify if cs.last_dirty => {
+                    let lat = cs.level_ps[0];
+                    let off = a.addr & ((1 << self.line_bits) - 1);
+                    self.note_write(core, first, off, off + (a.size as u64).max(1));
+                    return (lat, Served::Private(0));
+                }
+                _ => {}
+            }
         }
         // Likewise a fetch from the line this core fetched last: an L1I hit
-        // that changes nothing. (The full path leaves `last_line` cleared
-        // after any fetch; so does this.)
-        if a.kind == Kind::IFetch && first == last && self.cores[core].last_iline == first {
-            let cs = &mut self.cores[core];
-            cs.last_line = NO_LINE;
+        // that changes nothing.
+        if a.kind == Kind::IFetch && first == last && cs.last_iline == first {
             return (cs.l1i_ps, Served::Private(0));
         }
         let result = self.access_lines(core, a, t, pc, first, last);
         let no_pf = self.pf.is_empty();
         let cs = &mut self.cores[core];
+        if a.kind == Kind::IFetch && cs.l1i.is_some() {
+            // A fetch through the L1I leaves the L1D alone, except for
+            // back-invalidations from the L2, which clear `last_line`.
+            cs.last_iline = if first == last && no_pf && cs.l1i_repeat_hit_free {
+                first
+            } else {
+                NO_LINE
+            };
+            return result;
+        }
         cs.last_line = if first == last
             && a.kind != Kind::IFetch
             && no_pf
@@ -931,13 +956,8 @@ impl<'m> Engine<'m> {
         } else {
             NO_LINE
         };
-        if a.kind == Kind::IFetch {
-            cs.last_iline = if first == last && no_pf && cs.l1i_repeat_hit_free {
-                first
-            } else {
-                NO_LINE
-            };
-        }
+        // Every write leaves its line dirty in the L1D (write-allocate).
+        cs.last_dirty = matches!(a.kind, Kind::Store | Kind::Modify);
         result
     }
 
@@ -1217,7 +1237,11 @@ impl<'m> Engine<'m> {
                 e.sharers.insert(me);
                 e.owner = NO_AGENT;
                 // MESI: the owner's modified copy goes back to memory as it becomes shared.
-                let was_dirty = self.cores[o]
+                let owner = &mut self.cores[o];
+                if owner.last_line == line {
+                    owner.last_dirty = false;
+                }
+                let was_dirty = owner
                     .levels
                     .iter_mut()
                     .fold(false, |d, c| c.clean(line) | d);
@@ -1507,6 +1531,9 @@ impl<'m> Engine<'m> {
                 if let Some(d) = c.invalidate(block) {
                     dirty |= d;
                 }
+            }
+            if cs.last_line == block {
+                cs.last_line = NO_LINE;
             }
             if let Some(c) = cs.l1i.as_mut().filter(|_| cs.l1i_filled) {
                 c.invalidate(block);
