@@ -762,12 +762,14 @@ impl<'m> Engine<'m> {
         Ok(())
     }
 
-    /// Runs thread `idx`'s loads to its core's last line for as long as
-    /// each is first in (time, thread) order and may run, doing for each
-    /// exactly what the loop in [`Engine::advance`] does: the record is
-    /// popped at its issue time, answered as the L1D hit the shortcut in
-    /// [`Engine::access`] finds, and counted the same way — without the
-    /// loop's general steps (heap, carry, prefetch PC, miss bookkeeping).
+    /// Runs thread `idx`'s records that [`Engine::access`] answers by a
+    /// shortcut (a load or a write while dirty to the core's last data
+    /// line, a fetch from its last fetched line) for as long as each is
+    /// first in (time, thread) order and may run, doing for each exactly
+    /// what the loop in [`Engine::advance`] does: the record is popped at
+    /// its issue time, answered as the hit the shortcut finds (a write
+    /// noted for false sharing), and counted the same way — without the
+    /// loop's general steps (heap, carry, miss bookkeeping).
     /// `issue` is the front record's issue time, already computed; returns
     /// the front record's issue time after the run, `None` once the queue
     /// is empty.
@@ -785,16 +787,32 @@ impl<'m> Engine<'m> {
                 return Ok(None);
             };
             let core = th.core;
-            if a.kind != Kind::Load || self.cores[core].last_line != a.addr >> self.line_bits {
-                return Ok(Some(issue));
-            }
+            let line = a.addr >> self.line_bits;
+            let cs = &self.cores[core];
+            // The shortcuts of `access`, and their latency.
+            let lat = match a.kind {
+                Kind::Load if cs.last_line == line => cs.level_ps[0],
+                Kind::Store | Kind::Modify if cs.last_line == line && cs.last_dirty => {
+                    cs.level_ps[0]
+                }
+                Kind::IFetch if cs.last_iline == line => cs.l1i_ps,
+                _ => return Ok(Some(issue)),
+            };
             let last = a.addr.saturating_add(a.size.max(1) as u64 - 1) >> self.line_bits;
             let top = *heap_top.get_or_insert_with(|| self.heap.peek().map(|&Reverse(t)| t));
             let first = top.is_none_or(|top| (issue, idx) < top);
-            if last != a.addr >> self.line_bits || !first || !self.may_run(issue, bound) {
+            if last != line || !first || !self.may_run(issue, bound) {
                 return Ok(Some(issue));
             }
-            let lat = self.cores[core].level_ps[0];
+            match a.kind {
+                Kind::Store | Kind::Modify => {
+                    let off = a.addr & ((1 << self.line_bits) - 1);
+                    self.note_write(core, line, off, off + (a.size as u64).max(1));
+                }
+                // The loop's prefetch-PC bookkeeping, as in `advance`.
+                Kind::IFetch => self.threads[idx].last_ifetch = Some(a.addr),
+                Kind::Load => {}
+            }
             let done = issue + lat;
             let th = &mut self.threads[idx];
             th.queue.pop_front();
