@@ -32,15 +32,16 @@
 //! latency), which keeps every queue's arrivals in time order. Straddling
 //! accesses touch both lines; their latency is the larger.
 //!
-//! **Fast paths, exact by construction.** A load to the line its core
-//! touched last (when no prefetcher is attached and the L1D policy leaves a
-//! repeated hit unchanged) is answered as the L1D hit it is, without the
-//! lookup: only the core's own accesses fill its L1D, and an invalidation
-//! from another core clears the remembered line. The thread that just ran
-//! goes next without a heap round trip when its next issue time is first in
-//! `(time, thread)` order. Runs of equal latencies enter the histogram once.
-//! None of these changes a result (checked on nine configurations,
-//! byte for byte, when each went in).
+//! **Fast paths, exact by construction** ([`Config::shortcuts`]). A load
+//! to the line its core's last data access touched, a write to it while it
+//! is dirty, and a fetch from the line it fetched last (when no prefetcher
+//! is attached and the level's policy leaves a repeated hit unchanged) are
+//! answered as the L1 hits they are, without the lookup (`Engine::shortcut`;
+//! every invalidation of such a line clears it); runs of them skip the event
+//! loop's general steps. The thread that just ran goes next without a heap
+//! round trip when its next issue time is first in `(time, thread)` order.
+//! Runs of equal latencies enter the histogram once. None of these changes a
+//! result: a test compares every shortcut against the general path.
 //!
 //! **Invariant.** No I/O, no clock, no randomness: the same records, machine
 //! and configuration give the same results. Hot state is flat vectors indexed
@@ -102,9 +103,9 @@ pub struct Config {
     /// fill buffers); further prefetches are dropped. `None`: no limit (a
     /// late prefetch still makes its demand wait for the fill).
     pub prefetch_queue: Option<usize>,
-    /// The exact fast paths (a core's repeated load or fetch of the line it
-    /// touched last answered without the lookup, runs of such loads without
-    /// the event loop's general steps). Results are identical either way;
+    /// The exact fast paths (a core's repeated load, write while dirty, or
+    /// fetch of the line it touched last answered without the lookup, runs
+    /// of such accesses without the event loop's general steps). Results are identical either way;
     /// off, every access takes the general path, which tests use as the
     /// reference.
     pub shortcuts: bool,
@@ -321,6 +322,11 @@ impl<'m> Engine<'m> {
             let g = c.geometry(line).expect("checked machine");
             Cache::new(g, c.replacement, seed)
         };
+        // A repeated hit on a level's most recent line changes nothing
+        // (all policies but SRRIP), so the shortcuts may answer it.
+        let repeat_free = |c: Option<&crate::machine::CacheSpec>| {
+            cfg.shortcuts && c.is_some_and(|c| c.replacement != crate::cache::Replacement::Srrip)
+        };
         let cores = m
             .core_node
             .iter()
@@ -339,17 +345,9 @@ impl<'m> Engine<'m> {
                 l1i_filled: false,
                 last_line: NO_LINE,
                 last_dirty: false,
-                repeat_hit_free: cfg.shortcuts
-                    && s.core
-                        .caches
-                        .first()
-                        .is_some_and(|c| c.replacement != crate::cache::Replacement::Srrip),
+                repeat_hit_free: repeat_free(s.core.caches.first()),
                 last_iline: NO_LINE,
-                l1i_repeat_hit_free: cfg.shortcuts
-                    && s.core
-                        .l1i
-                        .as_ref()
-                        .is_some_and(|c| c.replacement != crate::cache::Replacement::Srrip),
+                l1i_repeat_hit_free: repeat_free(s.core.l1i.as_ref()),
             })
             .collect::<Vec<_>>();
         let n = m.nodes();
@@ -787,31 +785,18 @@ impl<'m> Engine<'m> {
                 return Ok(None);
             };
             let core = th.core;
-            let line = a.addr >> self.line_bits;
-            let cs = &self.cores[core];
-            // The shortcuts of `access`, and their latency.
-            let lat = match a.kind {
-                Kind::Load if cs.last_line == line => cs.level_ps[0],
-                Kind::Store | Kind::Modify if cs.last_line == line && cs.last_dirty => {
-                    cs.level_ps[0]
-                }
-                Kind::IFetch if cs.last_iline == line => cs.l1i_ps,
-                _ => return Ok(Some(issue)),
+            let Some(lat) = self.shortcut(core, &a) else {
+                return Ok(Some(issue));
             };
-            let last = a.addr.saturating_add(a.size.max(1) as u64 - 1) >> self.line_bits;
             let top = *heap_top.get_or_insert_with(|| self.heap.peek().map(|&Reverse(t)| t));
             let first = top.is_none_or(|top| (issue, idx) < top);
-            if last != line || !first || !self.may_run(issue, bound) {
+            if !first || !self.may_run(issue, bound) {
                 return Ok(Some(issue));
             }
-            match a.kind {
-                Kind::Store | Kind::Modify => {
-                    let off = a.addr & ((1 << self.line_bits) - 1);
-                    self.note_write(core, line, off, off + (a.size as u64).max(1));
-                }
+            self.shortcut_effect(core, &a);
+            if a.kind == Kind::IFetch {
                 // The loop's prefetch-PC bookkeeping, as in `advance`.
-                Kind::IFetch => self.threads[idx].last_ifetch = Some(a.addr),
-                Kind::Load => {}
+                self.threads[idx].last_ifetch = Some(a.addr);
             }
             let done = issue + lat;
             let th = &mut self.threads[idx];
@@ -922,34 +907,49 @@ impl<'m> Engine<'m> {
         }
     }
 
+    /// The latency of `a` if a shortcut answers it — an L1 hit that changes
+    /// no cache state: a load to the line this core's last data access
+    /// touched (still the most recent in its L1D set: only this core's own
+    /// data accesses fill its L1D, and an invalidation from another core or
+    /// a back-invalidation from its own L2 clears `last_line`), a write to
+    /// that line while it is dirty (no upgrade needed), a fetch from the
+    /// line it fetched last (likewise for the L1I). `None`: the full path.
+    #[inline(always)]
+    fn shortcut(&self, core: usize, a: &Access) -> Option<u64> {
+        let line = a.addr >> self.line_bits;
+        let last = a.addr.saturating_add(a.size.max(1) as u64 - 1) >> self.line_bits;
+        let cs = &self.cores[core];
+        if line != last {
+            return None;
+        }
+        match a.kind {
+            Kind::Load if cs.last_line == line => Some(cs.level_ps[0]),
+            Kind::Store | Kind::Modify if cs.last_line == line && cs.last_dirty => {
+                Some(cs.level_ps[0])
+            }
+            Kind::IFetch if cs.last_iline == line => Some(cs.l1i_ps),
+            _ => None,
+        }
+    }
+
+    /// What the full path would still do for an access [`Engine::shortcut`]
+    /// answers: a write's false-sharing bookkeeping.
+    #[inline(always)]
+    fn shortcut_effect(&mut self, core: usize, a: &Access) {
+        if matches!(a.kind, Kind::Store | Kind::Modify) {
+            let off = a.addr & ((1 << self.line_bits) - 1);
+            let line = a.addr >> self.line_bits;
+            self.note_write(core, line, off, off + (a.size as u64).max(1));
+        }
+    }
+
     /// Applies one access at time `t`; returns (latency ps, where served).
     fn access(&mut self, core: usize, a: &Access, t: u64, pc: Option<u64>) -> (u64, Served) {
         let first = a.addr >> self.line_bits;
         let last = a.addr.saturating_add(a.size.max(1) as u64 - 1) >> self.line_bits;
-        // A load to the line this core's last data access touched: that line
-        // is still the most recent in its L1D set (only this core's own data
-        // accesses fill its L1D; an invalidation from another core and a
-        // back-invalidation from its own L2 clear `last_line`), so the full
-        // path would find an L1D hit and change nothing.
-        let cs = &self.cores[core];
-        if first == last && cs.last_line == first {
-            match a.kind {
-                Kind::Load => return (cs.level_ps[0], Served::Private(0)),
-                // A write to it while it is dirty: the full path's only
-                // effect is the false-sharing bookkeeping.
-                Kind::Store | Kind::Modify if cs.last_dirty => {
-                    let lat = cs.level_ps[0];
-                    let off = a.addr & ((1 << self.line_bits) - 1);
-                    self.note_write(core, first, off, off + (a.size as u64).max(1));
-                    return (lat, Served::Private(0));
-                }
-                _ => {}
-            }
-        }
-        // Likewise a fetch from the line this core fetched last: an L1I hit
-        // that changes nothing.
-        if a.kind == Kind::IFetch && first == last && cs.last_iline == first {
-            return (cs.l1i_ps, Served::Private(0));
+        if let Some(lat) = self.shortcut(core, a) {
+            self.shortcut_effect(core, a);
+            return (lat, Served::Private(0));
         }
         let result = self.access_lines(core, a, t, pc, first, last);
         let no_pf = self.pf.is_empty();
