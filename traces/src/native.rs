@@ -851,12 +851,19 @@ impl<R: Read + Send> RecordSource for NativeReader<R> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::record::Kind;
     use crate::source::collect_all;
 
-    fn sample(n: usize) -> Vec<Record> {
+    /// Both optional columns.
+    pub(crate) const ALL_COLUMNS: Fields = Fields {
+        pc: true,
+        time: true,
+    };
+
+    /// `n` records of every kind, three threads, with PCs, gaps and times.
+    pub(crate) fn sample(n: usize) -> Vec<Record> {
         (0..n)
             .map(|i| {
                 let k = Kind::ALL[i % 4];
@@ -872,8 +879,19 @@ mod tests {
     }
 
     fn write(recs: &[Record], fields: Fields, codec: Codec) -> Vec<u8> {
+        write_blocks(recs, fields, codec, DEFAULT_BLOCK_RECORDS)
+    }
+
+    /// A native file of `recs` in blocks of at most `block` records.
+    pub(crate) fn write_blocks(
+        recs: &[Record],
+        fields: Fields,
+        codec: Codec,
+        block: u32,
+    ) -> Vec<u8> {
+        let meta = serde_json::json!({"t": 1});
         let mut w =
-            NativeWriter::new(Vec::new(), fields, codec, &serde_json::json!({"t": 1})).unwrap();
+            NativeWriter::with_block_records(Vec::new(), fields, codec, &meta, block).unwrap();
         for r in recs {
             w.write(r).unwrap();
         }
@@ -888,10 +906,7 @@ mod tests {
             .map(|r| Record::access(r.thread, r.kind, r.addr, r.size))
             .collect();
         for codec in [Codec::None, Codec::Zstd] {
-            let f = Fields {
-                pc: true,
-                time: true,
-            };
+            let f = ALL_COLUMNS;
             let bytes = write(&all, f, codec);
             let mut rd = NativeReader::new(&bytes[..]).unwrap();
             assert_eq!(rd.meta()["t"], 1);
@@ -913,10 +928,7 @@ mod tests {
     #[test]
     fn corruption_is_detected() {
         let recs = sample(1000);
-        let f = Fields {
-            pc: true,
-            time: true,
-        };
+        let f = ALL_COLUMNS;
         let bytes = write(&recs, f, Codec::None);
         let meta_len = 7; // {"t":1}
         let payload = HEADER_BYTES + meta_len + BLOCK_HEADER_BYTES;
@@ -976,14 +988,7 @@ mod tests {
     #[test]
     fn invalid_record_names_its_index_and_offset() {
         let recs = sample(10);
-        let bytes = write(
-            &recs,
-            Fields {
-                pc: true,
-                time: true,
-            },
-            Codec::None,
-        );
+        let bytes = write(&recs, ALL_COLUMNS, Codec::None);
         let mut b = bytes.clone();
         let payload = HEADER_BYTES + 7 + BLOCK_HEADER_BYTES;
         // Record 4's kind byte := 9, then fix the block checksum so only the record is wrong.

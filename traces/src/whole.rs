@@ -357,8 +357,9 @@ impl Drop for WholeReader {
 mod tests {
     use super::*;
     use crate::lackey::{LackeyReader, LackeySegments};
-    use crate::native::{Codec, NativeReader, NativeSegments, NativeWriter};
-    use crate::record::{Kind, Record};
+    use crate::native::tests::{ALL_COLUMNS, sample, write_blocks};
+    use crate::native::{Codec, NativeReader, NativeSegments};
+    use crate::record::Record;
     use crate::source::collect_all;
     use crate::workload::splitmix;
 
@@ -481,35 +482,6 @@ mod tests {
         }
     }
 
-    fn native_records(n: usize) -> Vec<Record> {
-        (0..n)
-            .map(|i| {
-                let r = Record::access(
-                    (i % 3) as u32,
-                    Kind::ALL[i % 4],
-                    i as u64 * 40 + 7,
-                    1 + (i % 64) as u16,
-                );
-                match i % 5 {
-                    0 => r.with_pc(0x400000 + i as u64),
-                    1 => r.with_gap(i as u64),
-                    2 => r.with_time(i as u64 * 3).with_pc(9),
-                    _ => r,
-                }
-            })
-            .collect()
-    }
-
-    fn native_file(recs: &[Record], fields: Fields, codec: Codec, block: u32) -> Vec<u8> {
-        let meta = serde_json::json!({"t": 1});
-        let mut w =
-            NativeWriter::with_block_records(Vec::new(), fields, codec, &meta, block).unwrap();
-        for r in recs {
-            w.write(r).unwrap();
-        }
-        w.finish().unwrap()
-    }
-
     fn native_whole(bytes: &[u8], threads: usize) -> std::result::Result<Vec<Record>, String> {
         let w = Arc::new(Watched(bytes.to_vec(), Mutex::new(Vec::new())));
         match NativeSegments::new(w.clone()) {
@@ -527,22 +499,16 @@ mod tests {
 
     #[test]
     fn native_blocks_give_the_streaming_records() {
-        let all = native_records(50_000);
+        let all = sample(50_000);
         let plain: Vec<Record> = all
             .iter()
             .map(|r| Record::access(r.thread, r.kind, r.addr, r.size))
             .collect();
-        for fields in [
-            Fields::default(),
-            Fields {
-                pc: true,
-                time: true,
-            },
-        ] {
+        for fields in [Fields::default(), ALL_COLUMNS] {
             let recs = if fields.pc { &all } else { &plain };
             for codec in [Codec::None, Codec::Zstd] {
                 for block in [1000, 65536] {
-                    let bytes = native_file(recs, fields, codec, block);
+                    let bytes = write_blocks(recs, fields, codec, block);
                     let want = native_stream(&bytes).unwrap();
                     assert_eq!(want.len(), recs.len());
                     for threads in [1, 2] {
@@ -555,13 +521,10 @@ mod tests {
 
     #[test]
     fn native_blocks_fail_as_the_stream_does_on_every_flipped_byte_and_cut() {
-        let recs = native_records(300);
-        let fields = Fields {
-            pc: true,
-            time: true,
-        };
+        let recs = sample(300);
+        let fields = ALL_COLUMNS;
         for codec in [Codec::None, Codec::Zstd] {
-            let bytes = native_file(&recs, fields, codec, 64);
+            let bytes = write_blocks(&recs, fields, codec, 64);
             for i in 0..bytes.len() {
                 for bit in [0x01, 0x80] {
                     let mut b = bytes.clone();
@@ -588,12 +551,9 @@ mod tests {
     #[test]
     fn a_bad_record_deep_in_a_large_block_and_a_checksum_error_rank_as_in_the_stream() {
         // One block of 7000 records (several decode steps), PC and time columns.
-        let recs = native_records(7000);
-        let fields = Fields {
-            pc: true,
-            time: true,
-        };
-        let bytes = native_file(&recs, fields, Codec::None, 7000);
+        let recs = sample(7000);
+        let fields = ALL_COLUMNS;
+        let bytes = write_blocks(&recs, fields, Codec::None, 7000);
         let payload = bytes.len() - 8 - 24 - 7000 * 32;
         let crc_at = payload - 24 + 16;
         let fix_crc = |b: &mut Vec<u8>| {
