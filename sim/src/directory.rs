@@ -3,9 +3,11 @@
 //!
 //! Agents are numbered: cores `0..C`, then one per node LLC `C..C+N`; a
 //! 256-bit set holds them. Entries exist only for lines some agent holds
-//! (plus the last writer, for false-sharing detection), in a hash map keyed
-//! by line number with a multiplicative hash — lookups happen only on
-//! private-cache misses and on writes to clean lines.
+//! (plus the last writer, for false-sharing detection), in a [`Directory`]:
+//! an open-addressing table keyed by line number whose slots are one host
+//! cache line each, placed so that neighbouring lines sit in neighbouring
+//! slots (a stream's misses and its evictions touch few host lines) —
+//! lookups happen on private-cache misses and evictions and on writes.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -105,9 +107,240 @@ impl Default for Entry {
     }
 }
 
+/// Key of an empty slot (line numbers are addresses shifted right, never all ones).
+const EMPTY: u64 = u64::MAX;
+
+/// Lines that share a group of neighbouring slots (see [`Directory`]).
+const GROUP_BITS: u32 = 3;
+
+/// One slot: a line and its entry, one host cache line.
+#[derive(Clone, Copy, Debug)]
+#[repr(C, align(64))]
+struct Slot {
+    line: u64,
+    e: Entry,
+}
+
+const EMPTY_SLOT: Slot = Slot {
+    line: EMPTY,
+    e: Entry {
+        sharers: Agents([0; 4]),
+        owner: NO_AGENT,
+        last_writer: NO_AGENT,
+        write_mask: 0,
+    },
+};
+
+/// The directory's entries: a linear-probing hash table from line number
+/// to [`Entry`], at most half full, with backward-shift deletion (no
+/// tombstones). A line's first probe is `group(line >> 3) * 8 + line % 8`
+/// (Fibonacci hash of the group), so eight neighbouring lines occupy
+/// neighbouring slots. Deterministic: the layout depends only on the
+/// sequence of operations; never iterated into output.
+#[derive(Clone, Debug)]
+pub struct Directory {
+    slots: Vec<Slot>,
+    mask: usize,
+    /// log2 of the number of slots.
+    bits: u32,
+    len: usize,
+}
+
+impl Default for Directory {
+    fn default() -> Self {
+        Directory::with_bits(10)
+    }
+}
+
+impl Directory {
+    fn with_bits(bits: u32) -> Directory {
+        Directory {
+            slots: vec![EMPTY_SLOT; 1 << bits],
+            mask: (1 << bits) - 1,
+            bits,
+            len: 0,
+        }
+    }
+
+    /// Lines with an entry.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The slot where the search for `line` starts.
+    #[inline(always)]
+    fn home(&self, line: u64) -> usize {
+        let group = (line >> GROUP_BITS).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+            >> (64 - (self.bits - GROUP_BITS));
+        ((group << GROUP_BITS) | (line & ((1 << GROUP_BITS) - 1))) as usize
+    }
+
+    /// The slot holding `line`.
+    #[inline(always)]
+    fn find(&self, line: u64) -> Option<usize> {
+        let mut i = self.home(line);
+        loop {
+            let k = self.slots[i].line;
+            if k == line {
+                return Some(i);
+            }
+            if k == EMPTY {
+                return None;
+            }
+            i = (i + 1) & self.mask;
+        }
+    }
+
+    #[inline]
+    pub fn get(&self, line: u64) -> Option<&Entry> {
+        self.find(line).map(|i| &self.slots[i].e)
+    }
+
+    #[inline]
+    pub fn get_mut(&mut self, line: u64) -> Option<&mut Entry> {
+        self.find(line).map(|i| &mut self.slots[i].e)
+    }
+
+    /// The entry of `line`, or the default (no sharers, no owner, no writer).
+    #[inline]
+    pub fn copied(&self, line: u64) -> Entry {
+        self.get(line).copied().unwrap_or_default()
+    }
+
+    /// The entry of `line`, inserted empty if absent.
+    #[inline]
+    pub fn entry(&mut self, line: u64) -> &mut Entry {
+        if (self.len + 1) * 2 > self.slots.len() {
+            self.grow();
+        }
+        let mut i = self.home(line);
+        loop {
+            let k = self.slots[i].line;
+            if k == line {
+                return &mut self.slots[i].e;
+            }
+            if k == EMPTY {
+                self.len += 1;
+                self.slots[i] = Slot {
+                    line,
+                    e: Entry::default(),
+                };
+                return &mut self.slots[i].e;
+            }
+            i = (i + 1) & self.mask;
+        }
+    }
+
+    /// Removes `line`'s entry, if any; later entries of its probe run move
+    /// back into the hole.
+    pub fn remove(&mut self, line: u64) {
+        let Some(mut hole) = self.find(line) else {
+            return;
+        };
+        let mut j = hole;
+        loop {
+            j = (j + 1) & self.mask;
+            let k = self.slots[j].line;
+            if k == EMPTY {
+                break;
+            }
+            // The entry at j may fill the hole if the hole lies on its probe
+            // path: no further from j than its home is.
+            let from_home = j.wrapping_sub(self.home(k)) & self.mask;
+            let from_hole = j.wrapping_sub(hole) & self.mask;
+            if from_home >= from_hole {
+                self.slots[hole] = self.slots[j];
+                hole = j;
+            }
+        }
+        self.slots[hole] = EMPTY_SLOT;
+        self.len -= 1;
+    }
+
+    #[cold]
+    fn grow(&mut self) {
+        let old = std::mem::replace(self, Directory::with_bits(self.bits + 1));
+        for s in old.slots.iter().filter(|s| s.line != EMPTY) {
+            *self.entry(s.line) = s.e;
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::BTreeMap;
+
+    /// Random inserts, updates and removals against a BTreeMap, on keys
+    /// chosen to collide (runs of neighbouring lines, strides that share a
+    /// group hash) so that probe runs wrap, grow and shift back.
+    #[test]
+    fn directory_agrees_with_a_map() {
+        let mut d = Directory::default();
+        let mut m: BTreeMap<u64, Entry> = BTreeMap::new();
+        let mut x = 0x1234_5678_9abc_def1u64;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let mut max_len = 0;
+        for step in 0..400_000u64 {
+            let r = next();
+            // Few distinct keys early (dense runs), more later (growth).
+            let span = if step < 200_000 { 3000 } else { 40_000 };
+            let base = match r % 3 {
+                0 => r >> 8 & 63,            // one dense run
+                1 => (r >> 8) % span * 1024, // a large stride
+                _ => (r >> 8) % span,
+            };
+            let line = base + 0x40_0000;
+            match r >> 60 {
+                0..=6 => {
+                    let e = d.entry(line);
+                    e.write_mask = e.write_mask.wrapping_add(step);
+                    e.sharers.insert((step % 256) as usize);
+                    let o = m.entry(line).or_default();
+                    o.write_mask = o.write_mask.wrapping_add(step);
+                    o.sharers.insert((step % 256) as usize);
+                }
+                7..=12 => {
+                    d.remove(line);
+                    m.remove(&line);
+                }
+                _ => {
+                    if let Some(e) = d.get_mut(line) {
+                        e.owner = step as u16;
+                    }
+                    if let Some(o) = m.get_mut(&line) {
+                        o.owner = step as u16;
+                    }
+                }
+            }
+            assert_eq!(d.get(line), m.get(&line), "step {step}, line {line:#x}");
+            assert_eq!(d.len(), m.len());
+            max_len = max_len.max(d.len());
+            if step % 50_000 == 0 {
+                for (k, v) in &m {
+                    assert_eq!(d.get(*k), Some(v), "step {step}, line {k:#x}");
+                }
+            }
+        }
+        for (k, v) in &m {
+            assert_eq!(d.get(*k), Some(v));
+        }
+        assert!(max_len > 10_000, "the table grew several times ({max_len})");
+        // Every entry reachable from its home: removals left no gap in a run.
+        for (k, _) in m.clone() {
+            d.remove(k);
+        }
+        assert!(d.is_empty() && d.slots.iter().all(|s| s.line == EMPTY));
+    }
 
     #[test]
     fn agent_sets() {

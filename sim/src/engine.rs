@@ -56,7 +56,7 @@ use hdrhistogram::Histogram;
 use traces::{Access, Batch, Kind, Timing};
 
 use crate::cache::Cache;
-use crate::directory::{Agents, Entry, NO_AGENT, U64Map};
+use crate::directory::{Agents, Directory, NO_AGENT, U64Map};
 use crate::machine::{Machine, ns_to_ps, transfer_ps};
 use crate::placement::{Observed, Placement};
 use crate::prefetch::{PrefetchStats, Prefetcher, Seen};
@@ -272,7 +272,7 @@ pub struct Engine<'m> {
     interleave_bits: Vec<u32>,
     pub(crate) links: Vec<Queue>,
     link_service_ps: Vec<u64>,
-    dir: U64Map<Entry>,
+    dir: Directory,
     false_shared: U64Map<()>,
     pages: U64Map<u32>,
     /// The last page looked up and its node (streams touch one page many times).
@@ -404,7 +404,7 @@ impl<'m> Engine<'m> {
                 .iter()
                 .map(|l| transfer_ps(line, l.bandwidth_gbps))
                 .collect(),
-            dir: U64Map::default(),
+            dir: Directory::default(),
             false_shared: U64Map::default(),
             pages: U64Map::default(),
             last_page: (u64::MAX, 0),
@@ -1109,7 +1109,7 @@ impl<'m> Engine<'m> {
         {
             return;
         }
-        if let Some(e) = self.dir.get(&line)
+        if let Some(e) = self.dir.get(line)
             && e.owner != NO_AGENT
             && e.owner as usize != core
         {
@@ -1164,7 +1164,7 @@ impl<'m> Engine<'m> {
         }
         self.pf[k].stats.issued += 1;
         self.pf[k].stats.extra_bytes += 1 << self.line_bits;
-        self.dir.entry(line).or_default().sharers.insert(core);
+        self.dir.entry(line).sharers.insert(core);
         // Fill the prefetch level and every level below it (inclusion).
         for i in (lvl..nlev).rev() {
             if let Some(v) = self.cores[core].levels[i].fill(line, false) {
@@ -1235,7 +1235,7 @@ impl<'m> Engine<'m> {
         }
         // 2. Private miss: directory, then LLC, then memory.
         let home = self.home_of(line, node, t);
-        let ent = self.dir.get(&line).copied().unwrap_or_default();
+        let ent = self.dir.copied(line);
         let me = core;
         let mut lat;
         let served;
@@ -1245,7 +1245,7 @@ impl<'m> Engine<'m> {
             lat = self.c2c_ps + self.m.route_ps[node][onode];
             self.counters.cache_to_cache += 1;
             served = Served::Remote;
-            let e = self.dir.entry(line).or_default();
+            let e = self.dir.entry(line);
             if write {
                 e.sharers = Agents::one(me);
                 e.owner = me as u16;
@@ -1319,7 +1319,7 @@ impl<'m> Engine<'m> {
                 }
             }
             lat = lat.max(inv_lat);
-            let e = self.dir.entry(line).or_default();
+            let e = self.dir.entry(line);
             if write {
                 e.sharers = Agents::one(me);
                 e.owner = me as u16;
@@ -1340,7 +1340,7 @@ impl<'m> Engine<'m> {
     /// A write to a clean private copy: invalidate every other copy.
     fn upgrade(&mut self, core: usize, line: u64, t: u64) -> u64 {
         let node = self.cores[core].node as usize;
-        let ent = self.dir.get(&line).copied().unwrap_or_default();
+        let ent = self.dir.copied(line);
         let mut far = 0;
         let mut count = 0;
         for a in ent.sharers.iter().filter(|&a| a != core) {
@@ -1364,7 +1364,7 @@ impl<'m> Engine<'m> {
             self.counters.upgrades += 1;
             self.count_invalidations(count, t);
         }
-        let e = self.dir.entry(line).or_default();
+        let e = self.dir.entry(line);
         e.sharers = Agents::one(core);
         e.owner = core as u16;
         lat
@@ -1387,7 +1387,7 @@ impl<'m> Engine<'m> {
         } else {
             ((1u64 << (hi - lo + 1)) - 1) << lo
         };
-        let e = self.dir.entry(line).or_default();
+        let e = self.dir.entry(line);
         if e.last_writer == core as u16 {
             e.write_mask |= mask;
         } else {
@@ -1418,7 +1418,7 @@ impl<'m> Engine<'m> {
         for k in 0..self.pf.len() {
             self.prefetch_lost(k, agent, line);
         }
-        if let Some(e) = self.dir.get_mut(&line) {
+        if let Some(e) = self.dir.get_mut(line) {
             e.sharers.remove(agent);
             if e.owner as usize == agent {
                 e.owner = NO_AGENT;
@@ -1428,12 +1428,12 @@ impl<'m> Engine<'m> {
 
     /// Drops a directory entry no core holds (unless it carries false-sharing history).
     fn forget_if_unheld(&mut self, line: u64) {
-        if let Some(e) = self.dir.get(&line)
+        if let Some(e) = self.dir.get(line)
             && e.sharers.is_empty()
             && e.owner == NO_AGENT
             && (self.false_shared.is_empty() || !self.false_shared.contains_key(&line))
         {
-            self.dir.remove(&line);
+            self.dir.remove(line);
         }
     }
 
@@ -1463,7 +1463,7 @@ impl<'m> Engine<'m> {
             c.fill(line, false);
             // An L1I victim is clean and still in the levels below: nothing to do.
             if nlev == 0 {
-                self.dir.entry(line).or_default().sharers.insert(core);
+                self.dir.entry(line).sharers.insert(core);
             }
         } else if nlev > 0 && below > 0 {
             let v = self.cores[core].levels[0].fill_absent(line, write);
@@ -1476,7 +1476,7 @@ impl<'m> Engine<'m> {
         if nlev == 0 && self.cores[core].l1i.is_none() {
             // No private caches: the core holds nothing.
             let mut wrote = false;
-            if let Some(e) = self.dir.get_mut(&line) {
+            if let Some(e) = self.dir.get_mut(line) {
                 e.sharers.remove(core);
                 if e.owner as usize == core {
                     e.owner = NO_AGENT;
@@ -1560,7 +1560,7 @@ impl<'m> Engine<'m> {
                 cs.last_iline = NO_LINE;
             }
         }
-        if let Some(e) = self.dir.get_mut(&block) {
+        if let Some(e) = self.dir.get_mut(block) {
             e.sharers.remove(core);
             if e.owner as usize == core {
                 e.owner = NO_AGENT;
@@ -1569,7 +1569,7 @@ impl<'m> Engine<'m> {
                 && e.owner == NO_AGENT
                 && (self.false_shared.is_empty() || !self.false_shared.contains_key(&block))
             {
-                self.dir.remove(&block);
+                self.dir.remove(block);
             }
         }
         if dirty {
