@@ -197,6 +197,17 @@ struct CoreState {
     l1i_repeat_hit_free: bool,
 }
 
+/// A run of shortcut hits of one thread, counted by [`Engine::run_hits`].
+#[derive(Default)]
+struct HitRun {
+    data: u64,
+    ifetches: u64,
+    /// Latency of the fetches (the data accesses all take the L1D's).
+    ifetch_ps: u64,
+    last_issue: u64,
+    last_done: u64,
+}
+
 /// No line (line numbers are addresses shifted right, never all ones).
 const NO_LINE: u64 = u64::MAX;
 
@@ -763,11 +774,14 @@ impl<'m> Engine<'m> {
     /// Runs thread `idx`'s records that [`Engine::access`] answers by a
     /// shortcut (a load or a write while dirty to the core's last data
     /// line, a fetch from its last fetched line) for as long as each is
-    /// first in (time, thread) order and may run, doing for each exactly
-    /// what the loop in [`Engine::advance`] does: the record is popped at
-    /// its issue time, answered as the hit the shortcut finds (a write
-    /// noted for false sharing), and counted the same way — without the
-    /// loop's general steps (heap, carry, miss bookkeeping).
+    /// first in (time, thread) order, may run and issues in the current
+    /// time-series window, doing for each what the loop in
+    /// [`Engine::advance`] does: the record is popped at its issue time,
+    /// answered as the hit the shortcut finds (a write noted for false
+    /// sharing) and counted — without the loop's general steps (heap, carry,
+    /// miss bookkeeping), and with the run's counts added up once at its end
+    /// ([`HitRun::apply`]): every access of a run is an L1 hit at one of two
+    /// fixed latencies, so the sums are the same.
     /// `issue` is the front record's issue time, already computed; returns
     /// the front record's issue time after the run, `None` once the queue
     /// is empty.
@@ -777,45 +791,92 @@ impl<'m> Engine<'m> {
         mut issue: u64,
         bound: u64,
     ) -> Result<Option<u64>, EngineError> {
-        // The heap does not change during a run: look at its top once.
-        let mut heap_top = None;
+        // The heap does not change during a run: (issue, idx) < top is
+        // issue < stop.
+        let stop = self.heap.peek().map_or(
+            u64::MAX,
+            |&Reverse((t, j))| {
+                if idx < j { t.saturating_add(1) } else { t }
+            },
+        );
+        let (win_start, win_end, _) = self.win_span;
+        let core = self.threads[idx].core;
+        let mut run = HitRun::default();
         loop {
-            let th = &self.threads[idx];
-            let Some(&(a, ..)) = th.queue.front() else {
+            let Some(&(a, ..)) = self.threads[idx].queue.front() else {
+                self.apply_run(idx, core, &run);
                 return Ok(None);
             };
-            let core = th.core;
             let Some(lat) = self.shortcut(core, &a) else {
-                return Ok(Some(issue));
+                break;
             };
-            let top = *heap_top.get_or_insert_with(|| self.heap.peek().map(|&Reverse(t)| t));
-            let first = top.is_none_or(|top| (issue, idx) < top);
-            if !first || !self.may_run(issue, bound) {
-                return Ok(Some(issue));
+            if issue >= stop || !self.may_run(issue, bound) || issue < win_start || issue >= win_end
+            {
+                break;
             }
             self.shortcut_effect(core, &a);
+            let th = &mut self.threads[idx];
             if a.kind == Kind::IFetch {
                 // The loop's prefetch-PC bookkeeping, as in `advance`.
-                self.threads[idx].last_ifetch = Some(a.addr);
+                th.last_ifetch = Some(a.addr);
+                run.ifetches += 1;
+                run.ifetch_ps += lat;
+            } else {
+                run.data += 1;
             }
-            let done = issue + lat;
-            let th = &mut self.threads[idx];
             th.queue.pop_front();
             th.scheduled = false;
             th.last_issue = issue;
             th.started = true;
-            th.accesses += 1;
-            th.latency_ps += lat as u128;
-            th.last_done = th.last_done.max(done);
             self.buffered -= 1;
-            self.now_ps = self.now_ps.max(issue);
-            self.elapsed_ps = self.elapsed_ps.max(done);
-            self.record_stats(&a, issue, lat, Served::Private(0));
+            run.last_issue = issue;
+            run.last_done = run.last_done.max(issue + lat);
             match self.issue_time(idx)? {
                 Some(next) => issue = next,
-                None => return Ok(None),
+                None => {
+                    self.apply_run(idx, core, &run);
+                    return Ok(None);
+                }
             }
         }
+        self.apply_run(idx, core, &run);
+        Ok(Some(issue))
+    }
+
+    /// Adds a run of shortcut hits of thread `idx` on `core` to the
+    /// counters, as [`Engine::record_stats`] would have one by one.
+    fn apply_run(&mut self, idx: usize, core: usize, run: &HitRun) {
+        let n = run.data + run.ifetches;
+        if n == 0 {
+            return;
+        }
+        let data_ps = self.cores[core].level_ps[0];
+        let lat_ps = run.data as u128 * data_ps as u128 + run.ifetch_ps as u128;
+        let th = &mut self.threads[idx];
+        th.accesses += n;
+        th.latency_ps += lat_ps;
+        th.last_done = th.last_done.max(run.last_done);
+        self.now_ps = self.now_ps.max(run.last_issue);
+        self.elapsed_ps = self.elapsed_ps.max(run.last_done);
+        let c = &mut self.counters;
+        c.accesses += n;
+        c.ifetches += run.ifetches;
+        c.data_accesses += run.data;
+        c.latency_sum_ps += run.data as u128 * data_ps as u128;
+        c.served[0] += n;
+        if run.data > 0 {
+            let v = data_ps.max(1);
+            if v == self.hist_run.0 {
+                self.hist_run.1 += run.data;
+            } else {
+                self.flush_hist_run();
+                self.hist_run = (v, run.data);
+            }
+        }
+        let w = self.window(run.last_issue);
+        w.accesses += n;
+        w.latency_ps += lat_ps;
+        w.l1_hits += n;
     }
 
     /// The window holding time `t`. Times mostly move forward: the last
