@@ -235,12 +235,33 @@ impl Directory {
         }
     }
 
-    /// Removes `line`'s entry, if any; later entries of its probe run move
-    /// back into the hole.
+    /// Removes `line`'s entry, if any.
     pub fn remove(&mut self, line: u64) {
-        let Some(mut hole) = self.find(line) else {
+        if let Some(i) = self.find(line) {
+            self.remove_at(i);
+        }
+    }
+
+    /// `agent` no longer holds `line`: it leaves the sharers (and the
+    /// ownership); the entry goes when no agent holds the line, unless
+    /// `keep(line)` (history worth keeping). One search.
+    #[inline]
+    pub fn release(&mut self, line: u64, agent: usize, keep: impl FnOnce(u64) -> bool) {
+        let Some(i) = self.find(line) else {
             return;
         };
+        let e = &mut self.slots[i].e;
+        e.sharers.remove(agent);
+        if e.owner as usize == agent {
+            e.owner = NO_AGENT;
+        }
+        if e.sharers.is_empty() && e.owner == NO_AGENT && !keep(line) {
+            self.remove_at(i);
+        }
+    }
+
+    /// Empties slot `hole`; later entries of its probe run move back into it.
+    fn remove_at(&mut self, mut hole: usize) {
         let mut j = hole;
         loop {
             j = (j + 1) & self.mask;
@@ -304,21 +325,35 @@ mod tests {
                 0..=6 => {
                     let e = d.entry(line);
                     e.write_mask = e.write_mask.wrapping_add(step);
-                    e.sharers.insert((step % 256) as usize);
+                    e.sharers.insert((step % 4) as usize);
                     let o = m.entry(line).or_default();
                     o.write_mask = o.write_mask.wrapping_add(step);
-                    o.sharers.insert((step % 256) as usize);
+                    o.sharers.insert((step % 4) as usize);
                 }
                 7..=12 => {
                     d.remove(line);
                     m.remove(&line);
                 }
+                13 => {
+                    let agent = (r >> 20 & 3) as usize;
+                    let keep = |l: u64| l % 5 == 0;
+                    d.release(line, agent, keep);
+                    if let Some(o) = m.get_mut(&line) {
+                        o.sharers.remove(agent);
+                        if o.owner as usize == agent {
+                            o.owner = NO_AGENT;
+                        }
+                        if o.sharers.is_empty() && o.owner == NO_AGENT && !keep(line) {
+                            m.remove(&line);
+                        }
+                    }
+                }
                 _ => {
                     if let Some(e) = d.get_mut(line) {
-                        e.owner = step as u16;
+                        e.owner = (step % 4) as u16;
                     }
                     if let Some(o) = m.get_mut(&line) {
-                        o.owner = step as u16;
+                        o.owner = (step % 4) as u16;
                     }
                 }
             }

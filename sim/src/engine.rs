@@ -1621,18 +1621,9 @@ impl<'m> Engine<'m> {
                 cs.last_iline = NO_LINE;
             }
         }
-        if let Some(e) = self.dir.get_mut(block) {
-            e.sharers.remove(core);
-            if e.owner as usize == core {
-                e.owner = NO_AGENT;
-            }
-            if e.sharers.is_empty()
-                && e.owner == NO_AGENT
-                && (self.false_shared.is_empty() || !self.false_shared.contains_key(&block))
-            {
-                self.dir.remove(block);
-            }
-        }
+        let fs = &self.false_shared;
+        self.dir
+            .release(block, core, |l| !fs.is_empty() && fs.contains_key(&l));
         if dirty {
             let node = self.cores[core].node as usize;
             self.fill_llc_or_memory(node, block, true, t);
