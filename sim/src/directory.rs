@@ -336,7 +336,7 @@ mod tests {
                 }
                 13 => {
                     let agent = (r >> 20 & 3) as usize;
-                    let keep = |l: u64| l % 5 == 0;
+                    let keep = |l: u64| l.is_multiple_of(5);
                     d.release(line, agent, keep);
                     if let Some(o) = m.get_mut(&line) {
                         o.sharers.remove(agent);
