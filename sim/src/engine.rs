@@ -590,7 +590,14 @@ impl<'m> Engine<'m> {
             } else {
                 let t = match self.thread_index.get(&(a.thread as u64)) {
                     Some(&t) => t,
-                    None => self.pin_thread(a.thread, record)?,
+                    None => {
+                        // A new thread starts at the time the run has
+                        // reached: first simulate what the records before it
+                        // allow, so that time does not depend on where the
+                        // input's batches happen to end.
+                        self.advance(false)?;
+                        self.pin_thread(a.thread, record)?
+                    }
                 };
                 self.last_thread = (a.thread, t);
                 t
@@ -602,6 +609,11 @@ impl<'m> Engine<'m> {
             self.buffered += 1;
             if !th.scheduled {
                 self.schedule(t)?;
+            }
+            if self.buffered >= self.cfg.max_buffered {
+                // Full: events run out of turn, at this record whatever the
+                // batch boundaries.
+                self.advance(false)?;
             }
         }
         self.advance(false)
