@@ -1264,6 +1264,8 @@ impl<'m> Engine<'m> {
         let first_is_l1i = instr && self.cores[core].l1i.is_some();
         let mut hit_level: Option<usize> = None;
         let mut was_dirty = false;
+        // The line's directory entry, once looked up.
+        let mut ent = None;
         {
             let cs = &mut self.cores[core];
             let start = if first_is_l1i { 1 } else { 0 };
@@ -1272,6 +1274,18 @@ impl<'m> Engine<'m> {
             }
             if hit_level.is_none() {
                 for i in start..nlev {
+                    if i >= 1 && ent.is_none() {
+                        // Below the first level, the directory decides: a
+                        // core holds a line in some private level exactly
+                        // when it holds it in the last (inclusion), and then
+                        // it is a sharer. Not a sharer: a miss everywhere,
+                        // without the probes.
+                        let e = self.dir.copied(line);
+                        ent = Some(e);
+                        if !e.sharers.contains(core) {
+                            break;
+                        }
+                    }
                     // Mark dirty only in the first data level; lower levels
                     // learn of it on write-back.
                     if let Some(d) = cs.levels[i].probe_ex(line, write && i == 0) {
@@ -1308,7 +1322,7 @@ impl<'m> Engine<'m> {
         }
         // 2. Private miss: directory, then LLC, then memory.
         let home = self.home_of(line, node, t);
-        let ent = self.dir.copied(line);
+        let ent = ent.unwrap_or_else(|| self.dir.copied(line));
         let me = core;
         let mut lat;
         let served;
