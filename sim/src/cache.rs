@@ -221,6 +221,17 @@ impl Cache {
         self.meta[set].dirty >> way & 1 == 1
     }
 
+    /// Hints the host to fetch what a lookup of `block` reads: its set's
+    /// tags (first and last way) and bookkeeping. Changes nothing.
+    #[inline(always)]
+    pub fn prefetch(&self, block: u64) {
+        let set = self.set_of(block);
+        let base = set * self.assoc;
+        crate::hint::prefetch(&self.tags[base]);
+        crate::hint::prefetch(&self.tags[base + self.assoc - 1]);
+        crate::hint::prefetch(&self.meta[set]);
+    }
+
     /// True if the block is resident (no state change).
     #[inline]
     pub fn contains(&self, block: u64) -> bool {

@@ -179,6 +179,12 @@ impl Directory {
         ((group << GROUP_BITS) | (line & ((1 << GROUP_BITS) - 1))) as usize
     }
 
+    /// Hints the host to fetch the slot where the search for `line` starts.
+    #[inline(always)]
+    pub fn prefetch(&self, line: u64) {
+        crate::hint::prefetch(&self.slots[self.home(line)]);
+    }
+
     /// The slot holding `line`.
     #[inline(always)]
     fn find(&self, line: u64) -> Option<usize> {

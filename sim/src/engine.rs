@@ -775,6 +775,7 @@ impl<'m> Engine<'m> {
                     carry = Some((issue, idx));
                 } else {
                     self.heap.push(Reverse((issue, idx)));
+                    self.prefetch_front(idx);
                 }
             } else if !end {
                 bound = bound.min(self.threads[idx].last_issue);
@@ -889,6 +890,30 @@ impl<'m> Engine<'m> {
         w.accesses += n;
         w.latency_ps += lat_ps;
         w.l1_hits += n;
+    }
+
+    /// Hints the host to fetch what thread `idx`'s next access will read
+    /// beyond its L1 — the directory slot, the L2 and LLC sets — while
+    /// other threads run (with many threads the simulated caches outgrow
+    /// the host's). Nothing when a shortcut will answer it. Changes nothing.
+    #[inline]
+    fn prefetch_front(&self, idx: usize) {
+        let th = &self.threads[idx];
+        let Some(&(a, ..)) = th.queue.front() else {
+            return;
+        };
+        if self.shortcut(th.core, &a).is_some() {
+            return;
+        }
+        let line = a.addr >> self.line_bits;
+        let cs = &self.cores[th.core];
+        self.dir.prefetch(line);
+        for c in cs.levels.iter().skip(1) {
+            c.prefetch(line);
+        }
+        if let Some(c) = &self.llc[cs.node as usize] {
+            c.prefetch(line);
+        }
     }
 
     /// The window holding time `t`. Times mostly move forward: the last

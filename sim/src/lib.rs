@@ -21,6 +21,7 @@ pub mod directory;
 pub mod engine;
 pub mod geometry;
 pub mod hierarchy;
+mod hint;
 pub mod machine;
 pub mod placement;
 pub mod prefetch;
