@@ -315,6 +315,9 @@ pub struct Engine<'m> {
 
 const LINE_STRADDLE_MAX: usize = 2;
 
+/// Records queued between two simulation steps within a batch.
+const FEED_CHUNK: usize = 2048;
+
 impl<'m> Engine<'m> {
     /// A fresh machine state.
     pub fn new(
@@ -613,6 +616,11 @@ impl<'m> Engine<'m> {
             if self.buffered >= self.cfg.max_buffered {
                 // Full: events run out of turn, at this record whatever the
                 // batch boundaries.
+                self.advance(false)?;
+            } else if i % FEED_CHUNK == FEED_CHUNK - 1 {
+                // Simulate while the records just queued are still in the
+                // host's caches (results do not depend on where this
+                // happens).
                 self.advance(false)?;
             }
         }
