@@ -910,6 +910,13 @@ impl<'m> Engine<'m> {
         let Some(&(a, ..)) = th.queue.front() else {
             return;
         };
+        // The records after it, read when this one has run (a lagging
+        // thread's queue is long and has left the host's caches).
+        for k in [1, 2] {
+            if let Some(r) = th.queue.get(k) {
+                crate::hint::prefetch(r);
+            }
+        }
         if self.shortcut(th.core, &a).is_some() {
             return;
         }
