@@ -41,12 +41,21 @@
 //! loop's general steps. The thread that just ran goes next without a heap
 //! round trip when its next issue time is first in `(time, thread)` order.
 //! Runs of equal latencies enter the histogram once. None of these changes a
-//! result: a test compares every shortcut against the general path.
+//! result: a test compares every shortcut against the general path. Below
+//! the L1, a core that is not a sharer of the line (the directory, looked up
+//! once per miss) holds it in no private level, so none is searched.
+//!
+//! **Host caches.** The simulated caches and directory outgrow the host's
+//! caches with many cores; when a thread goes back on the heap, the engine
+//! hints the host to fetch what its next access will read
+//! (`Engine::prefetch_front`, `hint.rs`), and it simulates every
+//! `FEED_CHUNK` records of a batch while they are still cached.
 //!
 //! **Invariant.** No I/O, no clock, no randomness: the same records, machine
-//! and configuration give the same results. Hot state is flat vectors indexed
-//! by core, node, channel and link; per-line state lives in hash maps with a
-//! fixed hasher and is never iterated into output.
+//! and configuration give the same results, however the records are cut
+//! into batches. Hot state is flat vectors indexed by core, node, channel and
+//! link; per-line state lives in the [`Directory`] and in hash maps with a
+//! fixed hasher, none iterated into output.
 
 use std::borrow::Cow;
 use std::cmp::Reverse;
@@ -568,7 +577,8 @@ impl<'m> Engine<'m> {
             core,
             queue: VecDeque::new(),
             last_ifetch: None,
-            // A thread first seen mid-run starts now, not at time zero.
+            // A thread first seen mid-run starts now, not at time zero
+            // (`feed` has simulated what the records before it allow).
             last_issue: self.now_ps,
             started: false,
             inflight: BinaryHeap::new(),
