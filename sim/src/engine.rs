@@ -811,7 +811,7 @@ impl<'m> Engine<'m> {
     /// answered as the hit the shortcut finds (a write noted for false
     /// sharing) and counted — without the loop's general steps (heap, carry,
     /// miss bookkeeping), and with the run's counts added up once at its end
-    /// ([`HitRun::apply`]): every access of a run is an L1 hit at one of two
+    /// ([`Engine::apply_run`]): every access of a run is an L1 hit at one of two
     /// fixed latencies, so the sums are the same.
     /// `issue` is the front record's issue time, already computed; returns
     /// the front record's issue time after the run, `None` once the queue
