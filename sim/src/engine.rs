@@ -1537,7 +1537,9 @@ impl<'m> Engine<'m> {
         }
     }
 
-    /// Removes `line` from a core's private levels.
+    /// Removes `line` from a core's private levels. The directory entry is
+    /// the caller's: every caller is a write that then makes the writer the
+    /// line's only sharer and owner.
     fn invalidate_agent(&mut self, agent: usize, line: u64, _t: u64) {
         let cs = &mut self.cores[agent];
         if cs.last_line == line {
@@ -1554,12 +1556,6 @@ impl<'m> Engine<'m> {
         }
         for k in 0..self.pf.len() {
             self.prefetch_lost(k, agent, line);
-        }
-        if let Some(e) = self.dir.get_mut(line) {
-            e.sharers.remove(agent);
-            if e.owner as usize == agent {
-                e.owner = NO_AGENT;
-            }
         }
     }
 
