@@ -288,6 +288,8 @@ pub struct Engine<'m> {
     llc_ps: Vec<u64>,
     pub(crate) channels: Vec<Vec<Queue>>,
     chan_service_ps: Vec<u64>,
+    /// Per node: the index of its first channel among all channels.
+    chan_base: Vec<usize>,
     mem_ps: Vec<u64>,
     interleave_bits: Vec<u32>,
     pub(crate) links: Vec<Queue>,
@@ -394,6 +396,14 @@ impl<'m> Engine<'m> {
                 }
             }
         }
+        let chan_base = channels
+            .iter()
+            .scan(0, |base, c| {
+                let first = *base;
+                *base += c.len();
+                Some(first)
+            })
+            .collect();
         let window_ps = cfg.window_ns.max(1) * 1000;
         let served_len = s.core.caches.len().max(1) + 4;
         Ok(Engine {
@@ -419,6 +429,7 @@ impl<'m> Engine<'m> {
                 .collect(),
             channels,
             chan_service_ps,
+            chan_base,
             mem_ps,
             interleave_bits,
             links: vec![Queue::default(); s.links.len()],
@@ -1756,19 +1767,27 @@ impl<'m> Engine<'m> {
             .unwrap_or(0)
     }
 
-    /// A demand read of one line from `home`'s memory by a core on `node`.
-    fn memory_read(&mut self, node: usize, home: usize, line: u64, t: u64) -> u64 {
+    /// One line through its channel at `home` and over the links from node
+    /// `a` to node `b` (home → reader for a read, writer → home for a
+    /// write-back), counted in the time series; returns the queueing waits.
+    fn carry_line(&mut self, home: usize, line: u64, a: usize, b: usize, t: u64) -> u64 {
         let line_bytes = 1u64 << self.line_bits;
         let ch = self.channel_of(home, line);
-        let wait = self.channels[home][ch].serve(t, self.chan_service_ps[home], line_bytes);
-        let flat = self.channels[..home].iter().map(Vec::len).sum::<usize>() + ch;
-        let mut link_wait = 0;
-        for k in 0..self.m.route[home][node].len() {
-            let li = self.m.route[home][node][k];
-            link_wait += self.links[li].serve(t, self.link_service_ps[li], line_bytes);
-            self.window(t).link_bytes[li] += line_bytes;
+        let mut wait = self.channels[home][ch].serve(t, self.chan_service_ps[home], line_bytes);
+        self.window(t);
+        let w = &mut self.windows[self.win_span.2];
+        w.channel_bytes[self.chan_base[home] + ch] += line_bytes;
+        let m = self.m;
+        for &li in &m.route[a][b] {
+            wait += self.links[li].serve(t, self.link_service_ps[li], line_bytes);
+            self.windows[self.win_span.2].link_bytes[li] += line_bytes;
         }
-        self.window(t).channel_bytes[flat] += line_bytes;
+        wait
+    }
+
+    /// A demand read of one line from `home`'s memory by a core on `node`.
+    fn memory_read(&mut self, node: usize, home: usize, line: u64, t: u64) -> u64 {
+        let wait = self.carry_line(home, line, home, node, t);
         self.counters.mem_reads += 1;
         if home == node {
             self.counters.node_local[node] += 1;
@@ -1785,22 +1804,13 @@ impl<'m> Engine<'m> {
         if let Some(dest) = self.placement.on_memory_access(seen, self.m) {
             self.migrate(page, home, dest as usize, t);
         }
-        self.mem_ps[home] + self.m.route_ps[node][home] + wait + link_wait
+        self.mem_ps[home] + self.m.route_ps[node][home] + wait
     }
 
     /// A posted write of one dirty line to its home memory from `node`.
     fn write_back(&mut self, node: usize, line: u64, t: u64) {
-        let line_bytes = 1u64 << self.line_bits;
         let home = self.home_of(line, node, t);
-        let ch = self.channel_of(home, line);
-        self.channels[home][ch].serve(t, self.chan_service_ps[home], line_bytes);
-        let flat = self.channels[..home].iter().map(Vec::len).sum::<usize>() + ch;
-        for k in 0..self.m.route[node][home].len() {
-            let li = self.m.route[node][home][k];
-            self.links[li].serve(t, self.link_service_ps[li], line_bytes);
-            self.window(t).link_bytes[li] += line_bytes;
-        }
-        self.window(t).channel_bytes[flat] += line_bytes;
+        self.carry_line(home, line, node, home, t);
         self.counters.mem_writebacks += 1;
     }
 
