@@ -16,6 +16,17 @@ fn run(m: &Machine, records: &[Record], cfg: Config, placement: &str) -> Summary
 
 /// As [`run`], fed in batches of `batch` records.
 fn run_in(m: &Machine, records: &[Record], cfg: Config, placement: &str, batch: usize) -> Summary {
+    run_series(m, records, cfg, placement, batch).0
+}
+
+/// As [`run_in`], with the time series (`timeseries.csv`).
+fn run_series(
+    m: &Machine,
+    records: &[Record],
+    cfg: Config,
+    placement: &str,
+    batch: usize,
+) -> (Summary, String) {
     let p = policies::placement::create(placement, m).expect("placement");
     let mut e = Engine::new(m, cfg, p).expect("engine");
     let fields = Fields {
@@ -30,7 +41,7 @@ fn run_in(m: &Machine, records: &[Record], cfg: Config, placement: &str, batch: 
         e.feed(&b).expect("feed");
     }
     e.finish().expect("finish");
-    e.summary()
+    (e.summary(), e.timeseries_csv())
 }
 
 /// xorshift64*, uniform in (0, 1].
@@ -596,6 +607,25 @@ fn the_fast_paths_change_nothing() {
         let slow = run(&m, &recs, cfg(false), "first-touch");
         assert!(fast.coherence.invalidations > 1000, "{:?}", fast.coherence);
         assert_eq!(fast, slow, "pin {pin:?}");
+    }
+    // A thread alone takes `feed`'s direct path (hits settled as they
+    // arrive, the rest run at once); with 50 ns windows many runs of hits
+    // cross a window's end. Summary and time series must be the general
+    // path's, for every batch size.
+    let lone: Vec<Record> = recs.iter().filter(|r| r.thread == 0).copied().collect();
+    for (window_ns, batch) in [(10_000, 4096), (50, 333), (50, 1)] {
+        let cfg = |shortcuts| Config {
+            window_ns,
+            shortcuts,
+            ..Config::default()
+        };
+        let fast = run_series(&m, &lone, cfg(true), "first-touch", batch);
+        let slow = run_series(&m, &lone, cfg(false), "first-touch", batch);
+        assert!(fast.0.served[0].accesses > 10_000, "{:?}", fast.0.served);
+        assert_eq!(
+            fast, slow,
+            "one thread, {window_ns} ns windows, batches of {batch}"
+        );
     }
 }
 

@@ -217,6 +217,16 @@ struct HitRun {
     last_done: u64,
 }
 
+/// What [`Engine::direct_hit`] did with a record.
+enum Direct {
+    /// Settled as a hit.
+    Done,
+    /// Queued with its issue time (outside the current window).
+    Queued,
+    /// Not a direct hit: queue it as usual.
+    No,
+}
+
 /// No line (line numbers are addresses shifted right, never all ones).
 const NO_LINE: u64 = u64::MAX;
 
@@ -604,36 +614,18 @@ impl<'m> Engine<'m> {
 
     /// Adds a batch of records and simulates as far as is safe.
     pub fn feed(&mut self, batch: &Batch) -> Result<(), EngineError> {
+        let mut from = 0;
+        if self.cfg.shortcuts && self.threads.len() <= 1 {
+            from = self.feed_lone(batch)?;
+        }
         let has_time = batch.fields().time;
         let has_pc = batch.fields().pc;
-        for (i, a) in batch.acc.iter().enumerate() {
+        for (i, a) in batch.acc.iter().enumerate().skip(from) {
             let record = self.records_in;
             self.records_in += 1;
-            let t = if self.last_thread.0 == a.thread {
-                self.last_thread.1
-            } else {
-                let t = match self.thread_index.get(&(a.thread as u64)) {
-                    Some(&t) => t,
-                    None => {
-                        // A new thread starts at the time the run has
-                        // reached: first simulate what the records before it
-                        // allow, so that time does not depend on where the
-                        // input's batches happen to end.
-                        self.advance(false)?;
-                        self.pin_thread(a.thread, record)?
-                    }
-                };
-                self.last_thread = (a.thread, t);
-                t
-            };
             let time = if has_time { batch.time[i] } else { 0 };
             let pc = if has_pc { batch.pc_of(i) } else { None };
-            let th = &mut self.threads[t];
-            th.queue.push_back((*a, time, record, pc));
-            self.buffered += 1;
-            if !th.scheduled {
-                self.schedule(t)?;
-            }
+            self.enqueue(a, time, record, pc)?;
             if self.buffered >= self.cfg.max_buffered {
                 // Full: events run out of turn, at this record whatever the
                 // batch boundaries.
@@ -646,6 +638,139 @@ impl<'m> Engine<'m> {
             }
         }
         self.advance(false)
+    }
+
+    /// [`Engine::feed`] while the trace has (at most) one thread: a record
+    /// a shortcut answers is settled as it arrives ([`Engine::direct_hit`]),
+    /// any other is queued and run at once, which leaves the queue empty
+    /// for the next (results do not depend on where the simulation steps
+    /// fall). Returns the index of the first record of a second thread
+    /// (the general path takes over there), or the batch length.
+    fn feed_lone(&mut self, batch: &Batch) -> Result<usize, EngineError> {
+        let has_time = batch.fields().time;
+        let has_pc = batch.fields().pc;
+        // Hits settled, not yet counted.
+        let mut run = HitRun::default();
+        let mut stop = batch.acc.len();
+        for (i, a) in batch.acc.iter().enumerate() {
+            if self.threads.len() == 1 && self.last_thread.0 != a.thread {
+                stop = i;
+                break;
+            }
+            let record = self.records_in;
+            self.records_in += 1;
+            let time = if has_time { batch.time[i] } else { 0 };
+            let pc = if has_pc { batch.pc_of(i) } else { None };
+            let direct = if self.threads.is_empty() {
+                Direct::No
+            } else {
+                self.direct_hit(a, time, record, pc, &mut run)?
+            };
+            if let Direct::Done = direct {
+                continue;
+            }
+            // Anything else may read the counters: the pending hits first.
+            if run.data + run.ifetches > 0 {
+                self.apply_run(0, self.threads[0].core, &run);
+                run = HitRun::default();
+            }
+            if let Direct::No = direct {
+                self.enqueue(a, time, record, pc)?;
+            }
+            self.advance(false)?;
+        }
+        if let Some(th) = self.threads.first() {
+            self.apply_run(0, th.core, &run);
+        }
+        Ok(stop)
+    }
+
+    /// Queues a record on its thread (pinning a new thread first) and
+    /// schedules the thread if it was idle.
+    #[inline(always)]
+    fn enqueue(
+        &mut self,
+        a: &Access,
+        time: u64,
+        record: u64,
+        pc: Option<u64>,
+    ) -> Result<(), EngineError> {
+        let t = if self.last_thread.0 == a.thread {
+            self.last_thread.1
+        } else {
+            let t = match self.thread_index.get(&(a.thread as u64)) {
+                Some(&t) => t,
+                None => {
+                    // A new thread starts at the time the run has
+                    // reached: first simulate what the records before it
+                    // allow, so that time does not depend on where the
+                    // input's batches happen to end.
+                    self.advance(false)?;
+                    self.pin_thread(a.thread, record)?
+                }
+            };
+            self.last_thread = (a.thread, t);
+            t
+        };
+        let th = &mut self.threads[t];
+        th.queue.push_back((*a, time, record, pc));
+        self.buffered += 1;
+        if !th.scheduled {
+            self.schedule(t)?;
+        }
+        Ok(())
+    }
+
+    /// The direct path of [`Engine::feed`] while the trace has one thread
+    /// and nothing of it is queued: a record a shortcut answers
+    /// ([`Engine::shortcut`]) is settled at once, as [`Engine::run_hits`]
+    /// would settle it from the queue (the one thread is always first and
+    /// may always run), its counts added to `run`. `No`: the caller queues
+    /// the record as usual. `Queued`: its issue time was computed but it
+    /// falls outside the current time-series window, so it went on the
+    /// queue and the heap with that time, as `schedule` would have put it.
+    #[inline(always)]
+    fn direct_hit(
+        &mut self,
+        a: &Access,
+        time: u64,
+        record: u64,
+        pc: Option<u64>,
+        run: &mut HitRun,
+    ) -> Result<Direct, EngineError> {
+        let th = &self.threads[0];
+        if !th.queue.is_empty() || th.scheduled {
+            return Ok(Direct::No);
+        }
+        let core = th.core;
+        let Some(lat) = self.shortcut(core, a) else {
+            return Ok(Direct::No);
+        };
+        // Computed once: retiring the miss it waits for is not repeatable.
+        let issue = self.issue_of(0, a, time, record)?;
+        let (win_start, win_end, _) = self.win_span;
+        if issue < win_start || issue >= win_end {
+            let th = &mut self.threads[0];
+            th.queue.push_back((*a, time, record, pc));
+            th.scheduled = true;
+            self.buffered += 1;
+            self.heap.push(Reverse((issue, 0)));
+            return Ok(Direct::Queued);
+        }
+        self.shortcut_effect(core, a);
+        let th = &mut self.threads[0];
+        if a.kind == Kind::IFetch {
+            th.last_ifetch = Some(a.addr);
+            run.ifetches += 1;
+            run.ifetch_ps += lat;
+        } else {
+            run.data += 1;
+        }
+        th.last_issue = issue;
+        th.started = true;
+        run.last_issue = issue;
+        run.last_done = run.last_done.max(issue + lat);
+        Ok(Direct::Done)
     }
 
     /// Simulates everything still buffered (end of input).
@@ -665,10 +790,26 @@ impl<'m> Engine<'m> {
     /// thread scheduled, and the caller puts it on the heap or runs it.
     #[inline(always)]
     fn issue_time(&mut self, t: usize) -> Result<Option<u64>, EngineError> {
-        let th = &mut self.threads[t];
-        let Some(&(a, time, record, _)) = th.queue.front() else {
+        let Some(&(a, time, record, _)) = self.threads[t].queue.front() else {
             return Ok(None);
         };
+        let issue = self.issue_of(t, &a, time, record)?;
+        self.threads[t].scheduled = true;
+        Ok(Some(issue))
+    }
+
+    /// The issue time of `a` (time column `time`, trace record `record`) as
+    /// thread `t`'s next access: retires the misses it finds completed and,
+    /// when all `mlp` slots are busy, the one it waits for.
+    #[inline(always)]
+    fn issue_of(
+        &mut self,
+        t: usize,
+        a: &Access,
+        time: u64,
+        record: u64,
+    ) -> Result<u64, EngineError> {
+        let th = &mut self.threads[t];
         let timing = if a.flags & traces::record::FLAG_GAP != 0 {
             Timing::Gap(time)
         } else if a.flags & traces::record::FLAG_TIME != 0 {
@@ -722,8 +863,7 @@ impl<'m> Engine<'m> {
                 at
             }
         };
-        th.scheduled = true;
-        Ok(Some(issue))
+        Ok(issue)
     }
 
     /// The earliest time a thread with no buffered record could still issue.
