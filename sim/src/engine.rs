@@ -38,8 +38,10 @@
 //! is attached and the level's policy leaves a repeated hit unchanged) are
 //! answered as the L1 hits they are, without the lookup (`Engine::shortcut`;
 //! every invalidation of such a line clears it); runs of them skip the event
-//! loop's general steps. The thread that just ran goes next without a heap
-//! round trip when its next issue time is first in `(time, thread)` order.
+//! loop's general steps; while the trace has one thread, `feed` settles
+//! them as it reads them, without queueing. The thread that just ran goes
+//! next without a heap round trip when its next issue time is first in
+//! `(time, thread)` order.
 //! Runs of equal latencies enter the histogram once. None of these changes a
 //! result: a test compares every shortcut against the general path. Below
 //! the L1, a core that is not a sharer of the line (the directory, looked up
