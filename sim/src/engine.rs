@@ -208,7 +208,8 @@ struct CoreState {
     l1i_repeat_hit_free: bool,
 }
 
-/// A run of shortcut hits of one thread, counted by [`Engine::run_hits`].
+/// A run of shortcut hits of one thread, gathered by [`Engine::run_hits`] or
+/// [`Engine::direct_hit`] and counted by [`Engine::apply_run`].
 #[derive(Default)]
 struct HitRun {
     data: u64,
