@@ -68,6 +68,7 @@ use traces::{Access, Batch, Kind, Timing};
 
 use crate::cache::Cache;
 use crate::directory::{Agents, Directory, NO_AGENT, U64Map};
+use crate::latency::Latencies;
 use crate::machine::{Machine, ns_to_ps, transfer_ps};
 use crate::placement::{Observed, Placement};
 use crate::prefetch::{PrefetchStats, Prefetcher, Seen};
@@ -321,9 +322,7 @@ pub struct Engine<'m> {
     buffered: usize,
     records_in: u64,
     pub(crate) counters: Counters,
-    hist: Histogram<u64>,
-    /// A run of equal latencies not yet in `hist`: (value, count).
-    hist_run: (u64, u64),
+    hist: Latencies,
     pub(crate) window_ps: u64,
     pub(crate) windows: Vec<Window>,
     /// The last window used: [start, end) in ps and its index.
@@ -469,8 +468,7 @@ impl<'m> Engine<'m> {
                 pages_on_node: vec![0; n],
                 ..Counters::default()
             },
-            hist: Histogram::new_with_bounds(1, 1 << 50, 3).expect("valid histogram bounds"),
-            hist_run: (0, 0),
+            hist: Latencies::new(),
             window_ps,
             windows: Vec::new(),
             win_span: (0, 0, 0),
@@ -539,7 +537,6 @@ impl<'m> Engine<'m> {
             ..Counters::default()
         };
         self.hist.reset();
-        self.hist_run = (0, 0);
         self.windows.clear();
         self.win_span = (0, 0, 0);
         for slot in &mut self.pf {
@@ -1050,13 +1047,7 @@ impl<'m> Engine<'m> {
         c.latency_sum_ps += run.data as u128 * data_ps as u128;
         c.served[0] += n;
         if run.data > 0 {
-            let v = data_ps.max(1);
-            if v == self.hist_run.0 {
-                self.hist_run.1 += run.data;
-            } else {
-                self.flush_hist_run();
-                self.hist_run = (v, run.data);
-            }
+            self.hist.record_n(data_ps.max(1), run.data);
         }
         let w = self.window(run.last_issue);
         w.accesses += n;
@@ -1131,15 +1122,7 @@ impl<'m> Engine<'m> {
         } else {
             c.data_accesses += 1;
             c.latency_sum_ps += lat as u128;
-            // Equal latencies come in runs (every L1 hit costs the same):
-            // they are counted, and recorded once per run.
-            let v = lat.max(1);
-            if v == self.hist_run.0 {
-                self.hist_run.1 += 1;
-            } else {
-                self.flush_hist_run();
-                self.hist_run = (v, 1);
-            }
+            self.hist.record_n(lat.max(1), 1);
         }
         let slot = self.served_slot(served);
         self.counters.served[slot] += 1;
@@ -1154,23 +1137,9 @@ impl<'m> Engine<'m> {
         }
     }
 
-    fn flush_hist_run(&mut self) {
-        let (v, n) = self.hist_run;
-        if n > 0 {
-            let _ = self.hist.record_n(v, n);
-        }
-        self.hist_run = (0, 0);
-    }
-
-    /// The data-access latency histogram (ps), runs not yet recorded included.
+    /// The data-access latency histogram (ps).
     pub(crate) fn latency_hist(&self) -> Cow<'_, Histogram<u64>> {
-        let (v, n) = self.hist_run;
-        if n == 0 {
-            return Cow::Borrowed(&self.hist);
-        }
-        let mut h = self.hist.clone();
-        let _ = h.record_n(v, n);
-        Cow::Owned(h)
+        self.hist.histogram()
     }
 
     pub(crate) fn served_slot(&self, s: Served) -> usize {

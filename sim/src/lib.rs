@@ -22,6 +22,7 @@ pub mod engine;
 pub mod geometry;
 pub mod hierarchy;
 mod hint;
+mod latency;
 pub mod machine;
 pub mod placement;
 pub mod prefetch;
