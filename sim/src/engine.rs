@@ -42,7 +42,7 @@
 //! them as it reads them, without queueing. The thread that just ran goes
 //! next without a heap round trip when its next issue time is first in
 //! `(time, thread)` order.
-//! Runs of equal latencies enter the histogram once. None of these changes a
+//! Repeated latencies enter the histogram as counts. None of these changes a
 //! result: a test compares every shortcut against the general path. Below
 //! the L1, a core that is not a sharer of the line (the directory, looked up
 //! once per miss) holds it in no private level, so none is searched.
