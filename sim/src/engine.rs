@@ -757,8 +757,27 @@ impl<'m> Engine<'m> {
             self.heap.push(Reverse((issue, 0)));
             return Ok(Direct::Queued);
         }
+        self.settle_hit(0, core, a, issue, lat, run);
+        Ok(Direct::Done)
+    }
+
+    /// Settles a shortcut hit `a` of thread `idx` on `core`, issued at
+    /// `issue` with latency `lat`, as the loop in [`Engine::advance`]
+    /// would (a write noted for false sharing, the PC bookkeeping, the
+    /// thread's issue time); its counts go to `run`. The caller takes the
+    /// record off its queue, if it was on one.
+    #[inline(always)]
+    fn settle_hit(
+        &mut self,
+        idx: usize,
+        core: usize,
+        a: &Access,
+        issue: u64,
+        lat: u64,
+        run: &mut HitRun,
+    ) {
         self.shortcut_effect(core, a);
-        let th = &mut self.threads[0];
+        let th = &mut self.threads[idx];
         if a.kind == Kind::IFetch {
             th.last_ifetch = Some(a.addr);
             run.ifetches += 1;
@@ -770,7 +789,6 @@ impl<'m> Engine<'m> {
         th.started = true;
         run.last_issue = issue;
         run.last_done = run.last_done.max(issue + lat);
-        Ok(Direct::Done)
     }
 
     /// Simulates everything still buffered (end of input).
@@ -996,23 +1014,11 @@ impl<'m> Engine<'m> {
             {
                 break;
             }
-            self.shortcut_effect(core, &a);
+            self.settle_hit(idx, core, &a, issue, lat, &mut run);
             let th = &mut self.threads[idx];
-            if a.kind == Kind::IFetch {
-                // The loop's prefetch-PC bookkeeping, as in `advance`.
-                th.last_ifetch = Some(a.addr);
-                run.ifetches += 1;
-                run.ifetch_ps += lat;
-            } else {
-                run.data += 1;
-            }
             th.queue.pop_front();
             th.scheduled = false;
-            th.last_issue = issue;
-            th.started = true;
             self.buffered -= 1;
-            run.last_issue = issue;
-            run.last_done = run.last_done.max(issue + lat);
             match self.issue_time(idx)? {
                 Some(next) => issue = next,
                 None => {
