@@ -96,14 +96,19 @@ pub struct Entry {
     pub write_mask: u64,
 }
 
+impl Entry {
+    /// No sharers, no owner, no writer.
+    pub const EMPTY: Entry = Entry {
+        sharers: Agents([0; 4]),
+        owner: NO_AGENT,
+        last_writer: NO_AGENT,
+        write_mask: 0,
+    };
+}
+
 impl Default for Entry {
     fn default() -> Self {
-        Entry {
-            sharers: Agents::default(),
-            owner: NO_AGENT,
-            last_writer: NO_AGENT,
-            write_mask: 0,
-        }
+        Entry::EMPTY
     }
 }
 
@@ -123,12 +128,7 @@ struct Slot {
 
 const EMPTY_SLOT: Slot = Slot {
     line: EMPTY,
-    e: Entry {
-        sharers: Agents([0; 4]),
-        owner: NO_AGENT,
-        last_writer: NO_AGENT,
-        write_mask: 0,
-    },
+    e: Entry::EMPTY,
 };
 
 /// The directory's entries: a linear-probing hash table from line number
