@@ -2,7 +2,7 @@
 //!
 //! **Time.** Integer picoseconds. Each trace thread runs on a core; its
 //! accesses are processed in global issue-time order (a min-heap keyed by
-//! `(time, thread index)`, so ties break deterministically). An access is
+//! `(time, thread index)`, so ties break deterministically; [`Events`]). An access is
 //! applied to caches, directory, channels and links at its issue time; its
 //! latency is the served level's latency plus queueing.
 //!
@@ -39,9 +39,9 @@
 //! answered as the L1 hits they are, without the lookup (`Engine::shortcut`;
 //! every invalidation of such a line clears it); runs of them skip the event
 //! loop's general steps; while the trace has one thread, `feed` settles
-//! them as it reads them, without queueing. The thread that just ran goes
-//! next without a heap round trip when its next issue time is first in
-//! `(time, thread)` order.
+//! them as it reads them, without queueing. The thread that runs stays at
+//! the top of the heap, and its next issue time replaces it there (one
+//! sift-down, no step when it is still first).
 //! Repeated latencies enter the histogram as counts. None of these changes a
 //! result: a test compares every shortcut against the general path. Below
 //! the L1, a core that is not a sharer of the line (the directory, looked up
@@ -68,6 +68,7 @@ use traces::{Access, Batch, Kind, Timing};
 
 use crate::cache::Cache;
 use crate::directory::{Agents, Directory, NO_AGENT, U64Map};
+use crate::events::Events;
 use crate::latency::Latencies;
 use crate::machine::{Machine, ns_to_ps, transfer_ps};
 use crate::placement::{Observed, Placement};
@@ -318,7 +319,7 @@ pub struct Engine<'m> {
     thread_index: U64Map<usize>,
     /// The last (thread id, index) looked up: traces often run one thread long.
     last_thread: (u32, usize),
-    heap: BinaryHeap<Reverse<(u64, usize)>>,
+    heap: Events,
     buffered: usize,
     records_in: u64,
     pub(crate) counters: Counters,
@@ -458,7 +459,7 @@ impl<'m> Engine<'m> {
             threads: Vec::new(),
             thread_index: U64Map::default(),
             last_thread: (u32::MAX, 0),
-            heap: BinaryHeap::new(),
+            heap: Events::default(),
             buffered: 0,
             records_in: 0,
             counters: Counters {
@@ -754,7 +755,7 @@ impl<'m> Engine<'m> {
             th.queue.push_back((*a, time, record, pc));
             th.scheduled = true;
             self.buffered += 1;
-            self.heap.push(Reverse((issue, 0)));
+            self.heap.push(issue, 0);
             return Ok(Direct::Queued);
         }
         self.settle_hit(0, core, a, issue, lat, run);
@@ -799,7 +800,7 @@ impl<'m> Engine<'m> {
     /// Computes thread `t`'s next issue time and pushes it on the heap.
     fn schedule(&mut self, t: usize) -> Result<(), EngineError> {
         if let Some(issue) = self.issue_time(t)? {
-            self.heap.push(Reverse((issue, t)));
+            self.heap.push(issue, t);
         }
         Ok(())
     }
@@ -904,27 +905,17 @@ impl<'m> Engine<'m> {
 
     fn advance(&mut self, end: bool) -> Result<(), EngineError> {
         let mut bound = if end { u64::MAX } else { self.blocked_bound() };
-        // The thread that just ran, when its next access comes before every
-        // event on the heap: it runs next without a trip through the heap
-        // (the order is the heap's own, (time, thread)).
-        let mut carry: Option<(u64, usize)> = None;
-        loop {
-            let (t, idx) = match carry.take() {
-                Some(next) => next,
-                None => {
-                    let Some(&Reverse((t, idx))) = self.heap.peek() else {
-                        break;
-                    };
-                    if !self.may_run(t, bound) {
-                        break;
-                    }
-                    self.heap.pop();
-                    (t, idx)
-                }
-            };
+        // The thread that runs stays at the top of the heap while it runs;
+        // its next issue time then replaces it there (one sift-down, none
+        // when it is still first in (time, thread) order).
+        while let Some((t, idx)) = self.heap.peek() {
+            if !self.may_run(t, bound) {
+                break;
+            }
             let th = &mut self.threads[idx];
             th.scheduled = false;
             let Some((a, _, _, pc)) = th.queue.pop_front() else {
+                self.heap.pop();
                 continue;
             };
             let pc = if a.kind == Kind::IFetch {
@@ -954,18 +945,15 @@ impl<'m> Engine<'m> {
                 None => None,
             };
             if let Some(issue) = next {
-                let first = self
-                    .heap
-                    .peek()
-                    .is_none_or(|&Reverse(top)| (issue, idx) < top);
-                if first && self.may_run(issue, bound) {
-                    carry = Some((issue, idx));
-                } else {
-                    self.heap.push(Reverse((issue, idx)));
+                self.heap.replace_top(issue, idx);
+                if self.heap.peek().is_some_and(|(_, top)| top != idx) {
                     self.prefetch_front(idx);
                 }
-            } else if !end {
-                bound = bound.min(self.threads[idx].last_issue);
+            } else {
+                self.heap.pop();
+                if !end {
+                    bound = bound.min(self.threads[idx].last_issue);
+                }
             }
         }
         Ok(())
@@ -978,7 +966,7 @@ impl<'m> Engine<'m> {
     /// time-series window, doing for each what the loop in
     /// [`Engine::advance`] does: the record is popped at its issue time,
     /// answered as the hit the shortcut finds (a write noted for false
-    /// sharing) and counted — without the loop's general steps (heap, carry,
+    /// sharing) and counted — without the loop's general steps (heap,
     /// miss bookkeeping), and with the run's counts added up once at its end
     /// ([`Engine::apply_run`]): every access of a run is an L1 hit at one of two
     /// fixed latencies, so the sums are the same.
@@ -991,14 +979,15 @@ impl<'m> Engine<'m> {
         mut issue: u64,
         bound: u64,
     ) -> Result<Option<u64>, EngineError> {
-        // The heap does not change during a run: (issue, idx) < top is
-        // issue < stop.
-        let stop = self.heap.peek().map_or(
-            u64::MAX,
-            |&Reverse((t, j))| {
-                if idx < j { t.saturating_add(1) } else { t }
-            },
-        );
+        // The heap does not change during a run (the thread sits at its
+        // top): (issue, idx) < the next event is issue < stop.
+        let stop =
+            self.heap.second().map_or(
+                u64::MAX,
+                |(t, j)| {
+                    if idx < j { t.saturating_add(1) } else { t }
+                },
+            );
         let (win_start, win_end, _) = self.win_span;
         let core = self.threads[idx].core;
         let mut run = HitRun::default();

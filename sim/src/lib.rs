@@ -19,6 +19,7 @@ pub mod cache;
 pub mod cachegrind;
 pub mod directory;
 pub mod engine;
+mod events;
 pub mod geometry;
 pub mod hierarchy;
 mod hint;
