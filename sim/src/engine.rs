@@ -317,6 +317,9 @@ pub struct Engine<'m> {
     placement: Box<dyn Placement>,
     threads: Vec<ThreadState>,
     thread_index: U64Map<usize>,
+    /// Thread index + 1 by trace thread id, for ids below
+    /// [`THREAD_TABLE_MAX`] (0: not seen); larger ids use `thread_index`.
+    thread_table: Vec<u32>,
     /// The last (thread id, index) looked up: traces often run one thread long.
     last_thread: (u32, usize),
     heap: Events,
@@ -338,6 +341,9 @@ pub struct Engine<'m> {
 }
 
 const LINE_STRADDLE_MAX: usize = 2;
+
+/// Thread ids below this are looked up in a table, not a hash map.
+const THREAD_TABLE_MAX: u32 = 1 << 16;
 
 /// Records queued between two simulation steps within a batch.
 const FEED_CHUNK: usize = 2048;
@@ -458,6 +464,7 @@ impl<'m> Engine<'m> {
             placement,
             threads: Vec::new(),
             thread_index: U64Map::default(),
+            thread_table: Vec::new(),
             last_thread: (u32::MAX, 0),
             heap: Events::default(),
             buffered: 0,
@@ -610,6 +617,12 @@ impl<'m> Engine<'m> {
             last_done: 0,
         });
         self.thread_index.insert(id as u64, k);
+        if id < THREAD_TABLE_MAX {
+            if self.thread_table.len() <= id as usize {
+                self.thread_table.resize(id as usize + 1, 0);
+            }
+            self.thread_table[id as usize] = k as u32 + 1;
+        }
         Ok(k)
     }
 
@@ -699,8 +712,14 @@ impl<'m> Engine<'m> {
         let t = if self.last_thread.0 == a.thread {
             self.last_thread.1
         } else {
-            let t = match self.thread_index.get(&(a.thread as u64)) {
-                Some(&t) => t,
+            let known = match self.thread_table.get(a.thread as usize) {
+                Some(&k) if k > 0 => Some(k as usize - 1),
+                Some(_) => None,
+                None if a.thread < THREAD_TABLE_MAX => None,
+                None => self.thread_index.get(&(a.thread as u64)).copied(),
+            };
+            let t = match known {
+                Some(t) => t,
                 None => {
                     // A new thread starts at the time the run has
                     // reached: first simulate what the records before it
@@ -979,6 +998,14 @@ impl<'m> Engine<'m> {
         mut issue: u64,
         bound: u64,
     ) -> Result<Option<u64>, EngineError> {
+        let core = self.threads[idx].core;
+        let Some(&(mut a, ..)) = self.threads[idx].queue.front() else {
+            return Ok(None);
+        };
+        // Most fronts are no shortcut hit: nothing to set up for them.
+        let Some(mut lat) = self.shortcut(core, &a) else {
+            return Ok(Some(issue));
+        };
         // The heap does not change during a run (the thread sits at its
         // top): (issue, idx) < the next event is issue < stop.
         let stop =
@@ -989,16 +1016,9 @@ impl<'m> Engine<'m> {
                 },
             );
         let (win_start, win_end, _) = self.win_span;
-        let core = self.threads[idx].core;
         let mut run = HitRun::default();
+        // `a` is the front record, a shortcut hit of latency `lat`.
         loop {
-            let Some(&(a, ..)) = self.threads[idx].queue.front() else {
-                self.apply_run(idx, core, &run);
-                return Ok(None);
-            };
-            let Some(lat) = self.shortcut(core, &a) else {
-                break;
-            };
             if issue >= stop || !self.may_run(issue, bound) || issue < win_start || issue >= win_end
             {
                 break;
@@ -1008,13 +1028,20 @@ impl<'m> Engine<'m> {
             th.queue.pop_front();
             th.scheduled = false;
             self.buffered -= 1;
-            match self.issue_time(idx)? {
-                Some(next) => issue = next,
-                None => {
-                    self.apply_run(idx, core, &run);
-                    return Ok(None);
-                }
-            }
+            let Some(next) = self.issue_time(idx)? else {
+                self.apply_run(idx, core, &run);
+                return Ok(None);
+            };
+            issue = next;
+            // (`issue_time` found a front record.)
+            let Some(&(front, ..)) = self.threads[idx].queue.front() else {
+                break;
+            };
+            a = front;
+            let Some(l) = self.shortcut(core, &a) else {
+                break;
+            };
+            lat = l;
         }
         self.apply_run(idx, core, &run);
         Ok(Some(issue))
@@ -1022,11 +1049,15 @@ impl<'m> Engine<'m> {
 
     /// Adds a run of shortcut hits of thread `idx` on `core` to the
     /// counters, as [`Engine::record_stats`] would have one by one.
+    #[inline(always)]
     fn apply_run(&mut self, idx: usize, core: usize, run: &HitRun) {
-        let n = run.data + run.ifetches;
-        if n == 0 {
-            return;
+        if run.data + run.ifetches > 0 {
+            self.add_run(idx, core, run);
         }
+    }
+
+    fn add_run(&mut self, idx: usize, core: usize, run: &HitRun) {
+        let n = run.data + run.ifetches;
         let data_ps = self.cores[core].level_ps[0];
         let lat_ps = run.data as u128 * data_ps as u128 + run.ifetch_ps as u128;
         let th = &mut self.threads[idx];
