@@ -4,7 +4,10 @@
 #   1. one thread streaming sequentially over 256 MiB (8-byte loads),
 #   2. 16 threads, Zipf(0.9) shared reads/writes (20% stores) over 64 MiB,
 #   3. 16 threads, uniform shared reads/writes (20% stores) over 1 MiB (heavy coherence),
-#   4. a real program's lackey trace (bench/workload.c, 11.6 M accesses).
+#   4. 16 threads each streaming its own 16 MiB (20% stores): no sharing,
+#      mostly L1 hits, every record through the event loop (threads
+#      interleave record by record),
+#   5. a real program's lackey trace (bench/workload.c, 11.6 M accesses).
 # Each is run ROUNDS times (default 3); the best is printed. Work files go to
 # bench/out/. Wall time on a shared VM moves by tens of percent from one
 # minute to the next, so:
@@ -32,6 +35,7 @@ gen() { [ -s "$out/$1" ] || "$bin" trace gen "${@:2}" -o "$out/$1" 2>/dev/null; 
 gen seq1.nst sequential -n 20000000 --footprint 256M
 gen zipf16.nst zipf -n 5000000 --threads 16 --footprint 64M --write-ratio 0.2 --zipf-s 0.9
 gen shared16.nst random -n 5000000 --threads 16 --footprint 1M --write-ratio 0.2
+gen private16.nst sequential -n 5000000 --threads 16 --footprint 16M --write-ratio 0.2
 # A real program's trace: bench/workload.c under lackey (11.6 M accesses,
 # 57% instruction fetches).
 if [ ! -s "$out/wl3k.nst" ]; then
@@ -53,6 +57,7 @@ fi
 for w in "seq1.nst:1 thread, sequential 256 MiB:compact" \
          "zipf16.nst:16 threads, Zipf 0.9 over 64 MiB:spread" \
          "shared16.nst:16 threads, uniform over 1 MiB:spread" \
+         "private16.nst:16 threads, private streams:spread" \
          "wl3k.nst:a program (lackey, bench/workload.c):compact"; do
   IFS=: read -r file label pin <<<"$w"
   best=0 old=0
@@ -70,10 +75,12 @@ done
 if [ "${CALLGRIND:-0}" = 1 ]; then
   gen seq1-1m.nst sequential -n 1000000 --footprint 256M
   gen shared16-300k.nst random -n 300000 --threads 16 --footprint 1M --write-ratio 0.2
+  gen private16-1m.nst sequential -n 1000000 --threads 16 --footprint 16M --write-ratio 0.2
   wl=$("$bin" trace info "$out/wl3k.nst" --json | sed -n 's/.*"records": *\([0-9]*\).*/\1/p')
   printf '%-40s %12s\n' "workload (callgrind, $machine)" "instr/access"
   for w in "seq1-1m.nst:1000000:1 thread, sequential:compact" \
            "shared16-300k.nst:300000:16 threads, uniform over 1 MiB:spread" \
+           "private16-1m.nst:1000000:16 threads, private streams:spread" \
            "wl3k.nst:$wl:a program (lackey, bench/workload.c):compact"; do
     IFS=: read -r file n label pin <<<"$w"
     ir=$(valgrind --tool=callgrind --callgrind-out-file=/dev/null "$bin" replay "$out/$file" \
