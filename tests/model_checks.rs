@@ -534,6 +534,54 @@ fn results_do_not_depend_on_batch_boundaries() {
     }
 }
 
+/// Thread ids are names: renaming them (small ids go through a table,
+/// ids from 65 536 up through a hash map) changes only the names in the
+/// per-thread results.
+#[test]
+fn thread_ids_are_only_names() {
+    let m = machine("xeon-2s");
+    let mut rng = Rng(0x1D5);
+    let mut recs = Vec::new();
+    for _ in 0..20_000u64 {
+        let r = rng.next();
+        let kind = if (r >> 8) % 5 == 0 {
+            Kind::Store
+        } else {
+            Kind::Load
+        };
+        let addr = 0x1000_0000 + (r >> 20) % (1 << 20) / 8 * 8;
+        recs.push(Record::access((r % 4) as u32, kind, addr, 8));
+    }
+    let names = [65_535u32, 70_000, 7, u32::MAX - 1];
+    let renamed: Vec<Record> = recs
+        .iter()
+        .map(|r| {
+            let mut r = *r;
+            r.thread = names[r.thread as usize];
+            r
+        })
+        .collect();
+    let cfg = || Config {
+        pin: Pin::Spread,
+        ..Config::default()
+    };
+    let plain = run(&m, &recs, cfg(), "first-touch");
+    let mut other = run(&m, &renamed, cfg(), "first-touch");
+    assert!(plain.coherence.invalidations > 100, "{:?}", plain.coherence);
+    assert_eq!(other.threads.len(), 4);
+    for th in &mut other.threads {
+        let k = names
+            .iter()
+            .position(|&n| n == th.thread)
+            .expect("a renamed thread");
+        th.thread = k as u32;
+    }
+    other.threads.sort_by_key(|t| t.thread);
+    let mut plain_sorted = plain.clone();
+    plain_sorted.threads.sort_by_key(|t| t.thread);
+    assert_eq!(other, plain_sorted);
+}
+
 #[test]
 fn the_fast_paths_change_nothing() {
     let m = Machine::from_toml(TINY).expect("tiny machine");
