@@ -18,7 +18,6 @@
 pub mod cache;
 pub mod cachegrind;
 pub mod directory;
-pub mod engine;
 mod events;
 pub mod geometry;
 pub mod hierarchy;
@@ -31,11 +30,12 @@ pub mod presets;
 pub mod queue;
 pub mod results;
 pub mod serve;
+pub mod timing;
 
 pub use cache::{Cache, Replacement};
 pub use cachegrind::{Cachegrind, CgConfig, Events};
-pub use engine::{Config, Engine, EngineError, Pin};
 pub use geometry::Geometry;
 pub use machine::{Machine, MachineError};
-pub use placement::{Observed, Placement};
+pub use placement::{PageView, Placement};
 pub use results::Summary;
+pub use timing::{Config, Engine, EngineError, Pin};

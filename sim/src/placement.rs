@@ -11,7 +11,7 @@ use crate::machine::Machine;
 
 /// What a policy sees of a memory access.
 #[derive(Clone, Copy, Debug)]
-pub struct Observed {
+pub struct PageView {
     /// Page number (address / page size).
     pub page: u64,
     /// Node of the core that accessed it.
@@ -32,7 +32,7 @@ pub trait Placement: Send {
 
     /// Called for every access served by memory. Returning `Some(node)`
     /// migrates the page there now (the copy is charged to channels and links).
-    fn on_memory_access(&mut self, _seen: Observed, _machine: &Machine) -> Option<u32> {
+    fn on_memory_access(&mut self, _seen: PageView, _machine: &Machine) -> Option<u32> {
         None
     }
 }

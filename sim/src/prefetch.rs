@@ -24,7 +24,7 @@
 
 /// What the prefetcher sees of one demand access.
 #[derive(Clone, Copy, Debug)]
-pub struct Seen {
+pub struct AccessView {
     pub core: usize,
     /// Program counter, if the trace gives one.
     pub pc: Option<u64>,
@@ -43,7 +43,7 @@ pub trait Prefetcher: Send {
     fn name(&self) -> String;
     /// Observes a demand access to line number `line` (address / line
     /// size); pushes the line numbers to prefetch.
-    fn on_access(&mut self, seen: Seen, line: u64, out: &mut Vec<u64>);
+    fn on_access(&mut self, seen: AccessView, line: u64, out: &mut Vec<u64>);
     /// Simulated time (ps) the prefetcher spent deciding since the last
     /// call; the engine adds it to the access's latency (the core stalls).
     fn take_cost_ps(&mut self) -> u64 {
@@ -181,7 +181,7 @@ impl Offline {
             let w = self.window;
             self.pending.retain(|_, at| i - *at <= w);
         }
-        let seen = Seen {
+        let seen = AccessView {
             core: 0,
             pc: Some(pc),
             addr,
@@ -224,7 +224,7 @@ mod offline_tests {
         fn name(&self) -> String {
             "next-k".into()
         }
-        fn on_access(&mut self, _: Seen, line: u64, out: &mut Vec<u64>) {
+        fn on_access(&mut self, _: AccessView, line: u64, out: &mut Vec<u64>) {
             out.extend((1..=self.0).map(|d| line + d));
         }
     }

@@ -22,8 +22,9 @@
 use std::io::Read;
 
 use crate::error::{Problem, Result, TraceError};
+use crate::record::{BATCH, Fields};
 use crate::record::{Batch, Kind, Record};
-use crate::source::{BATCH, Fields, RecordSource};
+use crate::source::RecordSource;
 
 /// Bytes per ChampSim instruction record.
 pub const RECORD_BYTES: usize = 64;

@@ -11,8 +11,9 @@ use std::io::{Read, Write};
 
 use crate::error::{Problem, Result, TraceError};
 use crate::lines::{check_size, parse_dec, parse_hex, show};
+use crate::record::{BATCH, Fields};
 use crate::record::{Batch, FLAG_GAP, FLAG_PC, FLAG_TIME, Kind, Record};
-use crate::source::{BATCH, Fields, RecordSource};
+use crate::source::RecordSource;
 
 struct Columns {
     thread: usize,

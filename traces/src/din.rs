@@ -14,8 +14,9 @@ use std::io::Read;
 
 use crate::error::{Problem, Result, TraceError};
 use crate::lines::{Lines, check_size, parse_dec, parse_hex, show};
+use crate::record::{BATCH, Fields};
 use crate::record::{Batch, Kind, Record};
-use crate::source::{BATCH, Fields, RecordSource};
+use crate::source::RecordSource;
 
 /// Size given to classic din records, which carry none.
 pub const CLASSIC_SIZE: u16 = 4;

@@ -14,8 +14,9 @@ pub(crate) use whole::{LackeySegments, SEGMENT};
 
 use crate::error::{Problem, Result, TraceError};
 use crate::lines::{Chunk, RefillError, check_size, parse_dec, parse_hex, show};
+use crate::record::{BATCH, Fields};
 use crate::record::{Batch, Kind, Record};
-use crate::source::{BATCH, Fields, RecordSource};
+use crate::source::RecordSource;
 
 /// Streaming lackey reader.
 ///

@@ -37,6 +37,6 @@ pub mod workload;
 
 pub use error::{Location, Problem, TraceError};
 pub use format::{Format, open, open_whole};
-pub use record::{Access, Batch, Kind, Record, Timing};
-pub use source::{BATCH, Batches, Fields, RecordSource, VecSource, collect_all};
+pub use record::{Access, BATCH, Batch, Fields, Kind, Record, Timing};
+pub use source::{Batches, RecordSource, VecSource, collect_all};
 pub use whole::{Whole, WholeReader};

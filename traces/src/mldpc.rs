@@ -18,8 +18,9 @@ use std::io::{Read, Write};
 
 use crate::error::{Problem, Result, TraceError};
 use crate::lines::{Lines, parse_dec, parse_hex, show};
+use crate::record::{BATCH, Fields};
 use crate::record::{Batch, Kind, Record};
-use crate::source::{BATCH, Fields, RecordSource};
+use crate::source::RecordSource;
 
 /// Size given to every load (the format carries none).
 pub const LOAD_SIZE: u16 = 8;

@@ -103,8 +103,9 @@ impl Drop for ReadAhead {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::record::Fields;
     use crate::record::{Kind, Record};
-    use crate::source::{Fields, VecSource};
+    use crate::source::VecSource;
 
     #[test]
     fn preserves_order_and_ends() {

@@ -1,22 +1,7 @@
 //! The streaming interface every reader and generator implements.
 
 use crate::error::Result;
-use crate::record::{Batch, Record};
-
-/// Records per batch a reader appends in one [`RecordSource::fill`] call.
-///
-/// 4096 records × 16 B = 64 KiB of hot columns: a batch stays in L2 between
-/// the decoder and the simulator.
-pub const BATCH: usize = 4096;
-
-/// Which optional columns a stream carries (known before the first record).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct Fields {
-    /// Records may carry a PC.
-    pub pc: bool,
-    /// Records may carry a gap or an absolute time.
-    pub time: bool,
-}
+use crate::record::{BATCH, Batch, Fields, Record};
 
 /// A stream of records, read in batches with bounded memory.
 pub trait RecordSource: Send {

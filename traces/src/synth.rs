@@ -23,8 +23,9 @@ use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, Zipf};
 
 use crate::error::{Problem, Result, TraceError};
+use crate::record::{BATCH, Fields};
 use crate::record::{Batch, Kind, Record};
-use crate::source::{BATCH, Fields, RecordSource};
+use crate::source::RecordSource;
 
 /// Line granularity of the random, chase and zipf patterns.
 pub const LINE: u64 = 64;

@@ -23,7 +23,8 @@ use std::thread::JoinHandle;
 
 use crate::error::{Location, Problem, Result, TraceError};
 use crate::record::Batch;
-use crate::source::{Batches, Fields, RecordSource};
+use crate::record::Fields;
+use crate::source::{Batches, RecordSource};
 
 /// A whole trace in memory (the binary maps the file).
 pub trait Whole: Send + Sync {

@@ -7,7 +7,7 @@
 
 use std::collections::HashMap;
 
-use sim::{Machine, Observed, Placement};
+use sim::{Machine, PageView, Placement};
 
 pub struct MigrateOnRemote {
     k: u32,
@@ -33,7 +33,7 @@ impl Placement for MigrateOnRemote {
         from
     }
 
-    fn on_memory_access(&mut self, seen: Observed, m: &Machine) -> Option<u32> {
+    fn on_memory_access(&mut self, seen: PageView, m: &Machine) -> Option<u32> {
         if seen.from == seen.home || m.spec.nodes[seen.from as usize].memory.is_none() {
             return None;
         }
@@ -60,7 +60,7 @@ mod tests {
     fn migrates_after_k_remote_reads_from_one_node() {
         let m = Machine::from_toml(sim::presets::preset("xeon-2s").unwrap()).unwrap();
         let mut p = MigrateOnRemote::new(3);
-        let seen = |from, home| Observed {
+        let seen = |from, home| PageView {
             page: 7,
             from,
             home,

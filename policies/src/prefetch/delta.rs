@@ -6,7 +6,7 @@
 
 use std::collections::HashMap;
 
-use sim::prefetch::{Prefetcher, Seen};
+use sim::prefetch::{AccessView, Prefetcher};
 
 #[derive(Default, Clone)]
 struct CoreState {
@@ -36,7 +36,7 @@ impl Prefetcher for DeltaCorrelation {
         format!("delta:{}", self.degree)
     }
 
-    fn on_access(&mut self, seen: Seen, line: u64, out: &mut Vec<u64>) {
+    fn on_access(&mut self, seen: AccessView, line: u64, out: &mut Vec<u64>) {
         let n = self.cores.len();
         let c = &mut self.cores[seen.core % n];
         let Some(last) = c.last.replace(line) else {

@@ -6,7 +6,7 @@
 
 use std::collections::HashMap;
 
-use sim::prefetch::{Prefetcher, Seen};
+use sim::prefetch::{AccessView, Prefetcher};
 
 #[derive(Clone, Copy, Default)]
 struct Entry {
@@ -41,7 +41,7 @@ impl Prefetcher for IpStride {
         format!("ip-stride:{}:{}", self.degree, self.distance)
     }
 
-    fn on_access(&mut self, seen: Seen, line: u64, out: &mut Vec<u64>) {
+    fn on_access(&mut self, seen: AccessView, line: u64, out: &mut Vec<u64>) {
         let Some(pc) = seen.pc else { return };
         let n = self.table.len();
         let t = &mut self.table[seen.core % n];

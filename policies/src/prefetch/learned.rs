@@ -11,7 +11,7 @@
 //! seed's "address delta and hit rate" windows); how many of those deltas
 //! equal the candidate's distance.
 
-use sim::prefetch::{Prefetcher, Seen};
+use sim::prefetch::{AccessView, Prefetcher};
 
 use crate::model::Model;
 
@@ -176,7 +176,7 @@ impl Prefetcher for Learned {
         self.name.clone()
     }
 
-    fn on_access(&mut self, seen: Seen, line: u64, out: &mut Vec<u64>) {
+    fn on_access(&mut self, seen: AccessView, line: u64, out: &mut Vec<u64>) {
         let start = out.len();
         self.base.on_access(seen, line, out);
         let core = seen.core.min(self.hist.len() - 1);
@@ -269,7 +269,7 @@ impl RowBuilder {
             self.pending
                 .retain(|_, v| v.last().is_some_and(|&r| i - rows[r].index <= w));
         }
-        let seen = Seen {
+        let seen = AccessView {
             core: 0,
             pc,
             addr,

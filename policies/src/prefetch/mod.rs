@@ -73,10 +73,10 @@ pub fn create(spec: &str, line: u64, cores: usize) -> Result<Box<dyn Prefetcher>
 
 #[cfg(test)]
 pub(crate) mod tests {
-    use sim::prefetch::Seen;
+    use sim::prefetch::AccessView;
 
-    pub fn seen(pc: Option<u64>, addr: u64, miss: bool) -> Seen {
-        Seen {
+    pub fn seen(pc: Option<u64>, addr: u64, miss: bool) -> AccessView {
+        AccessView {
             core: 0,
             pc,
             addr,

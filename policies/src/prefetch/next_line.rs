@@ -2,7 +2,7 @@
 //! demand miss, or on the first use of a line it prefetched, prefetch the
 //! next D lines — so a sequential stream keeps triggering it.
 
-use sim::prefetch::{Prefetcher, Seen};
+use sim::prefetch::{AccessView, Prefetcher};
 
 pub struct NextLine {
     degree: u32,
@@ -18,7 +18,7 @@ impl Prefetcher for NextLine {
     fn name(&self) -> String {
         format!("next-line:{}", self.degree)
     }
-    fn on_access(&mut self, seen: Seen, line: u64, out: &mut Vec<u64>) {
+    fn on_access(&mut self, seen: AccessView, line: u64, out: &mut Vec<u64>) {
         if seen.miss || seen.prefetch_hit {
             out.extend((1..=self.degree as u64).map(|k| line + k));
         }

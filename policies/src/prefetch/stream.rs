@@ -3,7 +3,7 @@
 //! further access prefetches D lines K ahead in that direction (a simplified
 //! IBM POWER / Intel L2 streamer).
 
-use sim::prefetch::{Prefetcher, Seen};
+use sim::prefetch::{AccessView, Prefetcher};
 
 #[derive(Clone, Copy)]
 struct Tracker {
@@ -39,7 +39,7 @@ impl Prefetcher for Stream {
         format!("stream:{}:{}", self.degree, self.distance)
     }
 
-    fn on_access(&mut self, seen: Seen, line: u64, out: &mut Vec<u64>) {
+    fn on_access(&mut self, seen: AccessView, line: u64, out: &mut Vec<u64>) {
         self.clock += 1;
         let region = seen.addr >> 12;
         let n = self.trackers.len();

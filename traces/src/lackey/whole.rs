@@ -10,7 +10,7 @@ use std::sync::Arc;
 use super::{Counts, parse_lines};
 use crate::error::Result;
 use crate::record::Batch;
-use crate::source::Fields;
+use crate::record::Fields;
 use crate::whole::{Segments, Whole};
 
 /// Bytes per segment: ~70 000 lackey lines, a batch of about 1 MiB.

@@ -18,7 +18,7 @@ use super::{
 };
 use crate::error::{Problem, Result, TraceError};
 use crate::record::Batch;
-use crate::source::Fields;
+use crate::record::Fields;
 use crate::whole::{Segments, Whole};
 
 /// One data block of the file.

@@ -1,0 +1,241 @@
+//! Memory beyond the caches: each node's channels (FCFS [`Queue`]s,
+//! line-interleaved), the links between nodes (FCFS too), which node's
+//! memory holds each page, and the placement policy that decides it.
+//!
+//! Its own structure so that the miss path borrows it apart from the cores
+//! and the directory: a method here sees the machine, the statistics it
+//! adds to, and nothing else of the engine.
+
+use crate::directory::U64Map;
+use crate::machine::{Machine, ns_to_ps, transfer_ps};
+use crate::placement::{PageView, Placement};
+use crate::queue::Queue;
+
+use super::stats::Stats;
+
+pub(super) struct Memory {
+    pub channels: Vec<Vec<Queue>>,
+    chan_service_ps: Vec<u64>,
+    /// Per node: the index of its first channel among all channels.
+    pub chan_base: Vec<usize>,
+    mem_ps: Vec<u64>,
+    interleave_bits: Vec<u32>,
+    pub links: Vec<Queue>,
+    link_service_ps: Vec<u64>,
+    /// Home node by page.
+    pages: U64Map<u32>,
+    /// The last page looked up and its node (streams touch one page many times).
+    last_page: (u64, u32),
+    pub placement: Box<dyn Placement>,
+    line_bits: u32,
+    page_bits: u32,
+}
+
+impl Memory {
+    pub fn new(m: &Machine, placement: Box<dyn Placement>) -> Memory {
+        let s = &m.spec;
+        let line = s.line_size;
+        let mut channels = Vec::new();
+        let mut chan_service_ps = Vec::new();
+        let mut mem_ps = Vec::new();
+        let mut interleave_bits = Vec::new();
+        for node in &s.nodes {
+            match &node.memory {
+                Some(mem) => {
+                    channels.push(vec![Queue::default(); mem.channels as usize]);
+                    chan_service_ps.push(transfer_ps(line, mem.channel_gbps));
+                    mem_ps.push(ns_to_ps(mem.latency_ns));
+                    interleave_bits.push(mem.interleave.trailing_zeros());
+                }
+                None => {
+                    channels.push(Vec::new());
+                    chan_service_ps.push(0);
+                    mem_ps.push(0);
+                    interleave_bits.push(0);
+                }
+            }
+        }
+        let chan_base = channels
+            .iter()
+            .scan(0, |base, c| {
+                let first = *base;
+                *base += c.len();
+                Some(first)
+            })
+            .collect();
+        Memory {
+            channels,
+            chan_service_ps,
+            chan_base,
+            mem_ps,
+            interleave_bits,
+            links: vec![Queue::default(); s.links.len()],
+            link_service_ps: s
+                .links
+                .iter()
+                .map(|l| transfer_ps(line, l.bandwidth_gbps))
+                .collect(),
+            pages: U64Map::default(),
+            last_page: (u64::MAX, 0),
+            placement,
+            line_bits: line.trailing_zeros(),
+            page_bits: s.page_size.trailing_zeros(),
+        }
+    }
+
+    /// Forgets the queues' sums (their state stays).
+    pub fn clear_stats(&mut self) {
+        for q in self
+            .channels
+            .iter_mut()
+            .flatten()
+            .chain(self.links.iter_mut())
+        {
+            q.clear_stats();
+        }
+    }
+
+    fn channel_of(&self, home: usize, line: u64) -> usize {
+        let n = self.channels[home].len();
+        let addr = line << self.line_bits;
+        ((addr >> self.interleave_bits[home]) % n as u64) as usize
+    }
+
+    /// The home node of a line's page, placing the page on first touch.
+    #[inline]
+    pub fn home_of(&mut self, m: &Machine, stats: &mut Stats, line: u64, from: usize) -> usize {
+        let page = (line << self.line_bits) >> self.page_bits;
+        if self.last_page.0 == page {
+            return self.last_page.1 as usize;
+        }
+        if let Some(&h) = self.pages.get(&page) {
+            self.last_page = (page, h);
+            return h as usize;
+        }
+        let mut h = self.placement.place(page, from as u32, m) as usize;
+        if h >= m.nodes() || self.channels[h].is_empty() {
+            // A policy naming a node without memory: fall back to the nearest memory node.
+            h = self.nearest_memory(m, from);
+        }
+        self.pages.insert(page, h as u32);
+        self.last_page = (page, h as u32);
+        stats.counters.pages_on_node[h] += 1;
+        h
+    }
+
+    fn nearest_memory(&self, m: &Machine, from: usize) -> usize {
+        (0..m.nodes())
+            .filter(|&j| !self.channels[j].is_empty())
+            .min_by_key(|&j| (m.route_ps[from][j], j))
+            .unwrap_or(0)
+    }
+
+    /// One line through its channel at `home` and over the links from node
+    /// `a` to node `b` (home → reader for a read, writer → home for a
+    /// write-back), counted in the time series; returns the queueing waits.
+    #[allow(clippy::too_many_arguments)]
+    fn carry_line(
+        &mut self,
+        m: &Machine,
+        stats: &mut Stats,
+        home: usize,
+        line: u64,
+        a: usize,
+        b: usize,
+        t: u64,
+    ) -> u64 {
+        let line_bytes = 1u64 << self.line_bits;
+        let ch = self.channel_of(home, line);
+        let mut wait = self.channels[home][ch].serve(t, self.chan_service_ps[home], line_bytes);
+        let w = stats.window(t);
+        w.channel_bytes[self.chan_base[home] + ch] += line_bytes;
+        for &li in &m.route[a][b] {
+            wait += self.links[li].serve(t, self.link_service_ps[li], line_bytes);
+            w.link_bytes[li] += line_bytes;
+        }
+        wait
+    }
+
+    /// A demand read of one line from `home`'s memory by a core on `node`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn memory_read(
+        &mut self,
+        m: &Machine,
+        stats: &mut Stats,
+        node: usize,
+        home: usize,
+        line: u64,
+        t: u64,
+    ) -> u64 {
+        let wait = self.carry_line(m, stats, home, line, home, node, t);
+        let c = &mut stats.counters;
+        c.mem_reads += 1;
+        if home == node {
+            c.node_local[node] += 1;
+        } else {
+            c.node_remote[node] += 1;
+        }
+        let page = (line << self.line_bits) >> self.page_bits;
+        let seen = PageView {
+            page,
+            from: node as u32,
+            home: home as u32,
+            now_ps: t,
+        };
+        if let Some(dest) = self.placement.on_memory_access(seen, m) {
+            self.migrate(m, stats, page, home, dest as usize, t);
+        }
+        self.mem_ps[home] + m.route_ps[node][home] + wait
+    }
+
+    /// A posted write of one dirty line to its home memory from `node`.
+    pub fn write_back(&mut self, m: &Machine, stats: &mut Stats, node: usize, line: u64, t: u64) {
+        let home = self.home_of(m, stats, line, node);
+        self.carry_line(m, stats, home, line, node, home, t);
+        stats.counters.mem_writebacks += 1;
+    }
+
+    /// Moves a page: read at the old home, across the route, written at the new one.
+    #[allow(clippy::too_many_arguments)]
+    fn migrate(
+        &mut self,
+        m: &Machine,
+        stats: &mut Stats,
+        page: u64,
+        from: usize,
+        to: usize,
+        t: u64,
+    ) {
+        if to == from || to >= m.nodes() || self.channels[to].is_empty() {
+            return;
+        }
+        let bytes = m.spec.page_size;
+        let base_line = (page << self.page_bits) >> self.line_bits;
+        let ch_from = self.channel_of(from, base_line);
+        let gb_from = m.spec.nodes[from]
+            .memory
+            .as_ref()
+            .map_or(1.0, |m| m.channel_gbps);
+        self.channels[from][ch_from].serve(t, transfer_ps(bytes, gb_from), bytes);
+        for &li in &m.route[from][to] {
+            let gb = m.spec.links[li].bandwidth_gbps;
+            self.links[li].serve(t, transfer_ps(bytes, gb), bytes);
+            stats.window(t).link_bytes[li] += bytes;
+        }
+        let ch_to = self.channel_of(to, base_line);
+        let gb_to = m.spec.nodes[to]
+            .memory
+            .as_ref()
+            .map_or(1.0, |m| m.channel_gbps);
+        self.channels[to][ch_to].serve(t, transfer_ps(bytes, gb_to), bytes);
+        self.pages.insert(page, to as u32);
+        if self.last_page.0 == page {
+            self.last_page.1 = to as u32;
+        }
+        let c = &mut stats.counters;
+        c.pages_on_node[from] -= 1;
+        c.pages_on_node[to] += 1;
+        c.migrations += 1;
+        c.migration_bytes += bytes;
+    }
+}

@@ -1,0 +1,378 @@
+//! The discrete-event timing model of a NUMA machine.
+//!
+//! **Files.** The engine's state is split into sub-structures with narrow
+//! borrows, each in its own file: `threads.rs` (trace threads, their cores
+//! and issue times), `run.rs` (the event loop: feeding records, issue order),
+//! `shortcuts.rs` (the exact fast paths), `access.rs` (an access through the
+//! private levels, directory, LLC and memory: the coherence miss path),
+//! `memory.rs` (channels, links, pages and placement), `prefetch.rs`
+//! (attached prefetchers and their books), `stats.rs` (counters, latency
+//! histogram, time-series windows) and `summary.rs` (filling the plain
+//! result types of [`crate::results`]).
+//!
+//! **Time.** Integer picoseconds. Each trace thread runs on a core; its
+//! accesses are processed in global issue-time order (a min-heap keyed by
+//! `(time, thread index)`, so ties break deterministically; [`Events`]). An access is
+//! applied to caches, directory, channels and links at its issue time; its
+//! latency is the served level's latency plus queueing.
+//!
+//! **Issue times.** Closed loop (no timing, or `gap_ns`): an access issues
+//! one core cycle (or `gap_ns`, whichever is larger) after the previous one,
+//! and, if the core already has `mlp` misses in flight, not before the
+//! earliest of them completes (`--mlp 1` makes every miss blocking). Hits
+//! never block. Open loop (`time_ns`): the access issues at its time,
+//! whatever is in flight.
+//!
+//! **Memory system.** Per core: private data levels (inclusive: an eviction
+//! from the last level back-invalidates the levels above) and an optional
+//! L1I. Per node: a shared LLC (filled by memory reads and by private
+//! write-backs) and memory channels (FCFS [`Queue`]s, line-interleaved).
+//! Links are FCFS queues too. A MESI directory ([`crate::directory`])
+//! tracks which cores hold each line in their private caches (entries exist
+//! only while some core holds the line); LLC copies are found by probing the
+//! node LLCs, which is exact and keeps the directory as small as the private
+//! caches. A write invalidates every other copy; a miss on a line another
+//! core holds modified is a cache-to-cache transfer (`c2c_latency_ns` +
+//! route latency), after which a reader's owner writes the line back (MESI). Dirty lines leaving the last cache
+//! level are written back to their home memory (posted: they occupy channels
+//! and links but no thread waits for them).
+//!
+//! **Modelling choices.** A request occupies its channel and links from its
+//! issue time (the time spent reaching them is folded into the base
+//! latency), which keeps every queue's arrivals in time order. Straddling
+//! accesses touch both lines; their latency is the larger.
+//!
+//! **Fast paths, exact by construction** ([`Config::shortcuts`]). A load
+//! to the line its core's last data access touched, a write to it while it
+//! is dirty, and a fetch from the line it fetched last (when no prefetcher
+//! is attached and the level's policy leaves a repeated hit unchanged) are
+//! answered as the L1 hits they are, without the lookup (`Engine::shortcut`;
+//! every invalidation of such a line clears it); runs of them skip the event
+//! loop's general steps; while the trace has one thread, `feed` settles
+//! them as it reads them, without queueing. The thread that runs stays at
+//! the top of the heap, and its next issue time replaces it there (one
+//! sift-down, no step when it is still first).
+//! Repeated latencies enter the histogram as counts. None of these changes a
+//! result: a test compares every shortcut against the general path. Below
+//! the L1, a core that is not a sharer of the line (the directory, looked up
+//! once per miss) holds it in no private level, so none is searched.
+//!
+//! **Host caches.** The simulated caches and directory outgrow the host's
+//! caches with many cores; when a thread goes back on the heap, the engine
+//! hints the host to fetch what its next access will read
+//! (`Engine::prefetch_front`, `hint.rs`), and it simulates every
+//! `FEED_CHUNK` records of a batch while they are still cached.
+//!
+//! **Invariant.** No I/O, no clock, no randomness: the same records, machine
+//! and configuration give the same results, however the records are cut
+//! into batches. Hot state is flat vectors indexed by core, node, channel and
+//! link; per-line state lives in the [`Directory`] and in hash maps with a
+//! fixed hasher, none iterated into output.
+
+mod access;
+mod memory;
+mod prefetch;
+mod run;
+mod shortcuts;
+mod stats;
+mod summary;
+mod threads;
+
+use std::collections::BinaryHeap;
+
+use crate::cache::Cache;
+use crate::directory::{Directory, U64Map};
+use crate::events::Events;
+use crate::machine::{Machine, ns_to_ps};
+use crate::placement::Placement;
+use crate::prefetch::{PrefetchStats, Prefetcher};
+use crate::results::Summary;
+
+use access::CoreState;
+use memory::Memory;
+use prefetch::PfSlot;
+use stats::Stats;
+use threads::Threads;
+
+/// How trace threads map to cores.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Pin {
+    /// Thread k (in order of first appearance) on core k: fills node 0 first.
+    Compact,
+    /// Round-robin across the nodes that have cores.
+    Spread,
+    /// Explicit `(trace thread id, core)` pairs.
+    Explicit(Vec<(u32, u32)>),
+}
+
+/// Run configuration.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// Override of the machine's outstanding-miss limit.
+    pub mlp: Option<u32>,
+    pub pin: Pin,
+    /// Time-series window (ns).
+    pub window_ns: u64,
+    /// Most records buffered while waiting for a thread's next record.
+    pub max_buffered: usize,
+    /// Private data level (index into the core's caches) a prefetcher fills
+    /// and watches: 0 = L1D, 1 = L2, ...
+    pub prefetch_level: usize,
+    /// Most prefetches a core keeps in flight beyond its private levels (its
+    /// fill buffers); further prefetches are dropped. `None`: no limit (a
+    /// late prefetch still makes its demand wait for the fill).
+    pub prefetch_queue: Option<usize>,
+    /// The exact fast paths (a core's repeated load, write while dirty, or
+    /// fetch of the line it touched last answered without the lookup, runs
+    /// of such accesses without the event loop's general steps). Results are identical either way;
+    /// off, every access takes the general path, which tests use as the
+    /// reference.
+    pub shortcuts: bool,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            mlp: None,
+            pin: Pin::Compact,
+            window_ns: 10_000,
+            max_buffered: 1 << 22,
+            prefetch_level: 1,
+            prefetch_queue: None,
+            shortcuts: true,
+        }
+    }
+}
+
+/// What can go wrong in a run (all caused by the input or the configuration).
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    #[error(
+        "record {record}: trace thread {thread} needs a core, but the machine has only {cores} (threads are pinned in order of first appearance)"
+    )]
+    TooManyThreads {
+        record: u64,
+        thread: u32,
+        cores: usize,
+    },
+    #[error("record {record}: trace thread {thread} has no --pin entry")]
+    Unpinned { record: u64, thread: u32 },
+    #[error("--pin: core {core} does not exist (the machine has {cores})")]
+    NoSuchCore { core: u32, cores: usize },
+    #[error("--pin: core {core} is given to two threads")]
+    CoreTaken { core: u32 },
+    #[error(
+        "record {record}: time_ns {time_ns} is earlier than thread {thread}'s previous access ({prev_ns} ns)"
+    )]
+    TimeBackwards {
+        record: u64,
+        thread: u32,
+        time_ns: u64,
+        prev_ns: u64,
+    },
+    #[error("--mlp must be at least 1")]
+    ZeroMlp,
+    #[error("--prefetch-level {0}: the machine's cores have {1} private data levels")]
+    NoSuchLevel(usize, usize),
+}
+
+/// Where an access was served.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Served {
+    Private(u8),
+    Llc,
+    Remote, // cache-to-cache transfer
+    LocalMem,
+    RemoteMem,
+}
+
+/// No line (line numbers are addresses shifted right, never all ones).
+const NO_LINE: u64 = u64::MAX;
+
+/// The engine: the machine's state and the run's books.
+pub struct Engine<'m> {
+    m: &'m Machine,
+    cfg: Config,
+    line_bits: u32,
+    mask_shift: u32,
+    cycle_ps: u64,
+    mlp: usize,
+    c2c_ps: u64,
+    cores: Vec<CoreState>,
+    llc: Vec<Option<Cache>>,
+    llc_ps: Vec<u64>,
+    dir: Directory,
+    /// Lines written by two cores at disjoint bytes.
+    false_shared: U64Map<()>,
+    /// Channels, links, pages and the placement policy.
+    mem: Memory,
+    threads: Threads,
+    heap: Events,
+    /// Records queued on all threads.
+    buffered: usize,
+    records_in: u64,
+    stats: Stats,
+    /// Issue time of the access processed last.
+    now_ps: u64,
+    /// Attached prefetchers, each at its own private level.
+    pf: Vec<PfSlot>,
+    /// Pool of line buffers for [`Engine::consult`].
+    pf_bufs: Vec<Vec<u64>>,
+}
+
+impl<'m> Engine<'m> {
+    /// A fresh machine state.
+    pub fn new(
+        m: &'m Machine,
+        cfg: Config,
+        placement: Box<dyn Placement>,
+    ) -> Result<Engine<'m>, EngineError> {
+        let s = &m.spec;
+        let mlp = cfg.mlp.unwrap_or(s.core.mlp) as usize;
+        if mlp == 0 {
+            return Err(EngineError::ZeroMlp);
+        }
+        let line = s.line_size;
+        let mk = |c: &crate::machine::CacheSpec, seed: u64| {
+            // Geometry and policy were checked when the machine was built.
+            let g = c.geometry(line).expect("checked machine");
+            Cache::new(g, c.replacement, seed)
+        };
+        // A repeated hit on a level's most recent line changes nothing
+        // (all policies but SRRIP), so the shortcuts may answer it.
+        let repeat_free = |c: Option<&crate::machine::CacheSpec>| {
+            cfg.shortcuts && c.is_some_and(|c| c.replacement != crate::cache::Replacement::Srrip)
+        };
+        let cores = m
+            .core_node
+            .iter()
+            .enumerate()
+            .map(|(i, &node)| CoreState {
+                node,
+                levels: s.core.caches.iter().map(|c| mk(c, i as u64)).collect(),
+                level_ps: s
+                    .core
+                    .caches
+                    .iter()
+                    .map(|c| ns_to_ps(c.latency_ns))
+                    .collect(),
+                l1i: s.core.l1i.as_ref().map(|c| mk(c, i as u64)),
+                l1i_ps: s.core.l1i.as_ref().map_or(0, |c| ns_to_ps(c.latency_ns)),
+                l1i_filled: false,
+                last_line: NO_LINE,
+                last_dirty: false,
+                repeat_hit_free: repeat_free(s.core.caches.first()),
+                last_iline: NO_LINE,
+                l1i_repeat_hit_free: repeat_free(s.core.l1i.as_ref()),
+            })
+            .collect::<Vec<_>>();
+        let mem = Memory::new(m, placement);
+        let stats = Stats::new(m, &mem, cfg.window_ns);
+        Ok(Engine {
+            m,
+            line_bits: line.trailing_zeros(),
+            mask_shift: line.trailing_zeros().saturating_sub(6),
+            cycle_ps: ns_to_ps(1.0 / s.core.freq_ghz).max(1),
+            mlp,
+            c2c_ps: ns_to_ps(s.c2c_latency_ns),
+            threads: Threads::new(cores.len()),
+            cores,
+            llc: s
+                .nodes
+                .iter()
+                .enumerate()
+                .map(|(i, x)| x.llc.as_ref().map(|c| mk(c, 1000 + i as u64)))
+                .collect(),
+            llc_ps: s
+                .nodes
+                .iter()
+                .map(|x| x.llc.as_ref().map_or(0, |c| ns_to_ps(c.latency_ns)))
+                .collect(),
+            dir: Directory::default(),
+            false_shared: U64Map::default(),
+            mem,
+            heap: Events::default(),
+            buffered: 0,
+            records_in: 0,
+            stats,
+            now_ps: 0,
+            pf: Vec::new(),
+            pf_bufs: Vec::new(),
+            cfg,
+        })
+    }
+
+    /// Attaches a cache prefetcher at `Config::prefetch_level`.
+    pub fn set_prefetcher(&mut self, p: Box<dyn Prefetcher>) -> Result<(), EngineError> {
+        self.add_prefetcher(p, self.cfg.prefetch_level)
+    }
+
+    /// Attaches a cache prefetcher filling and watching private level
+    /// `level` (0 = L1D), besides any attached before (ChampSim's per-level
+    /// prefetchers: e.g. next-line at L1D and a streamer at L2).
+    pub fn add_prefetcher(
+        &mut self,
+        p: Box<dyn Prefetcher>,
+        level: usize,
+    ) -> Result<(), EngineError> {
+        let n = self.m.spec.core.caches.len();
+        if level >= n {
+            return Err(EngineError::NoSuchLevel(level, n));
+        }
+        self.pf.push(PfSlot {
+            p,
+            level,
+            stats: PrefetchStats::default(),
+            lines: U64Map::default(),
+            inflight: vec![BinaryHeap::new(); self.cores.len()],
+        });
+        // A prefetcher sees every load from now on: no shortcut around it.
+        for c in &mut self.cores {
+            c.last_line = NO_LINE;
+            c.last_iline = NO_LINE;
+        }
+        Ok(())
+    }
+
+    /// Every prefetcher's name, level and counts (unused prefetches as useless).
+    pub fn prefetchers(&self) -> Vec<(String, usize, PrefetchStats)> {
+        self.pf
+            .iter()
+            .map(|slot| {
+                let mut s = slot.stats;
+                s.useless += slot.lines.len() as u64;
+                (slot.p.name(), slot.level, s)
+            })
+            .collect()
+    }
+
+    /// Forgets the statistics gathered so far (counters, latency histogram,
+    /// time series, queue sums) but keeps the machine's state (caches,
+    /// directory, pages): measure a second pass after a warm-up pass.
+    pub fn clear_stats(&mut self) {
+        self.stats.clear();
+        for slot in &mut self.pf {
+            slot.stats = PrefetchStats::default();
+        }
+        self.mem.clear_stats();
+    }
+
+    /// Name of the placement policy.
+    pub fn placement_name(&self) -> String {
+        self.mem.placement.name()
+    }
+
+    /// The results of the run so far.
+    pub fn summary(&self) -> Summary {
+        summary::summarize(self)
+    }
+
+    /// Accesses completed and the sum of their latencies (ps), over all
+    /// threads since the start (not reset by [`Engine::clear_stats`]) —
+    /// cheap enough to read after every few hundred accesses.
+    pub fn latency_totals(&self) -> (u64, u128) {
+        self.threads
+            .iter()
+            .fold((0, 0), |(n, ps), t| (n + t.accesses, ps + t.latency_ps))
+    }
+}

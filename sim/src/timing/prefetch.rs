@@ -1,0 +1,227 @@
+//! Attached cache prefetchers (one per private level, as in ChampSim) and
+//! their books: what each demand access shows them, the lines they ask
+//! for, how those are brought in (from a lower private level, the LLC or
+//! memory, within the core's prefetch queue), and whether each prefetched
+//! line was used, late or lost. Metrics are defined in
+//! [`crate::prefetch`].
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use traces::{Access, Kind};
+
+use crate::directory::{NO_AGENT, U64Map};
+use crate::prefetch::{AccessView, PrefetchStats, Prefetcher};
+
+use super::{Engine, Served};
+
+/// One attached prefetcher: the private level it fills and watches, and
+/// its books.
+pub(super) struct PfSlot {
+    pub p: Box<dyn Prefetcher>,
+    pub level: usize,
+    pub stats: PrefetchStats,
+    /// Lines it prefetched, not yet used or lost: (fill completion, core).
+    pub lines: U64Map<(u64, u16)>,
+    /// Per core: completion times of its fills in flight beyond the private levels.
+    pub inflight: Vec<BinaryHeap<Reverse<u64>>>,
+}
+
+impl Engine<'_> {
+    /// Prefetch accounting and issue for one demand data line, for every
+    /// attached prefetcher. Returns the demand's latency, raised if it used
+    /// a prefetch still in flight or a prefetcher spent time deciding.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn prefetch_after(
+        &mut self,
+        core: usize,
+        a: &Access,
+        line: u64,
+        s: Served,
+        lat: u64,
+        t: u64,
+        pc: Option<u64>,
+    ) -> u64 {
+        let mut lat = lat;
+        for k in 0..self.pf.len() {
+            let slot = &mut self.pf[k];
+            let hit_at_level = matches!(s, Served::Private(h) if (h as usize) <= slot.level);
+            let mut covered = false;
+            if let Some(&(ready, who)) = slot.lines.get(&line)
+                && who as usize == core
+            {
+                slot.lines.remove(&line);
+                if hit_at_level {
+                    covered = true;
+                    slot.stats.useful += 1;
+                    if ready > t {
+                        slot.stats.late += 1;
+                        lat = lat.max(ready - t);
+                    }
+                } else {
+                    // Gone from the level before its use.
+                    slot.stats.useless += 1;
+                    slot.stats.early += 1;
+                }
+            }
+            if !hit_at_level && !covered {
+                slot.stats.demand_misses += 1;
+            }
+            // A prefetcher sees the accesses that reach its level (as in
+            // ChampSim): all of them at L1D, the L1D's misses at L2, ...
+            let reached = match s {
+                Served::Private(h) => h as usize >= slot.level,
+                _ => true,
+            };
+            if !reached && !covered {
+                continue;
+            }
+            let seen = AccessView {
+                core,
+                pc,
+                addr: a.addr,
+                miss: !hit_at_level,
+                prefetch_hit: covered,
+                write: matches!(a.kind, Kind::Store | Kind::Modify),
+            };
+            // A prefetcher that computes (a learned one) stalls its core.
+            lat += self.consult(k, core, seen, line, t);
+        }
+        lat
+    }
+
+    /// Shows prefetcher `k` one access and issues the lines it names;
+    /// returns the simulated time it spent deciding. Line buffers come from
+    /// a pool (consulting nests: a prefetch request is shown to the levels
+    /// below), so steady state allocates nothing.
+    pub(super) fn consult(
+        &mut self,
+        k: usize,
+        core: usize,
+        seen: AccessView,
+        line: u64,
+        t: u64,
+    ) -> u64 {
+        let mut want = self.pf_bufs.pop().unwrap_or_default();
+        want.clear();
+        self.pf[k].p.on_access(seen, line, &mut want);
+        let cost = self.pf[k].p.take_cost_ps();
+        self.pf[k].stats.predict_cost_ps += cost;
+        for &target in &want {
+            self.issue_prefetch(k, core, target, t);
+        }
+        self.pf_bufs.push(want);
+        cost
+    }
+
+    /// Brings `line` into `core`'s level of prefetcher `k` (and the levels
+    /// below it) unless it is already there, in flight, or modified in
+    /// another core.
+    pub(super) fn issue_prefetch(&mut self, k: usize, core: usize, line: u64, t: u64) {
+        let lvl = self.pf[k].level;
+        if self.cores[core].levels[..=lvl]
+            .iter()
+            .any(|c| c.contains(line))
+            || self.pf[k].lines.contains_key(&line)
+        {
+            return;
+        }
+        if let Some(e) = self.dir.get(line)
+            && e.owner != NO_AGENT
+            && e.owner as usize != core
+        {
+            return;
+        }
+        // The request passes the levels below: their prefetchers see it (as
+        // ChampSim's L2 prefetcher sees the L1's prefetch requests).
+        for j in 0..self.pf.len() {
+            if self.pf[j].level > lvl {
+                self.observe_prefetch(j, core, line, t);
+            }
+        }
+        let node = self.cores[core].node as usize;
+        let nlev = self.cores[core].levels.len();
+        // A private level below the prefetch level has it: an on-chip copy
+        // up, at that level's latency, no memory traffic.
+        if let Some(h) = (lvl + 1..nlev).find(|&i| self.cores[core].levels[i].contains(line)) {
+            let latency = self.cores[core].level_ps[h];
+            self.pf[k].stats.issued += 1;
+            for i in (lvl..h).rev() {
+                if let Some(v) = self.cores[core].levels[i].fill(line, false) {
+                    self.evicted_private(core, i, v.block, v.dirty, t);
+                }
+            }
+            self.pf[k].lines.insert(line, (t + latency, core as u16));
+            return;
+        }
+        // Beyond the private levels: only as many in flight as the queue holds.
+        if let Some(limit) = self.cfg.prefetch_queue {
+            let q = &mut self.pf[k].inflight[core];
+            while q.peek().is_some_and(|&Reverse(d)| d <= t) {
+                q.pop();
+            }
+            if q.len() >= limit.max(1) {
+                self.pf[k].stats.dropped += 1;
+                return;
+            }
+        }
+        let latency = if self.llc[node]
+            .as_mut()
+            .is_some_and(|c| c.probe(line, false))
+        {
+            self.llc_ps[node]
+        } else {
+            let home = self.mem.home_of(self.m, &mut self.stats, line, node);
+            let l = self
+                .mem
+                .memory_read(self.m, &mut self.stats, node, home, line, t);
+            self.fill_llc(node, line, false, t);
+            l
+        };
+        if self.cfg.prefetch_queue.is_some() {
+            self.pf[k].inflight[core].push(Reverse(t + latency));
+        }
+        self.pf[k].stats.issued += 1;
+        self.pf[k].stats.extra_bytes += 1 << self.line_bits;
+        self.dir.entry(line).sharers.insert(core);
+        // Fill the prefetch level and every level below it (inclusion).
+        for i in (lvl..nlev).rev() {
+            if let Some(v) = self.cores[core].levels[i].fill(line, false) {
+                self.evicted_private(core, i, v.block, v.dirty, t);
+            }
+        }
+        self.pf[k].lines.insert(line, (t + latency, core as u16));
+    }
+
+    /// Prefetcher `j` sees a prefetch request from a level above it pass
+    /// through its level (not a demand: its counts do not change).
+    pub(super) fn observe_prefetch(&mut self, j: usize, core: usize, line: u64, t: u64) {
+        let lvl = self.pf[j].level;
+        let hit = self.cores[core].levels[..=lvl]
+            .iter()
+            .any(|c| c.contains(line));
+        let seen = AccessView {
+            core,
+            pc: None,
+            addr: line << self.line_bits,
+            miss: !hit,
+            prefetch_hit: false,
+            write: false,
+        };
+        // Not a demand: its decision time is counted, not charged to one.
+        self.consult(j, core, seen, line, t);
+    }
+
+    /// A line prefetcher `k` brought in left `core`'s level unused: useless, early.
+    pub(super) fn prefetch_lost(&mut self, k: usize, core: usize, block: u64) {
+        let slot = &mut self.pf[k];
+        if let Some(&(_, who)) = slot.lines.get(&block)
+            && who as usize == core
+            && !self.cores[core].levels[slot.level].contains(block)
+        {
+            slot.lines.remove(&block);
+            slot.stats.useless += 1;
+            slot.stats.early += 1;
+        }
+    }
+}

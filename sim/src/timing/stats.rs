@@ -1,0 +1,202 @@
+//! The run's books: counters, the data-access latency histogram and the
+//! per-window time series. Written on every access, read only by
+//! `summary.rs`; nothing here decides anything in the model.
+
+use std::borrow::Cow;
+
+use hdrhistogram::Histogram;
+use traces::{Access, Kind};
+
+use crate::latency::Latencies;
+use crate::machine::Machine;
+
+use super::Served;
+use super::memory::Memory;
+use super::shortcuts::HitRun;
+
+/// Per-window time series accumulator.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Window {
+    pub accesses: u64,
+    pub latency_ps: u128,
+    pub l1_hits: u64,
+    pub llc_hits: u64,
+    pub mem_reads: u64,
+    pub invalidations: u64,
+    pub channel_bytes: Vec<u64>,
+    pub link_bytes: Vec<u64>,
+}
+
+/// Counters of a run.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Counters {
+    pub accesses: u64,
+    pub data_accesses: u64,
+    pub ifetches: u64,
+    pub served: Vec<u64>, // per private level, then LLC, c2c, local mem, remote mem
+    pub invalidations: u64,
+    pub cache_to_cache: u64,
+    pub upgrades: u64,
+    pub mem_reads: u64,
+    pub mem_writebacks: u64,
+    pub migrations: u64,
+    pub migration_bytes: u64,
+    pub false_sharing_events: u64,
+    pub node_local: Vec<u64>,
+    pub node_remote: Vec<u64>,
+    pub pages_on_node: Vec<u64>,
+    pub latency_sum_ps: u128,
+}
+
+pub(super) struct Stats {
+    pub counters: Counters,
+    pub hist: Latencies,
+    pub window_ps: u64,
+    pub windows: Vec<Window>,
+    /// The last window used: [start, end) in ps and its index.
+    pub win_span: (u64, u64, usize),
+    /// Completion time of the last access to complete.
+    pub elapsed_ps: u64,
+    /// Private data levels (at least one slot: a machine without caches
+    /// counts its accesses in slot 0).
+    levels: usize,
+    channels: usize,
+    links: usize,
+}
+
+impl Stats {
+    pub fn new(m: &Machine, mem: &Memory, window_ns: u64) -> Stats {
+        let levels = m.spec.core.caches.len().max(1);
+        let n = m.nodes();
+        Stats {
+            counters: Counters {
+                served: vec![0; levels + 4],
+                node_local: vec![0; n],
+                node_remote: vec![0; n],
+                pages_on_node: vec![0; n],
+                ..Counters::default()
+            },
+            hist: Latencies::new(),
+            window_ps: window_ns.max(1) * 1000,
+            windows: Vec::new(),
+            win_span: (0, 0, 0),
+            elapsed_ps: 0,
+            levels,
+            channels: mem.channels.iter().map(Vec::len).sum(),
+            links: mem.links.len(),
+        }
+    }
+
+    /// Forgets everything counted so far but where pages live.
+    pub fn clear(&mut self) {
+        let n = self.counters.node_local.len();
+        self.counters = Counters {
+            served: vec![0; self.counters.served.len()],
+            node_local: vec![0; n],
+            node_remote: vec![0; n],
+            pages_on_node: self.counters.pages_on_node.clone(),
+            ..Counters::default()
+        };
+        self.hist.reset();
+        self.windows.clear();
+        self.win_span = (0, 0, 0);
+    }
+
+    /// The window holding time `t`. Times mostly move forward: the last
+    /// window's span answers without a division.
+    #[inline(always)]
+    pub fn window(&mut self, t: u64) -> &mut Window {
+        if t >= self.win_span.0 && t < self.win_span.1 {
+            let w = self.win_span.2;
+            return &mut self.windows[w];
+        }
+        self.window_at(t)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn window_at(&mut self, t: u64) -> &mut Window {
+        let w = (t / self.window_ps) as usize;
+        let start = w as u64 * self.window_ps;
+        self.win_span = (start, start.saturating_add(self.window_ps), w);
+        while self.windows.len() <= w {
+            self.windows.push(Window {
+                channel_bytes: vec![0; self.channels],
+                link_bytes: vec![0; self.links],
+                ..Window::default()
+            });
+        }
+        &mut self.windows[w]
+    }
+
+    /// Counts one access issued at `t`, of latency `lat`, served by `served`.
+    #[inline(always)]
+    pub fn record(&mut self, a: &Access, t: u64, lat: u64, served: Served) {
+        let c = &mut self.counters;
+        c.accesses += 1;
+        if a.kind == Kind::IFetch {
+            c.ifetches += 1;
+        } else {
+            c.data_accesses += 1;
+            c.latency_sum_ps += lat as u128;
+            self.hist.record_n(lat.max(1), 1);
+        }
+        let slot = self.served_slot(served);
+        self.counters.served[slot] += 1;
+        let w = self.window(t);
+        w.accesses += 1;
+        w.latency_ps += lat as u128;
+        match served {
+            Served::Private(0) => w.l1_hits += 1,
+            Served::Llc => w.llc_hits += 1,
+            Served::LocalMem | Served::RemoteMem => w.mem_reads += 1,
+            _ => {}
+        }
+    }
+
+    /// Counts a run of L1 hits at once, as [`Stats::record`] would one by
+    /// one (data hits take the L1D's latency `data_ps`); returns the sum of
+    /// the run's latencies.
+    pub fn record_hits(&mut self, run: &HitRun, data_ps: u64) -> u128 {
+        let n = run.data + run.ifetches;
+        let lat_ps = run.data as u128 * data_ps as u128 + run.ifetch_ps as u128;
+        self.elapsed_ps = self.elapsed_ps.max(run.last_done);
+        let c = &mut self.counters;
+        c.accesses += n;
+        c.ifetches += run.ifetches;
+        c.data_accesses += run.data;
+        c.latency_sum_ps += run.data as u128 * data_ps as u128;
+        c.served[0] += n;
+        if run.data > 0 {
+            self.hist.record_n(data_ps.max(1), run.data);
+        }
+        let w = self.window(run.last_issue);
+        w.accesses += n;
+        w.latency_ps += lat_ps;
+        w.l1_hits += n;
+        lat_ps
+    }
+
+    pub fn count_invalidations(&mut self, n: u64, t: u64) {
+        self.counters.invalidations += n;
+        self.window(t).invalidations += n;
+    }
+
+    /// The data-access latency histogram (ps).
+    pub fn latency_hist(&self) -> Cow<'_, Histogram<u64>> {
+        self.hist.histogram()
+    }
+
+    /// Index into `Counters::served` of a level.
+    #[inline(always)]
+    pub fn served_slot(&self, s: Served) -> usize {
+        let p = self.levels;
+        match s {
+            Served::Private(i) => i as usize,
+            Served::Llc => p,
+            Served::Remote => p + 1,
+            Served::LocalMem => p + 2,
+            Served::RemoteMem => p + 3,
+        }
+    }
+}
