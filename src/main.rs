@@ -3,12 +3,13 @@
 //! crates (`traces`, `sim`, `policies`, `analysis`).
 
 mod cmd;
+mod experiment;
 mod input;
 mod machines;
 mod manifest;
 mod npy;
 mod output;
-mod prefetchers;
+mod policy;
 mod progress;
 
 use std::process::ExitCode;

@@ -27,7 +27,9 @@ fn run_series(
     placement: &str,
     batch: usize,
 ) -> (Summary, String) {
-    let p = policies::placement::create(placement, m).expect("placement");
+    let p = policies::placement::PLACEMENTS
+        .build(placement, &policies::registry::Ctx::for_machine(m))
+        .expect("placement");
     let mut e = Engine::new(m, cfg, p).expect("engine");
     let fields = Fields {
         pc: false,

@@ -24,7 +24,9 @@ fn run_cfg(recs: &[Record], prefetch: Option<&str>, cfg: Config) -> Summary {
     let mut e = Engine::new(
         &m,
         cfg,
-        policies::placement::create("first-touch", &m).unwrap(),
+        policies::placement::PLACEMENTS
+            .build("first-touch", &policies::registry::Ctx::for_machine(&m))
+            .unwrap(),
     )
     .unwrap();
     if let Some(p) = prefetch {

@@ -20,6 +20,7 @@ pub mod model;
 pub mod placement;
 pub mod prefetch;
 pub mod preload;
+pub mod registry;
 pub mod sched;
 pub mod warmup;
 

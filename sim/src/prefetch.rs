@@ -1,11 +1,13 @@
-//! The cache-prefetcher interface of the line-level model, and the
-//! accounting of what prefetches were worth.
+//! The accounting of what cache prefetches were worth, and [`Offline`]
+//! prefetch generation over a load stream.
 //!
 //! A prefetcher sees each demand access of a core as it happens — its PC
 //! (from the trace's PC column, or the preceding instruction fetch in a
 //! lackey trace), address, and whether it hit the prefetcher's level — and
 //! returns line addresses to bring in. ⚑ It sees nothing of the future.
 //! Implementations live in `policies::prefetch`, one file each.
+//!
+//! The trait and what it sees are in [`crate::policy`].
 //!
 //! Metrics (formulas also in docs/prefetch.md):
 //! - `issued`: prefetches sent (a line already cached at the prefetch level
@@ -22,34 +24,7 @@
 //!   bandwidth prefetching costs);
 //! - `predict_cost_ps`: simulated decision time charged to the cores.
 
-/// What the prefetcher sees of one demand access.
-#[derive(Clone, Copy, Debug)]
-pub struct AccessView {
-    pub core: usize,
-    /// Program counter, if the trace gives one.
-    pub pc: Option<u64>,
-    pub addr: u64,
-    /// The access missed the prefetcher's level.
-    pub miss: bool,
-    /// The access is the first use of a line this prefetcher brought in (the
-    /// trigger of "tagged" prefetching).
-    pub prefetch_hit: bool,
-    pub write: bool,
-}
-
-/// A prefetcher, one instance per machine (index its tables by `core`).
-pub trait Prefetcher: Send {
-    /// Name as reported (`ip-stride:2:1`, ...).
-    fn name(&self) -> String;
-    /// Observes a demand access to line number `line` (address / line
-    /// size); pushes the line numbers to prefetch.
-    fn on_access(&mut self, seen: AccessView, line: u64, out: &mut Vec<u64>);
-    /// Simulated time (ps) the prefetcher spent deciding since the last
-    /// call; the engine adds it to the access's latency (the core stalls).
-    fn take_cost_ps(&mut self) -> u64 {
-        0
-    }
-}
+use crate::policy::{AccessView, Prefetcher};
 
 /// Prefetch outcome counts.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

@@ -20,7 +20,7 @@ use policies::prefetch::learned::{self, RowBuilder};
 use sim::cache::{Cache, Replacement};
 use traces::{Batch, Format, Kind, RecordSource};
 
-use super::compare::{load_experiment, parse_duration, run_row};
+use crate::experiment::{load_experiment, parse_duration, run_row};
 use crate::input::{open_trace, parse_format, trace_err};
 use crate::machines::load_machine;
 use crate::output::write_file;
@@ -44,8 +44,8 @@ pub struct DatasetArgs {
     /// Experiment: per-batch feature groups (some of hit_rate,read_mb,addr_delta_mb).
     #[arg(long, default_value = "hit_rate,read_mb,addr_delta_mb")]
     pub features: String,
-    /// Trace: the base prefetcher whose proposals become rows.
-    #[arg(long, default_value = "delta:2")]
+    #[arg(long, default_value = "delta:2",
+          help = crate::policy::flag_help("Trace: the base prefetcher whose proposals become rows", &policies::prefetch::PREFETCHERS))]
     pub prefetcher: String,
     /// Trace: a proposed line is useful if accessed within this many accesses.
     #[arg(long, default_value_t = 2000)]
@@ -135,7 +135,7 @@ fn experiment_rows(a: &DatasetArgs) -> Result<(Vec<String>, Rows)> {
     let Some(row) = exp.row.iter().find(|r| &r.name == want).cloned() else {
         bail!("--row {want:?}: no such row (rows: {})", names.join(", "));
     };
-    let fs = sim::serve::FeatureSet::parse(a.history, &a.features)
+    let fs = sim::policy::FeatureSet::parse(a.history, &a.features)
         .map_err(|e| anyhow::anyhow!("--features: {e}"))?;
     let m = load_machine(&exp.workload.machine)?;
     let run = run_row(&m, &exp, &row, a.seed, false, Some(&fs))?;
@@ -180,7 +180,7 @@ fn trace_rows(a: &DatasetArgs) -> Result<(Vec<String>, Rows)> {
         }
     };
     let mut level = Cache::new(g, Replacement::Lru, 0);
-    let base = crate::prefetchers::create(&a.prefetcher, 64, 1)?;
+    let base = crate::policy::prefetcher(&a.prefetcher, 64, 1)?;
     let mut b = RowBuilder::new(base, a.window, a.max_rows, a.history);
     let mut input = open_trace(&a.input, a.format, false, 2)?;
     let mut batch = Batch::new(input.source.fields());

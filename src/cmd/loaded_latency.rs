@@ -81,7 +81,10 @@ pub fn run(a: Args) -> Result<()> {
             ..GenConfig::default()
         };
         let mut g = Generator::new(cfg).map_err(|e| anyhow::anyhow!("{}", e.problem))?;
-        let placement = policies::placement::create(&format!("bind:{}", a.to), &m)?;
+        let placement = policies::placement::PLACEMENTS.build(
+            &format!("bind:{}", a.to),
+            &policies::registry::Ctx::for_machine(&m),
+        )?;
         let ecfg = sim::Config {
             pin: sim::Pin::Explicit(vec![(0, core)]),
             ..sim::Config::default()

@@ -1,14 +1,17 @@
 //! Subcommands, one module each.
 
+pub mod bench;
 pub mod compare;
 pub mod dataset;
 pub mod live;
 pub mod loaded_latency;
 pub mod machine;
+pub mod policies;
 pub mod prefetch_file;
 pub mod replay;
 pub mod trace;
 pub mod train;
+pub mod validate;
 
 use anyhow::Result;
 use clap::Subcommand;
@@ -21,6 +24,8 @@ pub enum Command {
     /// Replay a trace: through the cachegrind-compatible cache model, or with
     /// --machine through the NUMA timing model.
     Replay(replay::ReplayArgs),
+    /// List every policy by kind (schedulers, placements, prefetchers, warm-ups, preloads).
+    Policies,
     /// List and describe machine presets.
     #[command(subcommand)]
     Machine(machine::MachineCmd),
@@ -29,7 +34,7 @@ pub enum Command {
     /// Run every policy row of an experiment × seeds on the same workload and compare them.
     Compare(compare::CompareArgs),
     /// Run one row of the seed experiment (the article's run_bench.py --scenario=...).
-    Bench(compare::BenchArgs),
+    Bench(bench::BenchArgs),
     /// Export a training dataset: dispatch decisions of a workload, or candidate prefetches of a trace.
     Dataset(dataset::DatasetArgs),
     /// Train a predictor on a dataset (split by time) and save it.
@@ -38,20 +43,21 @@ pub enum Command {
     #[command(subcommand)]
     Live(live::LiveCmd),
     /// Run traces simulated and live and compare their latencies.
-    Validate(live::ValidateArgs),
+    Validate(validate::ValidateArgs),
 }
 
 pub fn run(cmd: Command) -> Result<()> {
     match cmd {
         Command::Trace(t) => trace::run(t),
         Command::Replay(r) => replay::run(r),
+        Command::Policies => policies::run(),
         Command::Machine(m) => machine::run(m),
         Command::LoadedLatency(a) => loaded_latency::run(a),
         Command::Compare(a) => compare::compare_cmd(a),
-        Command::Bench(a) => compare::bench_cmd(a),
+        Command::Bench(a) => bench::bench_cmd(a),
         Command::Dataset(a) => dataset::run(a),
         Command::Train(a) => train::run(a),
         Command::Live(a) => live::run(a),
-        Command::Validate(a) => live::validate(a),
+        Command::Validate(a) => validate::validate(a),
     }
 }

@@ -19,8 +19,8 @@ use crate::output::AtomicFile;
 pub struct PrefetchArgs {
     /// Load trace (`instr_id, cycle, load_addr, pc, llc_hit` lines; plain, .xz, .gz or .zst).
     pub input: PathBuf,
-    /// Prefetcher: next-line[:D], ip-stride[:D[:DIST]], stream[:D[:DIST]], delta[:D], learned:MODEL[:BASE].
-    #[arg(long, default_value = "ip-stride:2")]
+    #[arg(long, default_value = "ip-stride:2",
+          help = crate::policy::flag_help("Prefetcher", &policies::prefetch::PREFETCHERS))]
     pub prefetcher: String,
     /// Prefetch file to write.
     #[arg(long)]
@@ -43,7 +43,7 @@ pub fn run(a: PrefetchArgs) -> Result<()> {
     if a.max_per_load == 0 {
         bail!("--max-per-load must be at least 1");
     }
-    let pf = crate::prefetchers::create(&a.prefetcher, a.line, 1)?;
+    let pf = crate::policy::prefetcher(&a.prefetcher, a.line, 1)?;
     let name = pf.name();
     let file =
         File::open(&a.input).with_context(|| format!("{}: cannot open", a.input.display()))?;

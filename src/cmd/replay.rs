@@ -61,17 +61,16 @@ pub struct ReplayArgs {
     /// default: the machine's.
     #[arg(long)]
     pub mlp: Option<u32>,
-    /// Page placement for --machine: first-touch, interleave, bind:N, migrate:K.
-    #[arg(long, default_value = "first-touch")]
+    #[arg(long, default_value = "first-touch",
+          help = crate::policy::flag_help("Page placement for --machine", &policies::placement::PLACEMENTS))]
     pub placement: String,
     /// Time-series window for --machine (ns of simulated time).
     #[arg(long, default_value_t = 10_000)]
     pub window_ns: u64,
-    /// Cache prefetcher for --machine: next-line[:D], ip-stride[:D[:K]],
-    /// stream[:D[:K]], delta[:D], learned:MODEL.json[:BASE] (a trained filter over BASE).
-    /// Repeat for several, one per level: SPEC@LEVEL (LEVEL a number or a
-    /// cache name: next-line@L1D, stream:16:16@L2).
-    #[arg(long)]
+    #[arg(long, help = format!(
+        "{}. Repeat for several, one per level: SPEC@LEVEL (LEVEL a number or a cache name: next-line@L1D, stream:16:16@L2)",
+        crate::policy::flag_help("Cache prefetcher for --machine", &policies::prefetch::PREFETCHERS)
+    ))]
     pub prefetch: Vec<String>,
     /// Private data level a prefetcher without @LEVEL fills (0 = L1D, 1 = L2, ...).
     #[arg(long, default_value_t = 1)]
@@ -189,7 +188,11 @@ fn run_timing(a: ReplayArgs) -> Result<()> {
             "--machine takes its caches from the machine description; drop --I1/--D1/--LL/--replacement"
         );
     }
-    let placement = policies::placement::create(&a.placement, &machine)
+    let placement = policies::placement::PLACEMENTS
+        .build(
+            &a.placement,
+            &policies::registry::Ctx::for_machine(&machine),
+        )
         .map_err(|e| anyhow::anyhow!("--placement: {e}"))?;
     let cfg = sim::Config {
         mlp: a.mlp,
@@ -200,7 +203,7 @@ fn run_timing(a: ReplayArgs) -> Result<()> {
         ..sim::Config::default()
     };
     let mut engine = sim::Engine::new(&machine, cfg, placement)?;
-    crate::prefetchers::attach(&mut engine, &machine, &a.prefetch, a.prefetch_level)?;
+    crate::policy::attach_prefetchers(&mut engine, &machine, &a.prefetch, a.prefetch_level)?;
     let input = open_trace(&a.trace, a.format, a.out.is_some(), 2)?;
     let format = input.source.format_name();
     let tap = input.tap.clone();

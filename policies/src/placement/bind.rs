@@ -2,6 +2,9 @@
 
 use sim::{Machine, Placement};
 
+use crate::PolicyError;
+use crate::registry::{Ctx, Entry, Spec};
+
 pub struct Bind(pub u32);
 
 impl Placement for Bind {
@@ -12,4 +15,24 @@ impl Placement for Bind {
     fn place(&mut self, _page: u64, _from: u32, _m: &Machine) -> u32 {
         self.0
     }
+}
+
+/// Registry entry.
+pub const ENTRY: Entry<dyn Placement> = Entry {
+    name: "bind",
+    params: ":N",
+    help: "every page on node N (numactl --membind=N)",
+    build,
+};
+
+fn build(spec: &Spec, ctx: &Ctx) -> Result<Box<dyn Placement>, PolicyError> {
+    let node = super::number(spec, "1")? as u32;
+    let mem = ctx.machine(spec)?.memory_nodes();
+    if !mem.contains(&node) {
+        return Err(PolicyError(format!(
+            "placement {:?}: node {node} has no memory (memory nodes: {mem:?})",
+            spec.full
+        )));
+    }
+    Ok(Box::new(Bind(node)))
 }

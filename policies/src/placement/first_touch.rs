@@ -2,6 +2,9 @@
 
 use sim::{Machine, Placement};
 
+use crate::PolicyError;
+use crate::registry::{Ctx, Entry, Spec};
+
 pub struct FirstTouch;
 
 impl Placement for FirstTouch {
@@ -14,4 +17,17 @@ impl Placement for FirstTouch {
         // nearest-memory fallback.
         from
     }
+}
+
+/// Registry entry.
+pub const ENTRY: Entry<dyn Placement> = Entry {
+    name: "first-touch",
+    params: "",
+    help: "a page lives on the node of the core that touches it first (Linux default)",
+    build,
+};
+
+fn build(spec: &Spec, _ctx: &Ctx) -> Result<Box<dyn Placement>, PolicyError> {
+    spec.no_arguments("placement")?;
+    Ok(Box::new(FirstTouch))
 }

@@ -2,6 +2,9 @@
 
 use sim::{Machine, Placement};
 
+use crate::PolicyError;
+use crate::registry::{Ctx, Entry, Spec};
+
 #[derive(Default)]
 pub struct Interleave {
     next: usize,
@@ -18,6 +21,19 @@ impl Placement for Interleave {
         self.next += 1;
         n
     }
+}
+
+/// Registry entry.
+pub const ENTRY: Entry<dyn Placement> = Entry {
+    name: "interleave",
+    params: "",
+    help: "pages round-robin over the nodes with memory, in order of first touch (numactl --interleave=all)",
+    build,
+};
+
+fn build(spec: &Spec, _ctx: &Ctx) -> Result<Box<dyn Placement>, PolicyError> {
+    spec.no_arguments("placement")?;
+    Ok(Box::new(Interleave::default()))
 }
 
 #[cfg(test)]

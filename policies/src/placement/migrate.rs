@@ -9,6 +9,9 @@ use std::collections::HashMap;
 
 use sim::{Machine, PageView, Placement};
 
+use crate::PolicyError;
+use crate::registry::{Ctx, Entry, Spec};
+
 pub struct MigrateOnRemote {
     k: u32,
     /// Page → (node counting remote reads, count). Only pages read remotely.
@@ -50,6 +53,26 @@ impl Placement for MigrateOnRemote {
             None
         }
     }
+}
+
+/// Registry entry.
+pub const ENTRY: Entry<dyn Placement> = Entry {
+    name: "migrate",
+    params: ":K",
+    help: "first touch, then move a page to a node whose cores read it from memory remotely K times (AutoNUMA-like)",
+    build,
+};
+
+fn build(spec: &Spec, _ctx: &Ctx) -> Result<Box<dyn Placement>, PolicyError> {
+    let k = super::number(spec, "64")?;
+    if k == 0 || k > u32::MAX as u64 {
+        return Err(PolicyError(format!(
+            "placement {:?}: K must be 1..={}",
+            spec.full,
+            u32::MAX
+        )));
+    }
+    Ok(Box::new(MigrateOnRemote::new(k as u32)))
 }
 
 #[cfg(test)]

@@ -1,85 +1,39 @@
-//! Page-placement policies, registered by name.
+//! Page-placement policies: one file each, registered below.
 
-mod bind;
-mod first_touch;
-mod interleave;
-mod migrate;
-
-pub use bind::Bind;
-pub use first_touch::FirstTouch;
-pub use interleave::Interleave;
-pub use migrate::MigrateOnRemote;
-
-use sim::{Machine, Placement};
+use sim::Placement;
 
 use crate::PolicyError;
+use crate::registry::{Spec, registry};
 
-/// Names accepted by [`create`], with what they mean.
-pub const NAMES: &[(&str, &str)] = &[
-    (
-        "first-touch",
-        "a page lives on the node of the core that touches it first (Linux default)",
-    ),
-    (
-        "interleave",
-        "pages round-robin over the nodes with memory, in order of first touch (numactl --interleave=all)",
-    ),
-    ("bind:N", "every page on node N (numactl --membind=N)"),
-    (
-        "migrate:K",
-        "first touch, then move a page to a node whose cores read it from memory remotely K times (AutoNUMA-like)",
-    ),
-];
+registry! {
+    /// Every placement policy, by name.
+    pub static PLACEMENTS: dyn Placement = ("placement", "placements");
+    first_touch: [ENTRY],
+    interleave: [ENTRY],
+    bind: [ENTRY],
+    migrate: [ENTRY],
+}
 
-/// Builds a placement policy from its name, checked against the machine.
-pub fn create(name: &str, machine: &Machine) -> Result<Box<dyn Placement>, PolicyError> {
-    let (base, arg) = match name.split_once(':') {
-        Some((b, a)) => (b, Some(a)),
-        None => (name, None),
-    };
-    let num = |what: &str| -> Result<u64, PolicyError> {
-        arg.and_then(|a| a.parse().ok()).ok_or_else(|| {
-            PolicyError(format!(
-                "placement {name:?}: {base} needs a number, e.g. {base}:{what}"
-            ))
-        })
-    };
-    let p: Box<dyn Placement> = match base {
-        "first-touch" if arg.is_none() => Box::new(FirstTouch),
-        "interleave" if arg.is_none() => Box::new(Interleave::default()),
-        "bind" => {
-            let node = num("1")? as u32;
-            let mem = machine.memory_nodes();
-            if !mem.contains(&node) {
-                return Err(PolicyError(format!(
-                    "placement {name:?}: node {node} has no memory (memory nodes: {mem:?})"
-                )));
-            }
-            Box::new(Bind(node))
-        }
-        "migrate" => {
-            let k = num("64")?;
-            if k == 0 {
-                return Err(PolicyError(format!(
-                    "placement {name:?}: K must be at least 1"
-                )));
-            }
-            Box::new(MigrateOnRemote::new(k as u32))
-        }
-        _ => {
-            let names: Vec<&str> = NAMES.iter().map(|(n, _)| *n).collect();
-            return Err(PolicyError(format!(
-                "unknown placement {name:?}; expected one of {}",
-                names.join(", ")
-            )));
-        }
-    };
-    Ok(p)
+/// The one number a spec such as `bind:1` carries (`example`: what the
+/// error suggests).
+fn number(spec: &Spec, example: &str) -> Result<u64, PolicyError> {
+    spec.rest.and_then(|a| a.parse().ok()).ok_or_else(|| {
+        PolicyError(format!(
+            "placement {:?}: {} needs a number, e.g. {}:{example}",
+            spec.full, spec.name, spec.name
+        ))
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::registry::Ctx;
+    use sim::Machine;
+
+    fn create(name: &str, m: &Machine) -> Result<Box<dyn Placement>, PolicyError> {
+        PLACEMENTS.build(name, &Ctx::for_machine(m))
+    }
 
     fn xeon() -> Machine {
         Machine::from_toml(sim::presets::preset("xeon-2s").unwrap()).unwrap()
@@ -94,6 +48,11 @@ mod tests {
         let err = |n: &str| create(n, &m).err().map(|e| e.0).unwrap_or_default();
         assert!(err("bind:2").contains("node 2 has no memory"));
         assert!(err("bind").contains("needs a number"));
-        assert!(err("nearest").contains("unknown placement"));
+        assert_eq!(
+            err("nearest"),
+            "unknown placement \"nearest\"; expected one of first-touch, interleave, bind:N, migrate:K"
+        );
+        assert!(err("migrate:0").contains("K must be"));
+        assert!(err("interleave:2").contains("takes no arguments"));
     }
 }

@@ -6,7 +6,10 @@
 
 use std::collections::HashMap;
 
-use sim::prefetch::{AccessView, Prefetcher};
+use sim::policy::{AccessView, Prefetcher};
+
+use crate::PolicyError;
+use crate::registry::{Ctx, Entry, Spec};
 
 #[derive(Default, Clone)]
 struct CoreState {
@@ -64,6 +67,19 @@ impl Prefetcher for DeltaCorrelation {
             cur = nd;
         }
     }
+}
+
+/// Registry entry.
+pub const ENTRY: Entry<dyn Prefetcher> = Entry {
+    name: "delta",
+    params: "[:D]",
+    help: "delta correlation: the delta that followed the current one last time, chained D times",
+    build,
+};
+
+fn build(spec: &Spec, ctx: &Ctx) -> Result<Box<dyn Prefetcher>, PolicyError> {
+    let (degree, _) = super::degree_distance(spec, 2)?;
+    Ok(Box::new(DeltaCorrelation::new(degree, ctx.cores)))
 }
 
 #[cfg(test)]

@@ -6,10 +6,13 @@
 
 use std::collections::HashMap;
 
-use sim::prefetch::{AccessView, Prefetcher};
+use sim::policy::{AccessView, Prefetcher};
+
+use crate::PolicyError;
+use crate::registry::{Ctx, Entry, Spec};
 
 #[derive(Clone, Copy, Default)]
-struct Entry {
+struct PcEntry {
     last: u64,
     stride: i64,
     confidence: u8,
@@ -20,7 +23,7 @@ pub struct IpStride {
     distance: u32,
     line_bits: u32,
     /// Per core: PC → entry. Bounded per core (a real table has 256 entries).
-    table: Vec<HashMap<u64, Entry>>,
+    table: Vec<HashMap<u64, PcEntry>>,
 }
 
 const TABLE_ENTRIES: usize = 1024;
@@ -79,6 +82,19 @@ impl Prefetcher for IpStride {
             }
         }
     }
+}
+
+/// Registry entry.
+pub const ENTRY: Entry<dyn Prefetcher> = Entry {
+    name: "ip-stride",
+    params: "[:D[:K]]",
+    help: "per PC, a confirmed stride: D lines starting K strides ahead",
+    build,
+};
+
+fn build(spec: &Spec, ctx: &Ctx) -> Result<Box<dyn Prefetcher>, PolicyError> {
+    let (degree, distance) = super::degree_distance(spec, 2)?;
+    Ok(Box::new(IpStride::new(degree, distance, ctx.line.max(1).trailing_zeros(), ctx.cores)))
 }
 
 #[cfg(test)]

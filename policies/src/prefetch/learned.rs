@@ -11,7 +11,10 @@
 //! seed's "address delta and hit rate" windows); how many of those deltas
 //! equal the candidate's distance.
 
-use sim::prefetch::{AccessView, Prefetcher};
+use sim::policy::{AccessView, Prefetcher};
+
+use crate::PolicyError;
+use crate::registry::{Ctx, Entry, Spec};
 
 use crate::model::Model;
 
@@ -300,6 +303,49 @@ impl RowBuilder {
     }
 }
 
+/// The base a learned filter wraps when its spec names none.
+pub const DEFAULT_BASE: &str = "delta:2";
+
+/// Registry entry.
+pub const ENTRY: Entry<dyn Prefetcher> = Entry {
+    name: "learned",
+    params: ":FILE[:BASE]",
+    help: "a trained model (numasim train) keeps the candidates of BASE (default delta:2) it predicts will be used",
+    build,
+};
+
+fn build(spec: &Spec, ctx: &Ctx) -> Result<Box<dyn Prefetcher>, PolicyError> {
+    let Some(rest) = spec.rest.filter(|r| !r.is_empty()) else {
+        return Err(PolicyError(format!(
+            "prefetcher {:?}: learned needs a model file, learned:FILE[:BASE]",
+            spec.full
+        )));
+    };
+    // FILE or FILE:BASE (BASE may hold colons of its own: ip-stride:2:1).
+    let (file, base) = rest.split_once(':').unwrap_or((rest, DEFAULT_BASE));
+    if base.starts_with("learned") {
+        return Err(PolicyError(format!(
+            "prefetcher {:?}: a learned filter cannot wrap another",
+            spec.full
+        )));
+    }
+    let model = ctx.load(spec, file)?;
+    if history_of(&model.features).is_none() {
+        return Err(PolicyError(format!(
+            "{file}: the model's features are not the prefetch filter's (for a history of H accesses: {}); train it on `numasim dataset TRACE`",
+            feature_names(2).join(",").replace("_1", "_H-1")
+        )));
+    }
+    let base = super::PREFETCHERS.build(base, ctx)?;
+    Ok(Box::new(Learned::new(
+        model,
+        file,
+        base,
+        ctx.cores,
+        Cost::default(),
+    )))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -335,7 +381,7 @@ mod tests {
         // miss: each proposes line+1, used by the next access — all but the
         // last row are positive. Then line 1000 and 5000 (candidates 1001
         // and 5001 never come): negative.
-        let mut b = RowBuilder::new(Box::new(crate::prefetch::NextLine::new(1)), 100, 1000, 3);
+        let mut b = RowBuilder::new(Box::new(crate::prefetch::next_line::NextLine::new(1)), 100, 1000, 3);
         for l in 0..50u64 {
             b.access(None, l * 64, l, true, false);
         }
@@ -348,7 +394,7 @@ mod tests {
         assert!(!pos[49] && !pos[50] && !pos[51]);
         assert_eq!(rows[10].features[0], 1.0, "candidate distance");
         // Used too late: window 2, the candidate line comes 3 accesses later.
-        let mut b = RowBuilder::new(Box::new(crate::prefetch::NextLine::new(1)), 2, 1000, 3);
+        let mut b = RowBuilder::new(Box::new(crate::prefetch::next_line::NextLine::new(1)), 2, 1000, 3);
         for l in [10u64, 500, 600, 11] {
             b.access(None, l * 64, l, true, false);
         }

@@ -1,79 +1,65 @@
-//! Cache prefetchers, registered by name: `next-line[:degree]`,
-//! `ip-stride[:degree[:distance]]`, `stream[:degree[:distance]]`,
-//! `delta[:degree]` (Markov / delta correlation); and [`learned`], the
-//! `learned:FILE[:BASE]` filter (built by the binary, which reads the file).
+//! Cache prefetchers: one file each, registered below. `learned:FILE[:BASE]`
+//! reads its model through the loader the binary passes in the [`Ctx`].
 
-mod delta;
-mod ip_stride;
-pub mod learned;
-mod next_line;
-mod stream;
-
-pub use delta::DeltaCorrelation;
-pub use ip_stride::IpStride;
-pub use next_line::NextLine;
-pub use stream::Stream;
-
-use sim::prefetch::Prefetcher;
+use sim::policy::Prefetcher;
 
 use crate::PolicyError;
+use crate::registry::{Ctx, Spec, registry};
 
-/// Names accepted by [`create`].
-pub const NAMES: &[(&str, &str)] = &[
-    (
-        "next-line[:D]",
-        "on a miss or the first use of a prefetched line, the next D lines (tagged)",
-    ),
-    (
-        "ip-stride[:D[:K]]",
-        "per PC, a confirmed stride: D lines starting K strides ahead",
-    ),
-    (
-        "stream[:D[:K]]",
-        "per 4 KiB region, a confirmed ascending or descending run: D lines K ahead",
-    ),
-    (
-        "delta[:D]",
-        "delta correlation: the delta that followed the current one last time, chained D times",
-    ),
-];
+registry! {
+    /// Every cache prefetcher, by name.
+    pub static PREFETCHERS: dyn Prefetcher = ("prefetcher", "prefetchers");
+    next_line: [ENTRY],
+    ip_stride: [ENTRY],
+    stream: [ENTRY],
+    delta: [ENTRY],
+    learned: [ENTRY],
+}
 
-/// Builds a prefetcher for a machine with `line`-byte lines and `cores` cores.
+/// Builds a prefetcher for a machine with `line`-byte lines and `cores`
+/// cores (no model loader: `learned:` specs fail).
 pub fn create(spec: &str, line: u64, cores: usize) -> Result<Box<dyn Prefetcher>, PolicyError> {
-    let mut parts = spec.split(':');
-    let base = parts.next().unwrap_or("");
-    let nums: Vec<u32> = parts
-        .map(|x| {
-            x.parse::<u32>()
-                .map_err(|_| PolicyError(format!("prefetcher {spec:?}: {x:?} is not a number")))
-        })
-        .collect::<Result<_, _>>()?;
-    let arg = |i: usize, d: u32| nums.get(i).copied().unwrap_or(d);
-    let degree = arg(0, if base == "next-line" { 1 } else { 2 });
-    if degree == 0 || degree > 64 {
+    PREFETCHERS.build(
+        spec,
+        &Ctx {
+            line,
+            cores,
+            ..Ctx::default()
+        },
+    )
+}
+
+/// A prefetcher's `[:D[:K]]`: degree D (1..=64, default `default_degree`)
+/// and distance K (default 1).
+fn degree_distance(spec: &Spec, default_degree: u64) -> Result<(u32, u32), PolicyError> {
+    let nums = spec.numbers("prefetcher")?;
+    if nums.len() > 2 {
         return Err(PolicyError(format!(
-            "prefetcher {spec:?}: degree must be 1..=64"
+            "prefetcher {:?}: at most two numbers, :D:K",
+            spec.full
         )));
     }
-    let lb = line.trailing_zeros();
-    Ok(match base {
-        "next-line" => Box::new(NextLine::new(degree)),
-        "ip-stride" => Box::new(IpStride::new(degree, arg(1, 1), lb, cores)),
-        "stream" => Box::new(Stream::new(degree, arg(1, 1), cores)),
-        "delta" => Box::new(DeltaCorrelation::new(degree, cores)),
-        _ => {
-            let names: Vec<&str> = NAMES.iter().map(|(n, _)| *n).collect();
-            return Err(PolicyError(format!(
-                "unknown prefetcher {spec:?}; expected one of {}",
-                names.join(", ")
-            )));
-        }
-    })
+    let degree = nums.first().copied().unwrap_or(default_degree);
+    if degree == 0 || degree > 64 {
+        return Err(PolicyError(format!(
+            "prefetcher {:?}: degree must be 1..=64",
+            spec.full
+        )));
+    }
+    let distance = nums.get(1).copied().unwrap_or(1);
+    if distance > 1 << 20 {
+        return Err(PolicyError(format!(
+            "prefetcher {:?}: distance must be at most {}",
+            spec.full,
+            1 << 20
+        )));
+    }
+    Ok((degree as u32, distance as u32))
 }
 
 #[cfg(test)]
 pub(crate) mod tests {
-    use sim::prefetch::AccessView;
+    use sim::policy::AccessView;
 
     pub fn seen(pc: Option<u64>, addr: u64, miss: bool) -> AccessView {
         AccessView {
@@ -98,7 +84,11 @@ pub(crate) mod tests {
             assert!(super::create(n, 64, 4).is_ok(), "{n}");
         }
         assert!(super::create("ip-stride:x", 64, 4).is_err());
-        assert!(super::create("ghost", 64, 4).is_err());
+        assert_eq!(
+            super::create("ghost", 64, 4).err().unwrap().0,
+            "unknown prefetcher \"ghost\"; expected one of next-line[:D], ip-stride[:D[:K]], stream[:D[:K]], delta[:D], learned:FILE[:BASE]"
+        );
+        assert!(super::create("learned:m.json", 64, 4).is_err(), "no loader");
         assert!(super::create("stream:0", 64, 4).is_err());
     }
 }

@@ -2,7 +2,10 @@
 //! demand miss, or on the first use of a line it prefetched, prefetch the
 //! next D lines — so a sequential stream keeps triggering it.
 
-use sim::prefetch::{AccessView, Prefetcher};
+use sim::policy::{AccessView, Prefetcher};
+
+use crate::PolicyError;
+use crate::registry::{Ctx, Entry, Spec};
 
 pub struct NextLine {
     degree: u32,
@@ -23,6 +26,19 @@ impl Prefetcher for NextLine {
             out.extend((1..=self.degree as u64).map(|k| line + k));
         }
     }
+}
+
+/// Registry entry.
+pub const ENTRY: Entry<dyn Prefetcher> = Entry {
+    name: "next-line",
+    params: "[:D]",
+    help: "on a miss or the first use of a prefetched line, the next D lines (tagged)",
+    build,
+};
+
+fn build(spec: &Spec, _ctx: &Ctx) -> Result<Box<dyn Prefetcher>, PolicyError> {
+    let (degree, _) = super::degree_distance(spec, 1)?;
+    Ok(Box::new(NextLine::new(degree)))
 }
 
 #[cfg(test)]

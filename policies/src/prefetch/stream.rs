@@ -3,7 +3,10 @@
 //! further access prefetches D lines K ahead in that direction (a simplified
 //! IBM POWER / Intel L2 streamer).
 
-use sim::prefetch::{AccessView, Prefetcher};
+use sim::policy::{AccessView, Prefetcher};
+
+use crate::PolicyError;
+use crate::registry::{Ctx, Entry, Spec};
 
 #[derive(Clone, Copy)]
 struct Tracker {
@@ -77,6 +80,19 @@ impl Prefetcher for Stream {
             }
         }
     }
+}
+
+/// Registry entry.
+pub const ENTRY: Entry<dyn Prefetcher> = Entry {
+    name: "stream",
+    params: "[:D[:K]]",
+    help: "per 4 KiB region, a confirmed ascending or descending run: D lines K ahead",
+    build,
+};
+
+fn build(spec: &Spec, ctx: &Ctx) -> Result<Box<dyn Prefetcher>, PolicyError> {
+    let (degree, distance) = super::degree_distance(spec, 2)?;
+    Ok(Box::new(Stream::new(degree, distance, ctx.cores)))
 }
 
 #[cfg(test)]

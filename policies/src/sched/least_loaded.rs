@@ -7,7 +7,10 @@
 //! request dispatched within it goes to the same worker; it is kept to show
 //! that effect.
 
-use sim::serve::{RequestView, Scheduler, WorkerView};
+use sim::policy::{RequestView, Scheduler, WorkerView};
+
+use crate::PolicyError;
+use crate::registry::{Ctx, Entry, Spec};
 
 use super::backlog;
 
@@ -39,6 +42,19 @@ impl Scheduler for LeastLoaded {
         }
         best
     }
+}
+
+/// Registry entry.
+pub const ENTRY: Entry<dyn Scheduler> = Entry {
+    name: "least-loaded",
+    params: "",
+    help: "the worker with the least outstanding work (the seed's \"dynamic load balancing\": by CPU load, blind to where data lives)",
+    build,
+};
+
+fn build(spec: &Spec, _ctx: &Ctx) -> Result<Box<dyn Scheduler>, PolicyError> {
+    spec.no_arguments("scheduler")?;
+    Ok(Box::new(LeastLoaded { by_utilization: false }))
 }
 
 #[cfg(test)]

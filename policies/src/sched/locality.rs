@@ -1,7 +1,10 @@
 //! `locality`: the worker on the node that holds the request's data (the
 //! shard's home node) with the least queued work; any node if none there.
 
-use sim::serve::{RequestView, Scheduler, WorkerView};
+use sim::policy::{RequestView, Scheduler, WorkerView};
+
+use crate::PolicyError;
+use crate::registry::{Ctx, Entry, Spec};
 
 use super::backlog;
 
@@ -12,10 +15,10 @@ impl Scheduler for Locality {
         "locality".into()
     }
     fn pick(&mut self, req: &RequestView, w: &[WorkerView]) -> usize {
-        let local = w.iter().any(|x| x.node == req.shard_node);
+        let local = w.iter().any(|x| x.node == req.data_node);
         let mut best: Option<usize> = None;
         for (i, x) in w.iter().enumerate() {
-            if local && x.node != req.shard_node {
+            if local && x.node != req.data_node {
                 continue;
             }
             if best.is_none_or(|b| (backlog(x), x.utilization) < (backlog(&w[b]), w[b].utilization))
@@ -25,6 +28,19 @@ impl Scheduler for Locality {
         }
         best.unwrap_or(0)
     }
+}
+
+/// Registry entry.
+pub const ENTRY: Entry<dyn Scheduler> = Entry {
+    name: "locality",
+    params: "",
+    help: "the least-queued worker on the node that holds the key's data",
+    build,
+};
+
+fn build(spec: &Spec, _ctx: &Ctx) -> Result<Box<dyn Scheduler>, PolicyError> {
+    spec.no_arguments("scheduler")?;
+    Ok(Box::new(Locality))
 }
 
 #[cfg(test)]

@@ -1,89 +1,34 @@
-//! Request schedulers (dispatchers), registered by name.
+//! Request schedulers (dispatchers): one file each, registered below. The
+//! same trait and names serve the request-level model and tasks on the
+//! line-level model.
 
-mod least_loaded;
-mod locality;
-mod numa_weighted;
-mod power_of_two;
-mod round_robin;
-mod static_shard;
+use sim::policy::Scheduler;
 
-pub use least_loaded::LeastLoaded;
-pub use locality::Locality;
-pub use numa_weighted::NumaWeighted;
-pub use power_of_two::PowerOfTwo;
-pub use round_robin::RoundRobin;
-pub use static_shard::Static;
+use crate::registry::registry;
 
-use sim::serve::Scheduler;
-
-use crate::PolicyError;
-
-/// Names accepted by [`create`], with what they mean.
-pub const NAMES: &[(&str, &str)] = &[
-    (
-        "static",
-        "a shard's requests always go to the shard's worker (data bound to compute)",
-    ),
-    ("round-robin", "workers in turn"),
-    (
-        "least-loaded",
-        "the worker with the least outstanding work (the seed's \"dynamic load balancing\": by CPU load, blind to where data lives)",
-    ),
-    (
-        "least-utilized",
-        "the worker with the lowest averaged CPU utilisation (a lagging signal: herds requests)",
-    ),
-    (
-        "numa-weighted",
-        "highest (1 / (last batch's memory stall ms + 1)) × CPU idle fraction (the seed's dispatcher)",
-    ),
-    (
-        "numa-weighted-ewma",
-        "as numa-weighted, with the stall averaged over recent batches (EWMA)",
-    ),
-    (
-        "power-of-two",
-        "two workers at random, the one with less queued work",
-    ),
-    (
-        "locality",
-        "the least-queued worker on the node that holds the shard's data",
-    ),
-];
-
-/// Builds a scheduler; `seed` feeds the randomised ones.
-pub fn create(name: &str, seed: u64) -> Result<Box<dyn Scheduler>, PolicyError> {
-    Ok(match name {
-        "static" => Box::new(Static),
-        "round-robin" => Box::new(RoundRobin::default()),
-        "least-loaded" => Box::new(LeastLoaded {
-            by_utilization: false,
-        }),
-        "least-utilized" => Box::new(LeastLoaded {
-            by_utilization: true,
-        }),
-        "numa-weighted" => Box::new(NumaWeighted { ewma: false }),
-        "numa-weighted-ewma" => Box::new(NumaWeighted { ewma: true }),
-        "power-of-two" => Box::new(PowerOfTwo::new(seed)),
-        "locality" => Box::new(Locality),
-        _ => {
-            let names: Vec<&str> = NAMES.iter().map(|(n, _)| *n).collect();
-            return Err(PolicyError(format!(
-                "unknown scheduler {name:?}; expected one of {}",
-                names.join(", ")
-            )));
-        }
-    })
+registry! {
+    /// Every scheduler, by name.
+    pub static SCHEDULERS: dyn Scheduler = ("scheduler", "schedulers");
+    static_shard: [ENTRY],
+    round_robin: [ENTRY],
+    least_loaded: [ENTRY],
+    least_utilized: [ENTRY],
+    numa_weighted: [ENTRY],
+    numa_weighted_ewma: [ENTRY],
+    power_of_two: [ENTRY],
+    locality: [ENTRY],
 }
 
 /// Work at a worker: requests queued or running.
-pub(crate) fn backlog(w: &sim::serve::WorkerView) -> usize {
+pub(crate) fn backlog(w: &sim::policy::WorkerView) -> usize {
     w.outstanding
 }
 
 #[cfg(test)]
 pub(crate) mod tests {
-    use sim::serve::{RequestView, WorkerView};
+    use sim::policy::{RequestView, WorkerView};
+
+    use crate::registry::Ctx;
 
     pub fn worker(id: usize, node: u32, queued: usize, util: f64, lat: f64) -> WorkerView {
         WorkerView {
@@ -94,26 +39,32 @@ pub(crate) mod tests {
             outstanding: queued,
             idle_fraction: (1.0 - queued as f64 / 16.0).max(0.0),
             utilization: util,
-            mem_latency_ms: lat,
-            mem_latency_ewma_ms: lat / 2.0,
+            stall_ms: lat,
+            stall_ewma_ms: lat / 2.0,
         }
     }
 
-    pub fn request(shard: u32, shard_node: u32, shard_worker: usize) -> RequestView {
+    pub fn request(key: u32, data_node: u32, home_worker: usize) -> RequestView {
         RequestView {
             id: 7,
-            shard,
-            shard_node,
-            shard_worker,
+            key,
+            data_node,
+            home_worker,
             now_ns: 0,
         }
     }
 
     #[test]
     fn every_name_resolves() {
-        for (n, _) in super::NAMES {
-            assert_eq!(super::create(n, 1).unwrap().name(), *n);
+        let reg = &super::SCHEDULERS;
+        for e in reg.entries {
+            assert_eq!(reg.build(e.name, &Ctx::default()).unwrap().name(), e.name);
         }
-        assert!(super::create("fastest", 1).is_err());
+        let err = reg.build("fastest", &Ctx::default()).err().unwrap().0;
+        assert!(
+            err.starts_with("unknown scheduler \"fastest\"; expected one of static, round-robin"),
+            "{err}"
+        );
+        assert!(reg.build("static:3", &Ctx::default()).is_err());
     }
 }

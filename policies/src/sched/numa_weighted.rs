@@ -5,7 +5,10 @@
 //! article suggests); the idle fraction is the share of a batch's slots not
 //! taken by outstanding requests. Ties: less outstanding work, then lower id.
 
-use sim::serve::{RequestView, Scheduler, WorkerView};
+use sim::policy::{RequestView, Scheduler, WorkerView};
+
+use crate::PolicyError;
+use crate::registry::{Ctx, Entry, Spec};
 
 use super::backlog;
 
@@ -17,9 +20,9 @@ impl NumaWeighted {
     /// The seed's weight.
     pub fn weight(&self, w: &WorkerView) -> f64 {
         let lat = if self.ewma {
-            w.mem_latency_ewma_ms
+            w.stall_ewma_ms
         } else {
-            w.mem_latency_ms
+            w.stall_ms
         };
         (1.0 / (lat + 1.0)) * w.idle_fraction
     }
@@ -43,6 +46,19 @@ impl Scheduler for NumaWeighted {
         }
         best
     }
+}
+
+/// Registry entry.
+pub const ENTRY: Entry<dyn Scheduler> = Entry {
+    name: "numa-weighted",
+    params: "",
+    help: "highest (1 / (last batch's memory stall ms + 1)) × CPU idle fraction (the seed's dispatcher)",
+    build,
+};
+
+fn build(spec: &Spec, _ctx: &Ctx) -> Result<Box<dyn Scheduler>, PolicyError> {
+    spec.no_arguments("scheduler")?;
+    Ok(Box::new(NumaWeighted { ewma: false }))
 }
 
 #[cfg(test)]

@@ -2,7 +2,10 @@
 //! request to the one with less queued work (ties: lower utilisation, then
 //! the first sampled). Mitzenmacher's "power of two choices".
 
-use sim::serve::{RequestView, Scheduler, WorkerView};
+use sim::policy::{RequestView, Scheduler, WorkerView};
+
+use crate::PolicyError;
+use crate::registry::{Ctx, Entry, Spec};
 use traces::workload::splitmix;
 
 use super::backlog;
@@ -44,6 +47,19 @@ impl Scheduler for PowerOfTwo {
             a
         }
     }
+}
+
+/// Registry entry.
+pub const ENTRY: Entry<dyn Scheduler> = Entry {
+    name: "power-of-two",
+    params: "",
+    help: "two workers at random (seeded), the one with less queued work",
+    build,
+};
+
+fn build(spec: &Spec, ctx: &Ctx) -> Result<Box<dyn Scheduler>, PolicyError> {
+    spec.no_arguments("scheduler")?;
+    Ok(Box::new(PowerOfTwo::new(ctx.seed)))
 }
 
 #[cfg(test)]

@@ -1,6 +1,9 @@
 //! `round-robin`: workers in turn.
 
-use sim::serve::{RequestView, Scheduler, WorkerView};
+use sim::policy::{RequestView, Scheduler, WorkerView};
+
+use crate::PolicyError;
+use crate::registry::{Ctx, Entry, Spec};
 
 #[derive(Default)]
 pub struct RoundRobin {
@@ -16,6 +19,19 @@ impl Scheduler for RoundRobin {
         self.next += 1;
         i
     }
+}
+
+/// Registry entry.
+pub const ENTRY: Entry<dyn Scheduler> = Entry {
+    name: "round-robin",
+    params: "",
+    help: "workers in turn",
+    build,
+};
+
+fn build(spec: &Spec, _ctx: &Ctx) -> Result<Box<dyn Scheduler>, PolicyError> {
+    spec.no_arguments("scheduler")?;
+    Ok(Box::new(RoundRobin::default()))
 }
 
 #[cfg(test)]

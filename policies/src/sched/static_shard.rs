@@ -1,6 +1,9 @@
 //! `static`: a shard's requests always go to its worker.
 
-use sim::serve::{RequestView, Scheduler, WorkerView};
+use sim::policy::{RequestView, Scheduler, WorkerView};
+
+use crate::PolicyError;
+use crate::registry::{Ctx, Entry, Spec};
 
 pub struct Static;
 
@@ -9,8 +12,21 @@ impl Scheduler for Static {
         "static".into()
     }
     fn pick(&mut self, req: &RequestView, _w: &[WorkerView]) -> usize {
-        req.shard_worker
+        req.home_worker
     }
+}
+
+/// Registry entry.
+pub const ENTRY: Entry<dyn Scheduler> = Entry {
+    name: "static",
+    params: "",
+    help: "a key's requests always go to its home worker (data bound to compute)",
+    build,
+};
+
+fn build(spec: &Spec, _ctx: &Ctx) -> Result<Box<dyn Scheduler>, PolicyError> {
+    spec.no_arguments("scheduler")?;
+    Ok(Box::new(Static))
 }
 
 #[cfg(test)]

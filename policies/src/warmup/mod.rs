@@ -1,51 +1,38 @@
-//! Warm-up policies for moved shards, registered by name.
+//! Warm-up policies for moved shards: one file each, registered below.
 
-use sim::serve::Warmup;
+use sim::policy::Warmup;
 
-use crate::PolicyError;
+use crate::registry::registry;
 
-/// Names accepted by [`create`].
-pub const NAMES: &[(&str, &str)] = &[
-    (
-        "none",
-        "traffic switches at once; the first request fetches the shard's state cold",
-    ),
-    (
-        "sequential",
-        "read the shard's state sequentially on the new node, then switch traffic",
-    ),
-];
-
-/// Switch at once.
-pub struct NoWarmup;
-
-impl Warmup for NoWarmup {
-    fn name(&self) -> String {
-        "none".into()
-    }
-    fn prefetch_before_traffic(&self) -> bool {
-        false
-    }
+registry! {
+    /// Every warm-up policy, by name.
+    pub static WARMUPS: dyn Warmup = ("warm-up", "warm-ups");
+    none: [ENTRY],
+    sequential: [ENTRY],
 }
 
-/// Pre-read sequentially, then switch.
-pub struct Sequential;
+#[cfg(test)]
+mod tests {
+    use crate::registry::Ctx;
 
-impl Warmup for Sequential {
-    fn name(&self) -> String {
-        "sequential".into()
-    }
-    fn prefetch_before_traffic(&self) -> bool {
-        true
-    }
-}
-
-pub fn create(name: &str) -> Result<Box<dyn Warmup>, PolicyError> {
-    match name {
-        "none" => Ok(Box::new(NoWarmup)),
-        "sequential" => Ok(Box::new(Sequential)),
-        _ => Err(PolicyError(format!(
-            "unknown warm-up {name:?}; expected none or sequential"
-        ))),
+    #[test]
+    fn names_resolve() {
+        for e in super::WARMUPS.entries {
+            assert_eq!(
+                super::WARMUPS
+                    .build(e.name, &Ctx::default())
+                    .unwrap()
+                    .name(),
+                e.name
+            );
+        }
+        assert_eq!(
+            super::WARMUPS
+                .build("lazy", &Ctx::default())
+                .err()
+                .unwrap()
+                .0,
+            "unknown warm-up \"lazy\"; expected one of none, sequential"
+        );
     }
 }

@@ -38,7 +38,7 @@
 //! seed are paired request by request. No clock, no I/O: results stream to a
 //! callback.
 
-pub mod policy;
+mod records;
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
@@ -48,102 +48,11 @@ use traces::workload::{Arrival, ArrivalGen, CdfSampler, WorkloadSpec, splitmix, 
 use crate::cache::{Cache, Replacement};
 use crate::geometry::Geometry;
 use crate::machine::Machine;
+use crate::policy::{FeatureSet, Preload, RequestView, Scheduler, Warmup, WorkerView};
 use crate::queue::Queue;
-pub use policy::{
-    FeatureSet, GROUPS, HISTORY, Preload, PreloadDecision, RequestView, Scheduler, Warmup,
-    WorkerView, feature_names,
+pub use records::{
+    DatasetRow, MONITOR_WINDOW_NS, RequestRecord, ServeError, ServeTotals, WindowTotals,
 };
-
-/// One served request, as written to `requests.csv` (times in ns).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
-pub struct RequestRecord {
-    pub id: u64,
-    pub shard: u32,
-    pub worker: u32,
-    pub node: u32,
-    pub arrival: u64,
-    pub start: u64,
-    pub end: u64,
-    pub queue: u64,
-    pub stall: u64,
-    pub compute: u64,
-    pub transfer: u64,
-    /// Paid a cold-state fetch.
-    pub cold: bool,
-}
-
-impl RequestRecord {
-    pub fn latency(&self) -> u64 {
-        self.end - self.arrival
-    }
-}
-
-/// Totals of a run.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
-pub struct ServeTotals {
-    pub requests: u64,
-    pub batches: u64,
-    /// Last completion (ns).
-    pub end_ns: u64,
-    /// Bytes read from each node's memory (features, state, sweeps).
-    pub node_bytes: Vec<u64>,
-    pub link_bytes: Vec<u64>,
-    pub far_bytes: u64,
-    pub pcie_bytes: u64,
-    pub background_jobs: u64,
-    pub feature_hits: u64,
-    pub feature_misses: u64,
-    pub cold_fetches: u64,
-    /// Accelerator time: stall + transfer (bubble) and compute (ns).
-    pub bubble_ns: u64,
-    pub compute_ns: u64,
-    /// Per shard move: (shard, time traffic switched, latency of the first
-    /// request of that shard arriving after it, ns).
-    pub first_after_move: Vec<(u32, u64, u64)>,
-    /// Preload: decisions taken, preloads fired, items brought in, of those
-    /// still cached when their batch ran, fallbacks, simulated decision cost.
-    pub preload_decisions: u64,
-    pub preloads: u64,
-    pub preload_items: u64,
-    pub preload_item_hits: u64,
-    pub preload_fallbacks: u64,
-    pub predict_cost_ns: u64,
-    /// Decisions whose "will miss" prediction (p > 0.5) matched the outcome.
-    pub predictions_correct: u64,
-    /// The same counters per [`MONITOR_WINDOW_NS`] of simulated time (the
-    /// monitoring chart), each counted when it happened.
-    pub windows: Vec<WindowTotals>,
-}
-
-/// Length of a monitoring window: one second of simulated time.
-pub const MONITOR_WINDOW_NS: u64 = 1_000_000_000;
-
-/// Counters of one monitoring window. A prediction is judged when its truth
-/// is known (its preload fires, or its batch runs); a preloaded item is
-/// counted when brought in and, if still cached, when its batch runs.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
-pub struct WindowTotals {
-    pub predictions_judged: u64,
-    pub predictions_correct: u64,
-    pub preload_items: u64,
-    pub preload_item_hits: u64,
-    pub feature_hits: u64,
-    pub feature_misses: u64,
-    /// Bytes read from all nodes' memories, and from the far tier.
-    pub memory_bytes: u64,
-    pub far_bytes: u64,
-}
-
-/// One row of a dataset: the features at dispatch and whether the request's
-/// lookups then missed the worker node's cache (≥ half of them), observed
-/// when its batch ran.
-#[derive(Clone, Debug, PartialEq)]
-pub struct DatasetRow {
-    pub time_ns: u64,
-    pub id: u64,
-    pub features: Vec<f64>,
-    pub label: bool,
-}
 
 struct Queued {
     a: Arrival,
@@ -155,14 +64,6 @@ struct Queued {
     preloaded: Vec<u64>,
     /// Predicted miss (for accuracy), if a decision was taken.
     predicted: Option<bool>,
-}
-
-#[derive(Debug, thiserror::Error)]
-pub enum ServeError {
-    #[error("workload: {0}")]
-    Workload(String),
-    #[error("the scheduler {0} picked worker {1}, but there are {2}")]
-    BadPick(String, usize, usize),
 }
 
 struct Worker {
@@ -598,8 +499,8 @@ impl<'a> ServeEngine<'a> {
             } else {
                 wk.util * decay
             },
-            mem_latency_ms: wk.last_stall_ms,
-            mem_latency_ewma_ms: wk.ewma_stall_ms,
+            stall_ms: wk.last_stall_ms,
+            stall_ewma_ms: wk.ewma_stall_ms,
         }
     }
 
@@ -626,9 +527,9 @@ impl<'a> ServeEngine<'a> {
         let s = a.shard as usize;
         let rv = RequestView {
             id: a.id,
-            shard: a.shard,
-            shard_node: self.shard_node[s],
-            shard_worker: self.shard_worker[s],
+            key: a.shard,
+            data_node: self.shard_node[s],
+            home_worker: self.shard_worker[s],
             now_ns: t,
         };
         let w = self.sched.pick(&rv, &views);

@@ -8,7 +8,7 @@
 
 use crate::directory::U64Map;
 use crate::machine::{Machine, ns_to_ps, transfer_ps};
-use crate::placement::{PageView, Placement};
+use crate::policy::{PageView, Placement};
 use crate::queue::Queue;
 
 use super::stats::Stats;

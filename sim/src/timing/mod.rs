@@ -84,8 +84,8 @@ use crate::cache::Cache;
 use crate::directory::{Directory, U64Map};
 use crate::events::Events;
 use crate::machine::{Machine, ns_to_ps};
-use crate::placement::Placement;
-use crate::prefetch::{PrefetchStats, Prefetcher};
+use crate::policy::{Placement, Prefetcher};
+use crate::prefetch::PrefetchStats;
 use crate::results::Summary;
 
 use access::CoreState;

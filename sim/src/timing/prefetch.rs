@@ -11,7 +11,8 @@ use std::collections::BinaryHeap;
 use traces::{Access, Kind};
 
 use crate::directory::{NO_AGENT, U64Map};
-use crate::prefetch::{AccessView, PrefetchStats, Prefetcher};
+use crate::policy::{AccessView, Prefetcher};
+use crate::prefetch::PrefetchStats;
 
 use super::{Engine, Served};
 

@@ -1,10 +1,92 @@
-//! Scheduling and warm-up policy interfaces of the request-level model.
+//! Every policy interface of numasim, and what each policy is shown.
 //!
-//! ⚑ A scheduler sees only what a dispatcher could observe at that instant:
-//! each worker's queue length, whether it is busy, its recent utilisation
-//! and the memory stall of its recent batches — never future requests.
+//! One module, one naming scheme: a trait per kind of decision, and a
+//! `*View` struct per thing a policy observes.
+//!
+//! | kind | trait | sees | decides |
+//! |---|---|---|---|
+//! | page placement | [`Placement`] | [`PageView`] | a page's home node; migrations |
+//! | cache prefetch | [`Prefetcher`] | [`AccessView`] | lines to bring into a private level |
+//! | scheduling | [`Scheduler`] | [`RequestView`], [`WorkerView`] | the worker a request or task runs on |
+//! | warm-up | [`Warmup`] | — | whether a moved shard is pre-read before traffic |
+//! | preload | [`Preload`] | decision features ([`FeatureSet`]) | whether to bring a request's data ahead |
+//!
+//! Implementations live in the `policies` crate, one file each, registered
+//! by name. The scheduler interface is the same for the request-level model
+//! ([`crate::serve`]: a request's key is its shard) and for tasks on the
+//! line-level model (a task's affinity key).
+//!
+//! ⚑ A policy sees only what a real system could observe at that moment —
+//! counters, queue lengths, past latencies — never future records. Oracle
+//! policies exist only as named upper bounds.
 
-/// What a scheduler may know about a worker.
+use crate::machine::Machine;
+
+// ---- page placement ----
+
+/// What a policy sees of a memory access.
+#[derive(Clone, Copy, Debug)]
+pub struct PageView {
+    /// Page number (address / page size).
+    pub page: u64,
+    /// Node of the core that accessed it.
+    pub from: u32,
+    /// Node whose memory holds the page now.
+    pub home: u32,
+    /// Simulated time (ps).
+    pub now_ps: u64,
+}
+
+/// A page-placement policy.
+pub trait Placement: Send {
+    /// Name as it appears in results (`first-touch`, `bind:1`, ...).
+    fn name(&self) -> String;
+
+    /// Home node of `page`, first touched by a core on node `from`.
+    fn place(&mut self, page: u64, from: u32, machine: &Machine) -> u32;
+
+    /// Called for every access served by memory. Returning `Some(node)`
+    /// migrates the page there now (the copy is charged to channels and links).
+    fn on_memory_access(&mut self, _seen: PageView, _machine: &Machine) -> Option<u32> {
+        None
+    }
+}
+
+// ---- cache prefetch ----
+
+/// What the prefetcher sees of one demand access.
+#[derive(Clone, Copy, Debug)]
+pub struct AccessView {
+    pub core: usize,
+    /// Program counter, if the trace gives one.
+    pub pc: Option<u64>,
+    pub addr: u64,
+    /// The access missed the prefetcher's level.
+    pub miss: bool,
+    /// The access is the first use of a line this prefetcher brought in (the
+    /// trigger of "tagged" prefetching).
+    pub prefetch_hit: bool,
+    pub write: bool,
+}
+
+/// A prefetcher, one instance per machine (index its tables by `core`).
+pub trait Prefetcher: Send {
+    /// Name as reported (`ip-stride:2:1`, ...).
+    fn name(&self) -> String;
+    /// Observes a demand access to line number `line` (address / line
+    /// size); pushes the line numbers to prefetch.
+    fn on_access(&mut self, seen: AccessView, line: u64, out: &mut Vec<u64>);
+    /// Simulated time (ps) the prefetcher spent deciding since the last
+    /// call; the engine adds it to the access's latency (the core stalls).
+    fn take_cost_ps(&mut self) -> u64 {
+        0
+    }
+}
+
+// ---- scheduling, warm-up, preload ----
+
+/// What a scheduler may know about a worker. "Requests" are requests in
+/// the request-level model and tasks on the line-level model.
 #[derive(Clone, Copy, Debug)]
 pub struct WorkerView {
     pub id: usize,
@@ -12,9 +94,9 @@ pub struct WorkerView {
     pub node: u32,
     /// Requests waiting in its queue.
     pub queued: usize,
-    /// Running a batch now.
+    /// Running now.
     pub busy: bool,
-    /// Requests assigned and not finished: queued + in the running batch —
+    /// Requests assigned and not finished: queued + running —
     /// the worker's instantaneous load (what a run-queue length shows).
     pub outstanding: usize,
     /// Share of a batch's slots free: max(0, 1 − outstanding / batch) — the
@@ -26,24 +108,26 @@ pub struct WorkerView {
     pub utilization: f64,
     /// Data stall per request of its last batch (ms): the "recent memory
     /// access latency" of the seed's dispatcher.
-    pub mem_latency_ms: f64,
+    pub stall_ms: f64,
     /// The same, exponentially averaged over batches (α = 0.2).
-    pub mem_latency_ewma_ms: f64,
+    pub stall_ewma_ms: f64,
 }
 
-/// What a scheduler may know about the request being dispatched.
+/// What a scheduler may know about the request (or task) being dispatched.
 #[derive(Clone, Copy, Debug)]
 pub struct RequestView {
     pub id: u64,
-    pub shard: u32,
-    /// Node holding the shard's data now.
-    pub shard_node: u32,
-    /// The shard's static worker (where static sharding binds it).
-    pub shard_worker: usize,
+    /// Affinity key: the request's model shard, or a task's key (shard,
+    /// tenant, ...).
+    pub key: u32,
+    /// Node holding the key's data now.
+    pub data_node: u32,
+    /// The key's static worker (where static sharding binds it).
+    pub home_worker: usize,
     pub now_ns: u64,
 }
 
-/// Chooses a worker for each request.
+/// Chooses a worker for each request or task.
 pub trait Scheduler: Send {
     fn name(&self) -> String;
     /// Index into `workers` of the chosen worker.
@@ -61,6 +145,18 @@ pub trait Warmup: Send {
 
 /// Batches of history in the default features (the seed's "last 10 windows").
 pub const HISTORY: usize = 10;
+
+/// Longest history a feature set may ask for (batches).
+pub const MAX_HISTORY: usize = 1000;
+
+/// A feature set that cannot be built.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FeatureError {
+    #[error("unknown feature group {0:?}; expected some of hit_rate,read_mb,addr_delta_mb")]
+    UnknownGroup(String),
+    #[error("history {0} is more than {MAX_HISTORY} batches")]
+    History(usize),
+}
 
 /// Per-batch feature groups, in their column order.
 pub const GROUPS: [&str; 3] = ["hit_rate", "read_mb", "addr_delta_mb"];
@@ -90,19 +186,16 @@ impl Default for FeatureSet {
 
 impl FeatureSet {
     /// `groups`: a comma-separated subset of [`GROUPS`].
-    pub fn parse(history: usize, groups: &str) -> Result<FeatureSet, String> {
+    pub fn parse(history: usize, groups: &str) -> Result<FeatureSet, FeatureError> {
         let mut g = [false; 3];
         for name in groups.split(',').map(str::trim).filter(|x| !x.is_empty()) {
             let Some(i) = GROUPS.iter().position(|x| *x == name) else {
-                return Err(format!(
-                    "unknown feature group {name:?}; expected some of {}",
-                    GROUPS.join(",")
-                ));
+                return Err(FeatureError::UnknownGroup(name.to_string()));
             };
             g[i] = true;
         }
-        if history > 1000 {
-            return Err(format!("history {history} is more than 1000 batches"));
+        if history > MAX_HISTORY {
+            return Err(FeatureError::History(history));
         }
         Ok(FeatureSet { history, groups: g })
     }

@@ -1,0 +1,102 @@
+//! What the request-level model reports: one record per served request,
+//! run totals, per-second monitoring windows, dataset rows, and errors.
+//! Plain data; [`super::ServeEngine`] fills them.
+
+/// One served request, as written to `requests.csv` (times in ns).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct RequestRecord {
+    pub id: u64,
+    pub shard: u32,
+    pub worker: u32,
+    pub node: u32,
+    pub arrival: u64,
+    pub start: u64,
+    pub end: u64,
+    pub queue: u64,
+    pub stall: u64,
+    pub compute: u64,
+    pub transfer: u64,
+    /// Paid a cold-state fetch.
+    pub cold: bool,
+}
+
+impl RequestRecord {
+    pub fn latency(&self) -> u64 {
+        self.end - self.arrival
+    }
+}
+
+/// Totals of a run.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+pub struct ServeTotals {
+    pub requests: u64,
+    pub batches: u64,
+    /// Last completion (ns).
+    pub end_ns: u64,
+    /// Bytes read from each node's memory (features, state, sweeps).
+    pub node_bytes: Vec<u64>,
+    pub link_bytes: Vec<u64>,
+    pub far_bytes: u64,
+    pub pcie_bytes: u64,
+    pub background_jobs: u64,
+    pub feature_hits: u64,
+    pub feature_misses: u64,
+    pub cold_fetches: u64,
+    /// Accelerator time: stall + transfer (bubble) and compute (ns).
+    pub bubble_ns: u64,
+    pub compute_ns: u64,
+    /// Per shard move: (shard, time traffic switched, latency of the first
+    /// request of that shard arriving after it, ns).
+    pub first_after_move: Vec<(u32, u64, u64)>,
+    /// Preload: decisions taken, preloads fired, items brought in, of those
+    /// still cached when their batch ran, fallbacks, simulated decision cost.
+    pub preload_decisions: u64,
+    pub preloads: u64,
+    pub preload_items: u64,
+    pub preload_item_hits: u64,
+    pub preload_fallbacks: u64,
+    pub predict_cost_ns: u64,
+    /// Decisions whose "will miss" prediction (p > 0.5) matched the outcome.
+    pub predictions_correct: u64,
+    /// The same counters per [`MONITOR_WINDOW_NS`] of simulated time (the
+    /// monitoring chart), each counted when it happened.
+    pub windows: Vec<WindowTotals>,
+}
+
+/// Length of a monitoring window: one second of simulated time.
+pub const MONITOR_WINDOW_NS: u64 = 1_000_000_000;
+
+/// Counters of one monitoring window. A prediction is judged when its truth
+/// is known (its preload fires, or its batch runs); a preloaded item is
+/// counted when brought in and, if still cached, when its batch runs.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+pub struct WindowTotals {
+    pub predictions_judged: u64,
+    pub predictions_correct: u64,
+    pub preload_items: u64,
+    pub preload_item_hits: u64,
+    pub feature_hits: u64,
+    pub feature_misses: u64,
+    /// Bytes read from all nodes' memories, and from the far tier.
+    pub memory_bytes: u64,
+    pub far_bytes: u64,
+}
+
+/// One row of a dataset: the features at dispatch and whether the request's
+/// lookups then missed the worker node's cache (≥ half of them), observed
+/// when its batch ran.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DatasetRow {
+    pub time_ns: u64,
+    pub id: u64,
+    pub features: Vec<f64>,
+    pub label: bool,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    #[error("workload: {0}")]
+    Workload(String),
+    #[error("the scheduler {0} picked worker {1}, but there are {2}")]
+    BadPick(String, usize, usize),
+}

@@ -1,0 +1,96 @@
+//! `numasim bench --scenario NAME`: one row of the built-in seed experiment
+//! (the article's `run_bench.py --scenario=...`).
+
+use std::path::PathBuf;
+
+use anyhow::{Result, bail};
+use serde_json::json;
+
+use crate::experiment::{
+    Experiment, SEED_SCENARIO, parse_duration, requests_csv, run_row, scenario_dir, write_monitor,
+};
+use crate::machines::load_machine;
+use crate::output::{ensure_dir, write_file, write_json};
+
+#[derive(clap::Args, Debug)]
+pub struct BenchArgs {
+    /// Row of the seed experiment: static, dynamic_lb, numa_aware, ai_predict.
+    #[arg(long)]
+    pub scenario: String,
+    /// Simulated duration (10s, 30m, 1h); default the scenario's.
+    #[arg(long, value_parser = parse_duration)]
+    pub duration: Option<f64>,
+    /// Workload seed.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Write requests.csv and summary.json here.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+}
+
+pub fn bench_cmd(a: BenchArgs) -> Result<()> {
+    let mut exp = Experiment::parse(
+        SEED_SCENARIO,
+        "scenarios/seed-inference.toml (built in)",
+        &scenario_dir(),
+    )?;
+    if let Some(d) = a.duration {
+        exp.workload.duration_s = d;
+    }
+    let names: Vec<&str> = exp.row.iter().map(|r| r.name.as_str()).collect();
+    let Some(row) = exp.row.iter().find(|r| r.name == a.scenario) else {
+        bail!(
+            "unknown --scenario {:?}; expected one of {}",
+            a.scenario,
+            names.join(", ")
+        );
+    };
+    let m = load_machine(&exp.workload.machine)?;
+    let wall = std::time::Instant::now();
+    let run = run_row(&m, &exp, row, a.seed, a.out.is_some(), None)?;
+    let (rr, totals, recs) = (run.result, run.totals, run.records);
+    let secs = wall.elapsed().as_secs_f64();
+    let p = analysis::stats::percentiles(&rr.latency_ns);
+    let spikes = analysis::stats::spike_share(&rr.latency_ns, exp.experiment.spike_k);
+    println!(
+        "scenario {} ({} dispatch, warm-up {}) on {} at {:.0} QPS for {} s, seed {}",
+        row.name,
+        row.scheduler,
+        row.warmup,
+        exp.workload.machine,
+        exp.workload.qps,
+        exp.workload.duration_s,
+        a.seed
+    );
+    println!(
+        "requests {}  TP50 {:.1} ms  TP90 {:.1}  TP99 {:.1}  TP99.9 {:.1}  max {:.1}  spikes >{}×TP50 {:.2}%",
+        p.n,
+        p.tp50_ms,
+        p.tp90_ms,
+        p.tp99_ms,
+        p.tp999_ms,
+        p.max_ms,
+        exp.experiment.spike_k,
+        100.0 * spikes
+    );
+    println!(
+        "simulated {} requests in {:.2} s of wall time ({:.0} requests/s)",
+        totals.requests,
+        secs,
+        totals.requests as f64 / secs.max(1e-9)
+    );
+    if let Some(dir) = &a.out {
+        ensure_dir(dir)?;
+        write_file(&dir.join("requests.csv"), requests_csv(&recs).as_bytes())?;
+        write_monitor(
+            dir,
+            &format!("scenario {}: monitoring, seed {}", row.name, a.seed),
+            &[(row.name.clone(), rr.windows.clone())],
+        )?;
+        write_json(
+            &dir.join("summary.json"),
+            &json!({ "scenario": row.name, "percentiles": p, "spike_share": spikes, "totals": totals }),
+        )?;
+    }
+    Ok(())
+}

@@ -1,0 +1,151 @@
+//! `numasim validate TRACE... --machine FILE`: each trace simulated and
+//! replayed live on a pinned thread, latencies side by side.
+
+use std::path::PathBuf;
+
+use anyhow::Result;
+use clap::Args;
+use traces::{Access, Batch};
+
+use super::live::load_accesses;
+use crate::output::{ensure_dir, write_file};
+
+#[derive(Args, Debug)]
+pub struct ValidateArgs {
+    /// Traces to run both simulated and live.
+    #[arg(required = true)]
+    pub traces: Vec<PathBuf>,
+    /// Machine file (from `numasim live calibrate`).
+    #[arg(long)]
+    pub machine: String,
+    /// Output directory: validate.csv, validate.svg.
+    #[arg(long)]
+    pub out: PathBuf,
+    /// CPU for the live replay.
+    #[arg(long)]
+    pub cpu: Option<u32>,
+    /// Prefetchers standing in for the host's hardware prefetchers in the
+    /// simulated run, SPEC[@LEVEL], repeatable ("none" to model none).
+    #[arg(long, default_values_t = ["stream:16:16".to_string()])]
+    pub prefetch: Vec<String>,
+    /// Its prefetch queue (fills in flight beyond the private levels);
+    /// default the machine's per-core outstanding-miss limit (`core.mlp`).
+    #[arg(long)]
+    pub prefetch_queue: Option<usize>,
+}
+
+/// What the live replay's loop adds to each access beyond the load itself
+/// (the index arithmetic on the dependence chain): its per-access time on
+/// a loop over 16 KiB (L1-resident) minus the pointer chase's time there.
+fn harness_overhead(cpu: u32) -> Result<f64> {
+    live::os::pin_current_thread(cpu)?;
+    let chase = live::calibrate::chase(16 << 10, 200_000, 5, 7)?.ns;
+    let lines: Vec<Access> = (0..200_000u64)
+        .map(|i| Access::new(0, traces::Kind::Load, (i % 256) * 64, 8))
+        .collect();
+    let mut runs: Vec<f64> = (0..5)
+        .map(|_| live::replay::replay(&lines, &[cpu], 1).map(|r| r.p50_ns))
+        .collect::<Result<_, _>>()?;
+    runs.sort_by(f64::total_cmp);
+    Ok((runs[2] - chase).max(0.0))
+}
+
+pub fn validate(a: ValidateArgs) -> Result<()> {
+    let m = crate::machines::load_machine(&a.machine)?;
+    let cpu = match a.cpu {
+        Some(c) => c,
+        None => live::os::allowed_cpus()?[0],
+    };
+    ensure_dir(&a.out)?;
+    let overhead = harness_overhead(cpu)?;
+    println!(
+        "live harness overhead: {overhead:.2} ns per access (replay of an L1-resident loop minus the chase's L1 latency), subtracted from live"
+    );
+    let mut csv = String::from("trace,metric,sim,live,error_pct\n");
+    let mut points = Vec::new();
+    println!(
+        "{:<28} {:>8} {:>10} {:>10} {:>8}",
+        "trace", "metric", "sim ns", "live ns", "error %"
+    );
+    for t in &a.traces {
+        let acc = load_accesses(t, None)?;
+        let footprint: std::collections::HashSet<u64> = acc.iter().map(|x| x.addr >> 6).collect();
+        // Simulated: one thread, every miss blocking (as the live loads are dependent).
+        let placement = policies::placement::PLACEMENTS
+            .build("first-touch", &policies::registry::Ctx::for_machine(&m))?;
+        let mut e = sim::Engine::new(
+            &m,
+            sim::Config {
+                mlp: Some(1),
+                pin: sim::Pin::Compact,
+                prefetch_level: 1.min(m.spec.core.caches.len().saturating_sub(1)),
+                prefetch_queue: Some(a.prefetch_queue.unwrap_or(m.spec.core.mlp as usize)),
+                ..sim::Config::default()
+            },
+            placement,
+        )?;
+        let specs: Vec<String> = a
+            .prefetch
+            .iter()
+            .filter(|p| *p != "none")
+            .cloned()
+            .collect();
+        crate::policy::attach_prefetchers(
+            &mut e,
+            &m,
+            &specs,
+            1.min(m.spec.core.caches.len().saturating_sub(1)),
+        )?;
+        let fields = traces::Fields::default();
+        // Two passes, the first to warm the caches as the live replay does;
+        // the second timed per chunk of accesses, as the live replay is.
+        let mut chunks = Vec::with_capacity(acc.len() / live::replay::CHUNK + 1);
+        for pass in 0..2 {
+            for chunk in acc.chunks(live::replay::CHUNK) {
+                let mut b = Batch::new(fields);
+                for x in chunk {
+                    b.push(traces::Record::access(0, x.kind, x.addr, x.size));
+                }
+                let before = e.latency_totals();
+                e.feed(&b)
+                    .map_err(|x| anyhow::anyhow!("{}: {x}", t.display()))?;
+                e.finish()?;
+                let after = e.latency_totals();
+                if pass == 1 && after.0 > before.0 {
+                    chunks.push((after.1 - before.1) as f64 / 1000.0 / (after.0 - before.0) as f64);
+                }
+            }
+            if pass == 0 {
+                e.clear_stats();
+            }
+        }
+        let s = live::replay::chunk_stats(&mut chunks);
+        let mut live = live::replay::replay(&acc, &[cpu], 1)?;
+        for x in [&mut live.mean_ns, &mut live.p50_ns, &mut live.p99_ns] {
+            *x = (*x - overhead).max(0.0);
+        }
+        let name = t
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        for (metric, simv, livev) in [
+            ("mean_ns", s.0, live.mean_ns),
+            ("p50_ns", s.1, live.p50_ns),
+            ("p99_ns", s.2, live.p99_ns),
+        ] {
+            let err = if livev == 0.0 {
+                0.0
+            } else {
+                100.0 * (simv - livev) / livev
+            };
+            csv.push_str(&format!("{name},{metric},{simv:.3},{livev:.3},{err:.2}\n"));
+            println!("{name:<28} {metric:>8} {simv:>10.2} {livev:>10.2} {err:>+7.1}%");
+        }
+        points.push((footprint.len() as u64 * 64, s.0, live.mean_ns));
+    }
+    write_file(&a.out.join("validate.csv"), csv.as_bytes())?;
+    let svg = analysis::plots::pairs_svg("latency vs working set: simulated and live", &points)
+        .map_err(anyhow::Error::msg)?;
+    write_file(&a.out.join("validate.svg"), svg.as_bytes())?;
+    Ok(())
+}

@@ -1,0 +1,121 @@
+//! Policies as the command line names them: the registries of the
+//! `policies` crate with the two things only the binary has — a model-file
+//! loader and a clock — plus `SPEC@LEVEL` for prefetchers and the flags'
+//! help text, generated from the same registries.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+use policies::PolicyError;
+use policies::model::Model;
+use policies::registry::{Ctx, ModelLoader, Registry, Timer};
+
+/// Reads and checks a model file (numasim's format or XGBoost JSON).
+pub fn read_model(path: &Path) -> Result<Model> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("{}: cannot read model", path.display()))?;
+    Model::from_json(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
+}
+
+/// The one loader of `learned:FILE` models: paths relative to `base`.
+pub struct FileLoader {
+    pub base: PathBuf,
+}
+
+impl ModelLoader for FileLoader {
+    fn load(&self, path: &str) -> Result<Model, PolicyError> {
+        read_model(&self.base.join(path)).map_err(|e| PolicyError(format!("{e:#}")))
+    }
+}
+
+impl FileLoader {
+    /// Loads models relative to the working directory.
+    pub fn cwd() -> FileLoader {
+        FileLoader {
+            base: PathBuf::new(),
+        }
+    }
+}
+
+/// The binary's monotonic clock (ns since first use), for learned policies'
+/// real prediction times.
+fn clock_ns() -> u64 {
+    static START: OnceLock<Instant> = OnceLock::new();
+    START.get_or_init(Instant::now).elapsed().as_nanos() as u64
+}
+
+/// A fresh timer: its samples are the real prediction times of the policy
+/// built with it.
+pub fn timer() -> Timer {
+    Timer {
+        clock: clock_ns,
+        samples: Arc::new(Mutex::new(Vec::new())),
+    }
+}
+
+/// `--flag` help text: what the flag is, then every accepted spec.
+pub fn flag_help<T: ?Sized>(what: &str, reg: &Registry<T>) -> String {
+    format!(
+        "{what}: {} (numasim policies explains each)",
+        reg.syntax_list()
+    )
+}
+
+/// Attaches `SPEC[@LEVEL]` prefetchers to an engine; without `@LEVEL` a
+/// prefetcher fills `default_level`.
+pub fn attach_prefetchers(
+    engine: &mut sim::Engine,
+    machine: &sim::Machine,
+    specs: &[String],
+    default_level: usize,
+) -> Result<()> {
+    let caches = &machine.spec.core.caches;
+    let loader = FileLoader::cwd();
+    let ctx = Ctx {
+        loader: Some(&loader),
+        ..Ctx::for_machine(machine)
+    };
+    for full in specs {
+        let (spec, level) = match full.rsplit_once('@') {
+            Some((s, l)) => {
+                let level = l
+                    .parse::<usize>()
+                    .ok()
+                    .or_else(|| caches.iter().position(|c| c.name.eq_ignore_ascii_case(l)))
+                    .with_context(|| {
+                        format!(
+                            "--prefetch {full:?}: level {l:?} is neither a number nor one of {}",
+                            caches
+                                .iter()
+                                .map(|c| c.name.as_str())
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        )
+                    })?;
+                (s, level)
+            }
+            None => (full.as_str(), default_level),
+        };
+        let p = policies::prefetch::PREFETCHERS
+            .build(spec, &ctx)
+            .map_err(|e| anyhow::anyhow!("--prefetch {full:?}: {e}"))?;
+        engine
+            .add_prefetcher(p, level)
+            .map_err(|e| anyhow::anyhow!("--prefetch {full:?}: {e:#}"))?;
+    }
+    Ok(())
+}
+
+/// One prefetcher for a command without a machine (`line`-byte lines).
+pub fn prefetcher(spec: &str, line: u64, cores: usize) -> Result<Box<dyn sim::policy::Prefetcher>> {
+    let loader = FileLoader::cwd();
+    let ctx = Ctx {
+        line,
+        cores,
+        loader: Some(&loader),
+        ..Ctx::default()
+    };
+    Ok(policies::prefetch::PREFETCHERS.build(spec, &ctx)?)
+}
