@@ -261,37 +261,52 @@ pub fn write_monitor(
 ) -> Result<()> {
     write_file(
         &dir.join("monitor.csv"),
-        analysis::monitor::to_csv(rows).as_bytes(),
+        analysis::monitor::to_csv(rows)?.as_bytes(),
     )?;
     write_file(
         &dir.join("monitor.svg"),
-        analysis::plots::monitor_svg(title, rows)
-            .map_err(anyhow::Error::msg)?
-            .as_bytes(),
+        analysis::plots::monitor_svg(title, rows)?.as_bytes(),
     )
 }
 
-pub fn requests_csv(recs: &[RequestRecord]) -> String {
-    let mut s =
-        String::from("id,shard,worker,node,arrival,start,end,queue,stall,compute,transfer,cold\n");
-    for r in recs {
-        s.push_str(&format!(
-            "{},{},{},{},{},{},{},{},{},{},{},{}\n",
-            r.id,
-            r.shard,
-            r.worker,
-            r.node,
-            r.arrival,
-            r.start,
-            r.end,
-            r.queue,
-            r.stall,
-            r.compute,
-            r.transfer,
-            r.cold as u8
-        ));
-    }
-    s
+/// One line of `requests.csv` (times in ns).
+#[derive(serde::Serialize, Default)]
+struct RequestRow {
+    id: u64,
+    shard: u32,
+    worker: u32,
+    node: u32,
+    arrival: u64,
+    start: u64,
+    end: u64,
+    queue: u64,
+    stall: u64,
+    compute: u64,
+    transfer: u64,
+    #[serde(serialize_with = "analysis::table::bit")]
+    cold: bool,
+}
+
+/// `requests.csv`: one line per served request.
+pub fn requests_csv(recs: &[RequestRecord]) -> Result<String> {
+    let rows: Vec<RequestRow> = recs
+        .iter()
+        .map(|r| RequestRow {
+            id: r.id,
+            shard: r.shard,
+            worker: r.worker,
+            node: r.node,
+            arrival: r.arrival,
+            start: r.start,
+            end: r.end,
+            queue: r.queue,
+            stall: r.stall,
+            compute: r.compute,
+            transfer: r.transfer,
+            cold: r.cold,
+        })
+        .collect();
+    Ok(analysis::table::to_csv(&rows)?)
 }
 
 /// Reads an experiment file (model paths resolve against its directory),

@@ -43,7 +43,10 @@ fn run_series(
         e.feed(&b).expect("feed");
     }
     e.finish().expect("finish");
-    (e.summary(), e.timeseries_csv())
+    (
+        e.summary(),
+        analysis::timing::timeseries_csv(&e.timeseries()).unwrap(),
+    )
 }
 
 /// xorshift64*, uniform in (0, 1].

@@ -7,6 +7,8 @@
 
 use serde::Serialize;
 
+use crate::table::{self, TableError};
+
 use crate::stats::{
     Percentiles, bimodality, paired_bootstrap_diff, percentiles, spike_period, spike_share,
 };
@@ -232,38 +234,78 @@ pub fn render(rows: &[Row], spike_k: f64) -> String {
     s
 }
 
+/// One line of `compare.csv`: [`Row`] with its numbers rounded.
+#[derive(Serialize, Default)]
+struct CsvRow<'a> {
+    row: &'a str,
+    requests: usize,
+    #[serde(serialize_with = "table::f3")]
+    tp50_ms: f64,
+    #[serde(serialize_with = "table::f3")]
+    tp90_ms: f64,
+    #[serde(serialize_with = "table::f3")]
+    tp99_ms: f64,
+    #[serde(serialize_with = "table::f3")]
+    tp999_ms: f64,
+    #[serde(serialize_with = "table::f3")]
+    max_ms: f64,
+    #[serde(serialize_with = "table::f3")]
+    mean_ms: f64,
+    #[serde(serialize_with = "table::f3")]
+    tp99_diff_ms: f64,
+    #[serde(serialize_with = "table::f3")]
+    tp99_ci_low_ms: f64,
+    #[serde(serialize_with = "table::f3")]
+    tp99_ci_high_ms: f64,
+    #[serde(serialize_with = "table::f5")]
+    spike_share: f64,
+    spike_period: usize,
+    #[serde(serialize_with = "table::f4")]
+    bimodality: f64,
+    #[serde(serialize_with = "table::f2")]
+    bubble_pct: f64,
+    #[serde(serialize_with = "table::f3")]
+    bandwidth_gbps: f64,
+    #[serde(serialize_with = "table::f3")]
+    first_after_move_ms: f64,
+    #[serde(serialize_with = "table::f4")]
+    prediction_accuracy: f64,
+    #[serde(serialize_with = "table::f4")]
+    preload_hit_rate: f64,
+    preload_fallbacks: u64,
+    #[serde(serialize_with = "table::f2")]
+    predict_cost_us: f64,
+}
+
 /// The table as CSV (header and one line per row).
-pub fn to_csv(rows: &[Row]) -> String {
-    let mut s = String::from(
-        "row,requests,tp50_ms,tp90_ms,tp99_ms,tp999_ms,max_ms,mean_ms,tp99_diff_ms,tp99_ci_low_ms,tp99_ci_high_ms,spike_share,spike_period,bimodality,bubble_pct,bandwidth_gbps,first_after_move_ms,prediction_accuracy,preload_hit_rate,preload_fallbacks,predict_cost_us\n",
-    );
-    for r in rows {
-        s.push_str(&format!(
-            "{},{},{:.3},{:.3},{:.3},{:.3},{:.3},{:.3},{:.3},{:.3},{:.3},{:.5},{},{:.4},{:.2},{:.3},{:.3},{:.4},{:.4},{},{:.2}\n",
-            r.row,
-            r.requests,
-            r.tp50_ms,
-            r.tp90_ms,
-            r.tp99_ms,
-            r.tp999_ms,
-            r.max_ms,
-            r.mean_ms,
-            r.tp99_diff_ms,
-            r.tp99_ci_low_ms,
-            r.tp99_ci_high_ms,
-            r.spike_share,
-            r.spike_period,
-            r.bimodality,
-            r.bubble_pct,
-            r.bandwidth_gbps,
-            r.first_after_move_ms,
-            r.prediction_accuracy,
-            r.preload_hit_rate,
-            r.preload_fallbacks,
-            r.predict_cost_us
-        ));
-    }
-    s
+pub fn to_csv(rows: &[Row]) -> Result<String, TableError> {
+    let rows: Vec<CsvRow> = rows
+        .iter()
+        .map(|r| CsvRow {
+            row: &r.row,
+            requests: r.requests,
+            tp50_ms: r.tp50_ms,
+            tp90_ms: r.tp90_ms,
+            tp99_ms: r.tp99_ms,
+            tp999_ms: r.tp999_ms,
+            max_ms: r.max_ms,
+            mean_ms: r.mean_ms,
+            tp99_diff_ms: r.tp99_diff_ms,
+            tp99_ci_low_ms: r.tp99_ci_low_ms,
+            tp99_ci_high_ms: r.tp99_ci_high_ms,
+            spike_share: r.spike_share,
+            spike_period: r.spike_period,
+            bimodality: r.bimodality,
+            bubble_pct: r.bubble_pct,
+            bandwidth_gbps: r.bandwidth_gbps,
+            first_after_move_ms: r.first_after_move_ms,
+            prediction_accuracy: r.prediction_accuracy,
+            preload_hit_rate: r.preload_hit_rate,
+            preload_fallbacks: r.preload_fallbacks,
+            predict_cost_us: r.predict_cost_us,
+        })
+        .collect();
+    table::to_csv(&rows)
 }
 
 #[cfg(test)]
@@ -291,7 +333,7 @@ mod tests {
             (10.0, 10.0)
         );
         assert_eq!(rows[1].tp99_ms, 1000.0);
-        let csv = to_csv(&rows);
+        let csv = to_csv(&rows).unwrap();
         assert!(csv.starts_with("row,requests,tp50_ms,tp90_ms,tp99_ms,tp999_ms,"));
         assert!(csv.contains("tp99_ci_low_ms,tp99_ci_high_ms,spike_share"));
         assert!(csv.contains("bubble_pct,bandwidth_gbps"));

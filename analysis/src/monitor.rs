@@ -16,6 +16,8 @@
 use serde::Serialize;
 use sim::serve::{MONITOR_WINDOW_NS, WindowTotals};
 
+use crate::table::{self, TableError};
+
 /// One window of the monitoring chart. Rates are `None` where nothing was
 /// counted (no predictions, no preloads, no lookups).
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
@@ -62,29 +64,48 @@ pub fn points(latency_by_window: &[Vec<u64>], totals: &[WindowTotals]) -> Vec<Mo
         .collect()
 }
 
+/// One line of `monitor.csv`.
+#[derive(Serialize, Default)]
+struct CsvRow<'a> {
+    row: &'a str,
+    second: u64,
+    requests: usize,
+    #[serde(serialize_with = "table::f4")]
+    tp50_ms: f64,
+    #[serde(serialize_with = "table::f4")]
+    tp99_ms: f64,
+    #[serde(serialize_with = "table::opt_f6")]
+    prediction_accuracy: Option<f64>,
+    #[serde(serialize_with = "table::opt_f6")]
+    preload_hit_rate: Option<f64>,
+    #[serde(serialize_with = "table::opt_f6")]
+    feature_hit_rate: Option<f64>,
+    #[serde(serialize_with = "table::f4")]
+    memory_gbps: f64,
+    #[serde(serialize_with = "table::f4")]
+    far_gbps: f64,
+}
+
 /// `monitor.csv`: one line per (row, window); empty cells where a rate is undefined.
-pub fn to_csv(rows: &[(String, Vec<MonitorPoint>)]) -> String {
-    let opt = |x: Option<f64>| x.map_or(String::new(), |v| format!("{v:.6}"));
-    let mut s = String::from(
-        "row,second,requests,tp50_ms,tp99_ms,prediction_accuracy,preload_hit_rate,feature_hit_rate,memory_gbps,far_gbps\n",
-    );
-    for (name, pts) in rows {
-        for p in pts {
-            s.push_str(&format!(
-                "{name},{},{},{:.4},{:.4},{},{},{},{:.4},{:.4}\n",
-                p.second,
-                p.requests,
-                p.tp50_ms,
-                p.tp99_ms,
-                opt(p.prediction_accuracy),
-                opt(p.preload_hit_rate),
-                opt(p.feature_hit_rate),
-                p.memory_gbps,
-                p.far_gbps
-            ));
-        }
-    }
-    s
+pub fn to_csv(rows: &[(String, Vec<MonitorPoint>)]) -> Result<String, TableError> {
+    let lines: Vec<CsvRow> = rows
+        .iter()
+        .flat_map(|(name, pts)| {
+            pts.iter().map(move |p| CsvRow {
+                row: name,
+                second: p.second,
+                requests: p.requests,
+                tp50_ms: p.tp50_ms,
+                tp99_ms: p.tp99_ms,
+                prediction_accuracy: p.prediction_accuracy,
+                preload_hit_rate: p.preload_hit_rate,
+                feature_hit_rate: p.feature_hit_rate,
+                memory_gbps: p.memory_gbps,
+                far_gbps: p.far_gbps,
+            })
+        })
+        .collect();
+    table::to_csv(&lines)
 }
 
 #[cfg(test)]
@@ -118,7 +139,7 @@ mod tests {
         assert_eq!(p[1].prediction_accuracy, None);
         assert_eq!(p[1].feature_hit_rate, None);
         assert_eq!(p[1].memory_gbps, 0.0);
-        let csv = to_csv(&[("r".into(), p)]);
+        let csv = to_csv(&[("r".into(), p)]).unwrap();
         assert_eq!(csv.lines().count(), 3);
         assert!(csv.lines().nth(2).unwrap().starts_with("r,1,0,"));
         assert!(csv.lines().nth(2).unwrap().contains(",,,"), "{csv}");

@@ -14,8 +14,13 @@ const COLORS: [RGBColor; 8] = [
     RGBColor(127, 127, 127),
 ];
 
-fn err(e: impl std::fmt::Display) -> String {
-    e.to_string()
+/// A plot that could not be drawn (the backend's message).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("plot: {0}")]
+pub struct PlotError(String);
+
+fn err(e: impl std::fmt::Display) -> PlotError {
+    PlotError(e.to_string())
 }
 
 /// A legend entry: a short line in the series' colour.
@@ -27,7 +32,7 @@ fn legend_mark(c: RGBColor) -> impl Fn((i32, i32)) -> PathElement<(i32, i32)> {
 fn draw_legend<'a, DB: DrawingBackend + 'a, CT: CoordTranslate>(
     chart: &mut ChartContext<'a, DB, CT>,
     pos: SeriesLabelPosition,
-) -> Result<(), String> {
+) -> Result<(), PlotError> {
     chart
         .configure_series_labels()
         .position(pos)
@@ -47,7 +52,7 @@ fn latency_range(series: &[(String, Vec<u64>)]) -> (f64, f64) {
 
 /// Overlaid latency histograms (log-spaced bins, ms on a log axis), one
 /// line per series, as an SVG document.
-pub fn histogram_svg(title: &str, series: &[(String, Vec<u64>)]) -> Result<String, String> {
+pub fn histogram_svg(title: &str, series: &[(String, Vec<u64>)]) -> Result<String, PlotError> {
     let (lo, hi) = latency_range(series);
     let bins = 60usize;
     let edge = |i: usize| lo * (hi / lo).powf(i as f64 / bins as f64);
@@ -104,7 +109,7 @@ pub fn histogram_svg(title: &str, series: &[(String, Vec<u64>)]) -> Result<Strin
 }
 
 /// Latency CDFs (ms, log axis), one line per series, as an SVG document.
-pub fn cdf_svg(title: &str, series: &[(String, Vec<u64>)]) -> Result<String, String> {
+pub fn cdf_svg(title: &str, series: &[(String, Vec<u64>)]) -> Result<String, PlotError> {
     let (lo, hi) = latency_range(series);
     let mut out = String::new();
     {
@@ -149,7 +154,7 @@ pub fn cdf_svg(title: &str, series: &[(String, Vec<u64>)]) -> Result<String, Str
 
 /// Mean latency vs working-set size, simulated beside live, as an SVG:
 /// `points` are (working-set bytes, simulated ns, live ns).
-pub fn pairs_svg(title: &str, points: &[(u64, f64, f64)]) -> Result<String, String> {
+pub fn pairs_svg(title: &str, points: &[(u64, f64, f64)]) -> Result<String, PlotError> {
     let mut pts = points.to_vec();
     pts.sort_by_key(|p| p.0);
     let xmin = pts.first().map_or(1.0, |p| p.0 as f64).max(1.0) / 1.5;
@@ -200,7 +205,7 @@ pub fn pairs_svg(title: &str, points: &[(u64, f64, f64)]) -> Result<String, Stri
 pub fn monitor_svg(
     title: &str,
     rows: &[(String, Vec<crate::monitor::MonitorPoint>)],
-) -> Result<String, String> {
+) -> Result<String, PlotError> {
     use crate::monitor::MonitorPoint;
     type Pick = fn(&MonitorPoint) -> Option<f64>;
     let xmax = rows.iter().map(|(_, p)| p.len()).max().unwrap_or(1).max(1) as f64;

@@ -138,3 +138,63 @@ pub fn render(s: &Summary) -> String {
     }
     o
 }
+
+/// `timeseries.csv`: window start, accesses, mean latency, L1 and LLC hit
+/// rates, memory reads, invalidations, then GB/s per channel
+/// (`ch<node>.<channel>_gbps`) and per link (`link<a>-<b>_gbps`).
+pub fn timeseries_csv(ts: &sim::results::Timeseries) -> Result<String, crate::table::TableError> {
+    let mut header: Vec<String> = [
+        "window_start_ns",
+        "accesses",
+        "mean_latency_ns",
+        "l1_hit_rate",
+        "llc_hit_rate",
+        "mem_reads",
+        "invalidations",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    header.extend(
+        ts.channels
+            .iter()
+            .chain(&ts.links)
+            .map(|c| format!("{c}_gbps")),
+    );
+    let win_ns = ts.window_ps as f64 / 1000.0;
+    let rows: Vec<Vec<String>> = ts
+        .windows
+        .iter()
+        .map(|w| {
+            let rate = |x: u64| {
+                if w.accesses == 0 {
+                    0.0
+                } else {
+                    x as f64 / w.accesses as f64
+                }
+            };
+            let mean = if w.accesses == 0 {
+                0.0
+            } else {
+                w.latency_ps as f64 / w.accesses as f64 / 1000.0
+            };
+            let mut r = vec![
+                w.start_ns.to_string(),
+                w.accesses.to_string(),
+                format!("{mean:.3}"),
+                format!("{:.4}", rate(w.l1_hits)),
+                format!("{:.4}", rate(w.llc_hits)),
+                w.mem_reads.to_string(),
+                w.invalidations.to_string(),
+            ];
+            r.extend(
+                w.channel_bytes
+                    .iter()
+                    .chain(&w.link_bytes)
+                    .map(|b| format!("{:.3}", *b as f64 / win_ns)),
+            );
+            r
+        })
+        .collect();
+    crate::table::records_to_csv(&header, &rows)
+}

@@ -114,6 +114,13 @@ struct SetMeta {
     policy: u64,
 }
 
+/// A cache that cannot be built as asked.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CacheError {
+    #[error("tree-PLRU needs a power-of-two associativity, {geometry} has {assoc}")]
+    PlruAssoc { geometry: String, assoc: u32 },
+}
+
 /// One set-associative cache.
 #[derive(Clone, Debug)]
 pub struct Cache {
@@ -179,12 +186,12 @@ impl Cache {
     }
 
     /// Whether `policy` can run on `geometry`.
-    pub fn check(geometry: &Geometry, policy: Replacement) -> Result<(), String> {
+    pub fn check(geometry: &Geometry, policy: Replacement) -> Result<(), CacheError> {
         if policy == Replacement::Plru && !geometry.assoc.is_power_of_two() {
-            return Err(format!(
-                "tree-PLRU needs a power-of-two associativity, {geometry} has {}",
-                geometry.assoc
-            ));
+            return Err(CacheError::PlruAssoc {
+                geometry: geometry.to_string(),
+                assoc: geometry.assoc,
+            });
         }
         Ok(())
     }

@@ -15,7 +15,7 @@
 use serde::{Deserialize, Serialize};
 use traces::{Access, Kind};
 
-use crate::cache::{Cache, Lookup, Replacement};
+use crate::cache::{Cache, CacheError, Lookup, Replacement};
 use crate::cachegrind::{CgConfig, Events};
 
 /// Write-back traffic counts.
@@ -38,7 +38,7 @@ pub struct Hierarchy {
 }
 
 impl Hierarchy {
-    pub fn new(cfg: &CgConfig, policy: Replacement, seed: u64) -> Result<Hierarchy, String> {
+    pub fn new(cfg: &CgConfig, policy: Replacement, seed: u64) -> Result<Hierarchy, CacheError> {
         for g in [&cfg.i1, &cfg.d1, &cfg.ll] {
             Cache::check(g, policy)?;
         }

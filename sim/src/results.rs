@@ -155,3 +155,31 @@ pub struct Summary {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub prefetchers: Vec<Prefetch>,
 }
+
+/// The per-window time series of a timing run: counts per window of
+/// simulated time, bytes per channel and per link.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Timeseries {
+    /// Window length (ps).
+    pub window_ps: u64,
+    /// Channel names, `ch<node>.<channel>`, in the order of `channel_bytes`.
+    pub channels: Vec<String>,
+    /// Link names, `link<a>-<b>`, in the order of `link_bytes`.
+    pub links: Vec<String>,
+    pub windows: Vec<WindowRow>,
+}
+
+/// One window of a [`Timeseries`].
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct WindowRow {
+    pub start_ns: u64,
+    pub accesses: u64,
+    /// Sum of the accesses' latencies (ps).
+    pub latency_ps: u128,
+    pub l1_hits: u64,
+    pub llc_hits: u64,
+    pub mem_reads: u64,
+    pub invalidations: u64,
+    pub channel_bytes: Vec<u64>,
+    pub link_bytes: Vec<u64>,
+}

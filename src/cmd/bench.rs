@@ -81,7 +81,7 @@ pub fn bench_cmd(a: BenchArgs) -> Result<()> {
     );
     if let Some(dir) = &a.out {
         ensure_dir(dir)?;
-        write_file(&dir.join("requests.csv"), requests_csv(&recs).as_bytes())?;
+        write_file(&dir.join("requests.csv"), requests_csv(&recs)?.as_bytes())?;
         write_monitor(
             dir,
             &format!("scenario {}: monitoring, seed {}", row.name, a.seed),

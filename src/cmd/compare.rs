@@ -121,7 +121,10 @@ pub fn compare_cmd(a: CompareArgs) -> Result<()> {
     }
     if let Some(dir) = &a.out {
         ensure_dir(dir)?;
-        write_file(&dir.join("compare.csv"), compare::to_csv(&table).as_bytes())?;
+        write_file(
+            &dir.join("compare.csv"),
+            compare::to_csv(&table)?.as_bytes(),
+        )?;
         let monitor: Vec<(String, Vec<analysis::monitor::MonitorPoint>)> = names
             .iter()
             .zip(&by_row)
@@ -161,20 +164,16 @@ pub fn compare_cmd(a: CompareArgs) -> Result<()> {
         let title = format!("{}: request latency", exp.experiment.name);
         write_file(
             &dir.join("latency-histogram.svg"),
-            analysis::plots::histogram_svg(&title, &series)
-                .map_err(anyhow::Error::msg)?
-                .as_bytes(),
+            analysis::plots::histogram_svg(&title, &series)?.as_bytes(),
         )?;
         write_file(
             &dir.join("latency-cdf.svg"),
-            analysis::plots::cdf_svg(&title, &series)
-                .map_err(anyhow::Error::msg)?
-                .as_bytes(),
+            analysis::plots::cdf_svg(&title, &series)?.as_bytes(),
         )?;
         for (n, recs) in names.iter().zip(&kept) {
             write_file(
                 &dir.join(format!("requests-{n}.csv")),
-                requests_csv(recs).as_bytes(),
+                requests_csv(recs)?.as_bytes(),
             )?;
         }
         let inputs = vec![json!({

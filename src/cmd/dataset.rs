@@ -101,15 +101,16 @@ pub fn run(a: DatasetArgs) -> Result<()> {
             .collect();
         crate::npy::write(&a.out, &header, &m)?;
     } else {
-        let mut s = header.join(",");
-        s.push('\n');
-        for (t, id, f, l) in &rows {
-            s.push_str(&format!("{t},{id}"));
-            for v in f {
-                s.push_str(&format!(",{v}"));
-            }
-            s.push_str(&format!(",{}\n", *l as u8));
-        }
+        let lines: Vec<Vec<String>> = rows
+            .iter()
+            .map(|(t, id, f, l)| {
+                let mut v = vec![t.to_string(), id.to_string()];
+                v.extend(f.iter().map(f64::to_string));
+                v.push((*l as u8).to_string());
+                v
+            })
+            .collect();
+        let s = analysis::table::records_to_csv(&header, &lines)?;
         write_file(&a.out, s.as_bytes())?;
     }
     let pos = rows.iter().filter(|r| r.3).count();

@@ -123,7 +123,7 @@ fn calibrate(a: CalibrateArgs) -> Result<()> {
     let mut huge_note = None;
     if a.huge_pages {
         let mut hc = Vec::new();
-        let mut csv = String::from("bytes,ns,spread,huge_share\n");
+        let mut rows = Vec::new();
         for (i, &s) in sizes.iter().enumerate() {
             let (p, share) =
                 live::calibrate::chase_huge(s, a.loads, a.repeats, 0xC0FFEE + i as u64)?;
@@ -134,10 +134,12 @@ fn calibrate(a: CalibrateArgs) -> Result<()> {
                 p.spread * 100.0,
                 share * 100.0
             );
-            csv.push_str(&format!(
-                "{},{:.3},{:.4},{:.3}\n",
-                p.bytes, p.ns, p.spread, share
-            ));
+            rows.push(CurveRow {
+                bytes: p.bytes,
+                ns: p.ns,
+                spread: p.spread,
+                huge_share: Some(share),
+            });
             hc.push(p);
         }
         let hl = live::calibrate::levels(&hc, 0.4);
@@ -153,7 +155,7 @@ fn calibrate(a: CalibrateArgs) -> Result<()> {
                 .collect::<Vec<_>>()
                 .join(", ")
         ));
-        huge_csv = Some(csv);
+        huge_csv = Some(analysis::table::to_csv(&rows)?);
     }
     let mut notes = vec![format!(
         "calibrated by numasim live calibrate: pointer chase {} loads × {} repeats per size (median), TSC at {:.3} GHz ({}); levels {}",
@@ -239,11 +241,19 @@ fn calibrate(a: CalibrateArgs) -> Result<()> {
     spec.sources.extend(notes);
     let m = sim::Machine::new(spec).context("the calibrated machine is not a valid description")?;
     write_file(&a.out, m.to_toml().as_bytes())?;
-    let mut csv = String::from("bytes,ns,spread\n");
-    for p in &curve {
-        csv.push_str(&format!("{},{:.3},{:.4}\n", p.bytes, p.ns, p.spread));
-    }
-    write_file(&a.out.with_extension("curve.csv"), csv.as_bytes())?;
+    let rows: Vec<CurveRow> = curve
+        .iter()
+        .map(|p| CurveRow {
+            bytes: p.bytes,
+            ns: p.ns,
+            spread: p.spread,
+            huge_share: None,
+        })
+        .collect();
+    write_file(
+        &a.out.with_extension("curve.csv"),
+        analysis::table::to_csv(&rows)?.as_bytes(),
+    )?;
     if let Some(h) = &huge_csv {
         write_file(&a.out.with_extension("curve-huge.csv"), h.as_bytes())?;
     }
@@ -257,6 +267,22 @@ fn calibrate(a: CalibrateArgs) -> Result<()> {
         a.out.with_extension("curve.csv").display()
     );
     Ok(())
+}
+
+/// One point of a measured latency curve (`.curve.csv`; `huge_share`
+/// only in the huge-page sweep).
+#[derive(serde::Serialize, Default)]
+struct CurveRow {
+    bytes: u64,
+    #[serde(serialize_with = "analysis::table::f3")]
+    ns: f64,
+    #[serde(serialize_with = "analysis::table::f4")]
+    spread: f64,
+    #[serde(
+        serialize_with = "analysis::table::opt_f3",
+        skip_serializing_if = "Option::is_none"
+    )]
+    huge_share: Option<f64>,
 }
 
 /// Every data access of a trace, in order (bounded only by the trace: live

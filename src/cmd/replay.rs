@@ -108,7 +108,7 @@ pub fn run(a: ReplayArgs) -> Result<()> {
             let Some(policy) = Replacement::from_name(name) else {
                 bail!("unknown replacement policy {name:?}; expected lru, plru, srrip or random");
             };
-            let h = Hierarchy::new(&cfg, policy, a.seed).map_err(anyhow::Error::msg)?;
+            let h = Hierarchy::new(&cfg, policy, a.seed)?;
             (name, Model::Hierarchy(Box::new(h)))
         }
     };
@@ -247,7 +247,7 @@ fn run_timing(a: ReplayArgs) -> Result<()> {
         write_json(&dir.join("summary.json"), &serde_json::to_value(&summary)?)?;
         crate::output::write_file(
             &dir.join("timeseries.csv"),
-            engine.timeseries_csv().as_bytes(),
+            analysis::timing::timeseries_csv(&engine.timeseries())?.as_bytes(),
         )?;
         write_json(&dir.join("manifest.json"), &manifest(inputs, config))?;
     }

@@ -34,6 +34,19 @@ pub struct ValidateArgs {
     pub prefetch_queue: Option<usize>,
 }
 
+/// One line of `validate.csv`.
+#[derive(serde::Serialize, Default)]
+struct ValidateRow {
+    trace: String,
+    metric: &'static str,
+    #[serde(serialize_with = "analysis::table::f3")]
+    sim: f64,
+    #[serde(serialize_with = "analysis::table::f3")]
+    live: f64,
+    #[serde(serialize_with = "analysis::table::f2")]
+    error_pct: f64,
+}
+
 /// What the live replay's loop adds to each access beyond the load itself
 /// (the index arithmetic on the dependence chain): its per-access time on
 /// a loop over 16 KiB (L1-resident) minus the pointer chase's time there.
@@ -61,7 +74,7 @@ pub fn validate(a: ValidateArgs) -> Result<()> {
     println!(
         "live harness overhead: {overhead:.2} ns per access (replay of an L1-resident loop minus the chase's L1 latency), subtracted from live"
     );
-    let mut csv = String::from("trace,metric,sim,live,error_pct\n");
+    let mut rows = Vec::new();
     let mut points = Vec::new();
     println!(
         "{:<28} {:>8} {:>10} {:>10} {:>8}",
@@ -138,14 +151,22 @@ pub fn validate(a: ValidateArgs) -> Result<()> {
             } else {
                 100.0 * (simv - livev) / livev
             };
-            csv.push_str(&format!("{name},{metric},{simv:.3},{livev:.3},{err:.2}\n"));
+            rows.push(ValidateRow {
+                trace: name.clone(),
+                metric,
+                sim: simv,
+                live: livev,
+                error_pct: err,
+            });
             println!("{name:<28} {metric:>8} {simv:>10.2} {livev:>10.2} {err:>+7.1}%");
         }
         points.push((footprint.len() as u64 * 64, s.0, live.mean_ns));
     }
-    write_file(&a.out.join("validate.csv"), csv.as_bytes())?;
-    let svg = analysis::plots::pairs_svg("latency vs working set: simulated and live", &points)
-        .map_err(anyhow::Error::msg)?;
+    write_file(
+        &a.out.join("validate.csv"),
+        analysis::table::to_csv(&rows)?.as_bytes(),
+    )?;
+    let svg = analysis::plots::pairs_svg("latency vs working set: simulated and live", &points)?;
     write_file(&a.out.join("validate.svg"), svg.as_bytes())?;
     Ok(())
 }

@@ -304,7 +304,7 @@ impl<R: Read + Send> NativeReader<R> {
             };
             let raw_len = head.n as usize * self.layout.rec_bytes;
             unpack(dctx, &self.packed, &mut self.raw, raw_len)
-                .map_err(|p| block_error(at, self.records, self.block_index, p))?;
+                .map_err(|p| block_error(at, self.records, self.block_index, p.to_string()))?;
         }
         self.block_offset = payload_at;
         self.block_n = head.n as usize;
@@ -487,13 +487,22 @@ fn unpack(
     packed: &[u8],
     raw: &mut Vec<u8>,
     raw_len: usize,
-) -> std::result::Result<(), String> {
+) -> std::result::Result<(), UnpackError> {
     raw.resize(raw_len, 0);
     match dctx.decompress_to_buffer(packed, &mut raw[..]) {
         Ok(len) if len == raw_len => Ok(()),
-        Ok(len) => Err(format!("decompressed to {len} bytes, expected {raw_len}")),
-        Err(e) => Err(format!("zstd decompression failed: {e}")),
+        Ok(len) => Err(UnpackError::Size { len, raw_len }),
+        Err(e) => Err(UnpackError::Zstd(e)),
     }
+}
+
+/// A compressed block that does not unpack.
+#[derive(Debug, thiserror::Error)]
+enum UnpackError {
+    #[error("decompressed to {len} bytes, expected {raw_len}")]
+    Size { len: usize, raw_len: usize },
+    #[error("zstd decompression failed: {0}")]
+    Zstd(std::io::Error),
 }
 
 impl<R: Read + Send> NativeReader<R> {

@@ -62,7 +62,7 @@ impl Tree {
         (self.value[i], n)
     }
 
-    fn check(&self, features: usize) -> Result<(), String> {
+    fn check(&self, features: usize) -> Result<(), PolicyError> {
         let n = self.left.len();
         if n == 0
             || [
@@ -74,20 +74,24 @@ impl Tree {
             .iter()
             .any(|&l| l != n)
         {
-            return Err("tree arrays must be non-empty and of equal length".into());
+            return Err(PolicyError(
+                "tree arrays must be non-empty and of equal length".into(),
+            ));
         }
         for i in 0..n {
             if self.left[i] != LEAF {
                 let (l, r) = (self.left[i] as usize, self.right[i] as usize);
                 // Children after parents: walks terminate.
                 if l <= i || r <= i || l >= n || r >= n {
-                    return Err(format!("node {i}: children must come after it and exist"));
+                    return Err(PolicyError(format!(
+                        "node {i}: children must come after it and exist"
+                    )));
                 }
                 if self.feature[i] as usize >= features {
-                    return Err(format!(
+                    return Err(PolicyError(format!(
                         "node {i}: feature {} out of range",
                         self.feature[i]
-                    ));
+                    )));
                 }
             }
         }

@@ -163,52 +163,45 @@ pub(super) fn summarize(e: &Engine) -> Summary {
 }
 
 impl Engine<'_> {
-    /// The per-window time series as CSV: window start, accesses, mean
-    /// latency, L1 and LLC hit rates, memory reads, invalidations, then GB/s
-    /// per channel (`ch<node>.<channel>_gbps`) and per link (`link<a>-<b>_gbps`).
-    pub fn timeseries_csv(&self) -> String {
-        let mut s = String::from(
-            "window_start_ns,accesses,mean_latency_ns,l1_hit_rate,llc_hit_rate,mem_reads,invalidations",
-        );
+    /// The per-window time series (`timeseries.csv` once rendered).
+    pub fn timeseries(&self) -> Timeseries {
+        let mut channels = Vec::new();
         for (node, chs) in self.mem.channels.iter().enumerate() {
             for ch in 0..chs.len() {
-                s.push_str(&format!(",ch{node}.{ch}_gbps"));
+                channels.push(format!("ch{node}.{ch}"));
             }
         }
-        for l in &self.m.spec.links {
-            s.push_str(&format!(",link{}-{}_gbps", l.a, l.b));
+        let links = self
+            .m
+            .spec
+            .links
+            .iter()
+            .map(|l| format!("link{}-{}", l.a, l.b))
+            .collect();
+        let window_ps = self.stats.window_ps;
+        let windows = self
+            .stats
+            .windows
+            .iter()
+            .enumerate()
+            .map(|(i, w)| WindowRow {
+                start_ns: i as u64 * window_ps / 1000,
+                accesses: w.accesses,
+                latency_ps: w.latency_ps,
+                l1_hits: w.l1_hits,
+                llc_hits: w.llc_hits,
+                mem_reads: w.mem_reads,
+                invalidations: w.invalidations,
+                channel_bytes: w.channel_bytes.clone(),
+                link_bytes: w.link_bytes.clone(),
+            })
+            .collect();
+        Timeseries {
+            window_ps,
+            channels,
+            links,
+            windows,
         }
-        s.push('\n');
-        let win_ns = self.stats.window_ps as f64 / 1000.0;
-        for (i, w) in self.stats.windows.iter().enumerate() {
-            let rate = |x: u64| {
-                if w.accesses == 0 {
-                    0.0
-                } else {
-                    x as f64 / w.accesses as f64
-                }
-            };
-            let mean = if w.accesses == 0 {
-                0.0
-            } else {
-                w.latency_ps as f64 / w.accesses as f64 / 1000.0
-            };
-            s.push_str(&format!(
-                "{},{},{:.3},{:.4},{:.4},{},{}",
-                i as u64 * self.stats.window_ps / 1000,
-                w.accesses,
-                mean,
-                rate(w.l1_hits),
-                rate(w.llc_hits),
-                w.mem_reads,
-                w.invalidations
-            ));
-            for b in w.channel_bytes.iter().chain(w.link_bytes.iter()) {
-                s.push_str(&format!(",{:.3}", *b as f64 / win_ns));
-            }
-            s.push('\n');
-        }
-        s
     }
 }
 
