@@ -16,6 +16,7 @@
 //!
 //! ⚑ Policies see only what a real system could observe at that moment.
 
+pub mod error;
 pub mod model;
 pub mod placement;
 pub mod prefetch;
@@ -24,7 +25,16 @@ pub mod registry;
 pub mod sched;
 pub mod warmup;
 
-/// A policy name that does not resolve.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct PolicyError(pub String);
+pub use error::PolicyError;
+
+/// Every kind's `(heading, [(syntax, help)])`, in the order `numasim
+/// policies` prints them.
+pub fn listing() -> Vec<(&'static str, Vec<(String, &'static str)>)> {
+    vec![
+        sched::SCHEDULERS.listing(),
+        placement::PLACEMENTS.listing(),
+        prefetch::PREFETCHERS.listing(),
+        warmup::WARMUPS.listing(),
+        preload::PRELOADS.listing(),
+    ]
+}

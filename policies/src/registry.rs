@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex};
 
 use sim::Machine;
 
-use crate::PolicyError;
+use crate::error::PolicyError;
 use crate::model::Model;
 
 /// A policy spec split at its first colon.
@@ -209,14 +209,3 @@ macro_rules! registry {
     };
 }
 pub(crate) use registry;
-
-/// Every kind's listing, in the order `numasim policies` prints them.
-pub fn all() -> Vec<(&'static str, Vec<(String, &'static str)>)> {
-    vec![
-        crate::sched::SCHEDULERS.listing(),
-        crate::placement::PLACEMENTS.listing(),
-        crate::prefetch::PREFETCHERS.listing(),
-        crate::warmup::WARMUPS.listing(),
-        crate::preload::PRELOADS.listing(),
-    ]
-}

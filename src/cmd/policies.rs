@@ -11,7 +11,7 @@ pub fn run() -> Result<()> {
 
 /// The listing as text.
 pub fn listing() -> String {
-    let kinds = policies::registry::all();
+    let kinds = policies::listing();
     let width = kinds
         .iter()
         .flat_map(|(_, es)| es.iter().map(|(s, _)| s.len()))

@@ -7,7 +7,8 @@ use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
 use serde_json::json;
 use traces::csvfmt::CsvWriter;
-use traces::native::{Codec, NativeWriter};
+use traces::native::Codec;
+use traces::native::write::NativeWriter;
 use traces::synth::{GenConfig, Generator, Pattern};
 use traces::{Batch, Fields, Format, Kind, RecordSource};
 

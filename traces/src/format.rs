@@ -13,8 +13,10 @@ use crate::champsim::ChampSimReader;
 use crate::csvfmt::CsvReader;
 use crate::din::DinReader;
 use crate::error::{Problem, Result, TraceError};
-use crate::lackey::{self, LackeyReader, LackeySegments};
-use crate::native::{MAGIC, NativeReader, NativeSegments};
+use crate::lackey::LackeyReader;
+use crate::lackey::whole::{LackeySegments, SEGMENT};
+use crate::native::whole::NativeSegments;
+use crate::native::{MAGIC, NativeReader};
 use crate::source::RecordSource;
 use crate::whole::{Segments, Whole, WholeReader};
 
@@ -268,7 +270,7 @@ pub fn open_whole(
         return Ok(None);
     }
     let segs: Box<dyn Segments> = match forced.or_else(|| detect(prefix, name, false)) {
-        Some(Format::Lackey) => Box::new(LackeySegments::new(whole.clone(), lackey::SEGMENT)),
+        Some(Format::Lackey) => Box::new(LackeySegments::new(whole.clone(), SEGMENT)),
         Some(Format::Native) => Box::new(NativeSegments::new(whole.clone())?),
         _ => return Ok(None),
     };

@@ -9,8 +9,7 @@
 
 use std::io::Read;
 
-mod whole;
-pub(crate) use whole::{LackeySegments, SEGMENT};
+pub(crate) mod whole;
 
 use crate::error::{Problem, Result, TraceError};
 use crate::lines::{Chunk, RefillError, check_size, parse_dec, parse_hex, show};

@@ -10,7 +10,7 @@
 //! - Readers, all streaming with bounded memory: [`lackey`], [`csvfmt`],
 //!   [`din`], [`champsim`], [`mldpc`] (ML Prefetching Competition load
 //!   traces), [`native`]; [`format::open`] detects which.
-//! - Writers: [`native::NativeWriter`], [`csvfmt::CsvWriter`].
+//! - Writers: [`native::write::NativeWriter`], [`csvfmt::CsvWriter`].
 //! - [`synth`]: seeded synthetic patterns.
 //! - [`readahead`]: decode on a second thread.
 //! - [`whole`]: decode a trace held whole in memory (a file the binary

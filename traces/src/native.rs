@@ -18,15 +18,16 @@
 
 use std::io::Read;
 
-mod whole;
-mod write;
-pub(crate) use whole::NativeSegments;
-pub use write::NativeWriter;
+pub(crate) mod whole;
+pub mod write;
 
 use crate::error::{Problem, Result, TraceError};
 use crate::record::{Access, Batch, FLAG_GAP, FLAG_MASK, FLAG_PC, FLAG_TIME, Record};
 use crate::record::{BATCH, Fields};
 use crate::source::RecordSource;
+
+#[cfg(test)]
+use write::NativeWriter;
 
 /// File magic, 8 bytes.
 pub const MAGIC: &[u8; 8] = b"NUMASIMT";

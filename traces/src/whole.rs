@@ -357,9 +357,11 @@ impl Drop for WholeReader {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::lackey::{LackeyReader, LackeySegments};
+    use crate::lackey::LackeyReader;
+    use crate::lackey::whole::LackeySegments;
     use crate::native::tests::{ALL_COLUMNS, sample, write_blocks};
-    use crate::native::{Codec, NativeReader, NativeSegments};
+    use crate::native::whole::NativeSegments;
+    use crate::native::{Codec, NativeReader};
     use crate::record::Record;
     use crate::source::collect_all;
     use crate::workload::splitmix;
@@ -440,7 +442,7 @@ mod tests {
             let text = lackey_text(5000, seed, final_newline);
             let want = outcome(Ok(&mut LackeyReader::new(&text[..]))).unwrap();
             assert!(want.len() > 4500);
-            for segment in [1, 7, 64, 4096, crate::lackey::SEGMENT] {
+            for segment in [1, 7, 64, 4096, crate::lackey::whole::SEGMENT] {
                 for threads in [1, 2] {
                     let got = lackey_whole(&text, segment, threads);
                     assert_eq!(

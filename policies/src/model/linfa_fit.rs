@@ -15,7 +15,7 @@ use ndarray::{Array1, Array2};
 
 use super::train::{Data, model};
 use super::{Body, Model};
-use crate::PolicyError;
+use crate::error::PolicyError;
 
 fn err(what: &str, e: impl std::fmt::Display) -> PolicyError {
     PolicyError(format!("{what}: {e}"))

@@ -8,13 +8,14 @@
 //! standardised features. Files are JSON with `"format": "numasim-model"`
 //! and a `"version"`; the binary reads them, this module parses text.
 
+mod file;
 pub mod linfa_fit;
 pub mod train;
 pub mod xgboost;
 
 use serde::{Deserialize, Serialize};
 
-use crate::PolicyError;
+use crate::error::PolicyError;
 
 /// Model file format version.
 pub const VERSION: u32 = 1;
@@ -182,30 +183,6 @@ impl Model {
                 (sigmoid(z), weights.len() as u32)
             }
         }
-    }
-
-    /// Parses and checks a model file.
-    pub fn from_json(text: &str) -> Result<Model, PolicyError> {
-        let v: serde_json::Value = serde_json::from_str(text)
-            .map_err(|e| PolicyError(format!("model is not JSON: {e}")))?;
-        if v.get("learner").is_some() {
-            return xgboost::import(&v);
-        }
-        let m: Model = serde_json::from_value(v).map_err(|e| PolicyError(format!("model: {e}")))?;
-        if m.format != "numasim-model" {
-            return Err(PolicyError(format!(
-                "not a numasim model (format {:?})",
-                m.format
-            )));
-        }
-        if m.version > VERSION {
-            return Err(PolicyError(format!(
-                "model format version {} is newer than supported ({VERSION})",
-                m.version
-            )));
-        }
-        m.check()?;
-        Ok(m)
     }
 
     pub(crate) fn check(&self) -> Result<(), PolicyError> {

@@ -9,7 +9,7 @@
 use serde_json::Value;
 
 use super::{Body, LEAF, Link, Model, Tree, VERSION};
-use crate::PolicyError;
+use crate::error::PolicyError;
 
 fn err(s: impl Into<String>) -> PolicyError {
     PolicyError(format!("XGBoost model: {}", s.into()))

@@ -2,7 +2,7 @@
 
 use sim::{Machine, Placement};
 
-use crate::PolicyError;
+use crate::error::PolicyError;
 use crate::registry::{Ctx, Entry, Spec};
 
 pub struct FirstTouch;

@@ -9,7 +9,7 @@ use std::collections::HashMap;
 
 use sim::{Machine, PageView, Placement};
 
-use crate::PolicyError;
+use crate::error::PolicyError;
 use crate::registry::{Ctx, Entry, Spec};
 
 pub struct MigrateOnRemote {

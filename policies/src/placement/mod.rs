@@ -2,7 +2,7 @@
 
 use sim::Placement;
 
-use crate::PolicyError;
+use crate::error::PolicyError;
 use crate::registry::{Spec, registry};
 
 registry! {

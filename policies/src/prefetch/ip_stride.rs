@@ -8,7 +8,7 @@ use std::collections::HashMap;
 
 use sim::policy::{AccessView, Prefetcher};
 
-use crate::PolicyError;
+use crate::error::PolicyError;
 use crate::registry::{Ctx, Entry, Spec};
 
 #[derive(Clone, Copy, Default)]

@@ -13,7 +13,7 @@
 
 use sim::policy::{AccessView, Prefetcher};
 
-use crate::PolicyError;
+use crate::error::PolicyError;
 use crate::registry::{Ctx, Entry, Spec};
 
 use crate::model::Model;

@@ -3,7 +3,7 @@
 
 use sim::policy::Prefetcher;
 
-use crate::PolicyError;
+use crate::error::PolicyError;
 use crate::registry::{Ctx, Spec, registry};
 
 registry! {

@@ -4,7 +4,7 @@
 
 use sim::policy::{AccessView, Prefetcher};
 
-use crate::PolicyError;
+use crate::error::PolicyError;
 use crate::registry::{Ctx, Entry, Spec};
 
 pub struct NextLine {

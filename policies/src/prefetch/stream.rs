@@ -5,7 +5,7 @@
 
 use sim::policy::{AccessView, Prefetcher};
 
-use crate::PolicyError;
+use crate::error::PolicyError;
 use crate::registry::{Ctx, Entry, Spec};
 
 #[derive(Clone, Copy)]

@@ -8,7 +8,7 @@
 
 use sim::policy::{FeatureSet, GROUPS, Preload, PreloadDecision};
 
-use crate::PolicyError;
+use crate::error::PolicyError;
 use crate::model::Model;
 use crate::registry::{Ctx, Entry, Spec, Timer};
 

@@ -3,7 +3,7 @@
 
 use sim::policy::Preload;
 
-use crate::PolicyError;
+use crate::error::PolicyError;
 use crate::registry::{Spec, registry};
 
 registry! {

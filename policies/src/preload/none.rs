@@ -2,7 +2,7 @@
 
 use sim::policy::{Preload, PreloadDecision};
 
-use crate::PolicyError;
+use crate::error::PolicyError;
 use crate::registry::{Ctx, Entry, Spec};
 
 /// Never preload.

@@ -6,7 +6,7 @@
 use sim::policy::Scheduler;
 
 use super::least_loaded::LeastLoaded;
-use crate::PolicyError;
+use crate::error::PolicyError;
 use crate::registry::{Ctx, Entry, Spec};
 
 /// Registry entry.

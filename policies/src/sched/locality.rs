@@ -3,7 +3,7 @@
 
 use sim::policy::{RequestView, Scheduler, WorkerView};
 
-use crate::PolicyError;
+use crate::error::PolicyError;
 use crate::registry::{Ctx, Entry, Spec};
 
 use super::backlog;

@@ -5,7 +5,7 @@
 use sim::policy::Scheduler;
 
 use super::numa_weighted::NumaWeighted;
-use crate::PolicyError;
+use crate::error::PolicyError;
 use crate::registry::{Ctx, Entry, Spec};
 
 /// Registry entry.

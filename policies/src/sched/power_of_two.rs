@@ -4,7 +4,7 @@
 
 use sim::policy::{RequestView, Scheduler, WorkerView};
 
-use crate::PolicyError;
+use crate::error::PolicyError;
 use crate::registry::{Ctx, Entry, Spec};
 use traces::workload::splitmix;
 

@@ -2,7 +2,7 @@
 
 use sim::policy::{RequestView, Scheduler, WorkerView};
 
-use crate::PolicyError;
+use crate::error::PolicyError;
 use crate::registry::{Ctx, Entry, Spec};
 
 #[derive(Default)]

@@ -3,7 +3,7 @@
 
 use sim::policy::Warmup;
 
-use crate::PolicyError;
+use crate::error::PolicyError;
 use crate::registry::{Ctx, Entry, Spec};
 
 /// Pre-read sequentially, then switch.

@@ -8,43 +8,13 @@
 
 use traces::{Access, Kind};
 
-use crate::cache::Cache;
 use crate::directory::{Agents, NO_AGENT};
 
-use super::{Engine, NO_LINE, Served};
+use super::Engine;
+use super::cores::{NO_LINE, Served};
 
 /// Straddling accesses touch at most this many lines.
 const LINE_STRADDLE_MAX: usize = 2;
-
-pub(super) struct CoreState {
-    pub node: u32,
-    /// Private data levels, nearest first.
-    pub levels: Vec<Cache>,
-    pub level_ps: Vec<u64>,
-    pub l1i: Option<Cache>,
-    pub l1i_ps: u64,
-    /// Something was ever filled into the L1I (a data-only trace leaves it
-    /// empty, and invalidations need not search it).
-    pub l1i_filled: bool,
-    /// The line of this core's last data access when it is known to sit in
-    /// the L1D as its set's most recent line ([`NO_LINE`] otherwise). A load
-    /// to it is an L1D hit that changes no state: see [`Engine::access`].
-    pub last_line: u64,
-    /// `last_line` is dirty in the L1D (the core's last access to it was a
-    /// write, and no other core has read it since): a store to it is an
-    /// L1D hit that needs no upgrade.
-    pub last_dirty: bool,
-    /// The L1D's policy leaves a repeated hit on the most recent line
-    /// unchanged (all but SRRIP), so the shortcut may be taken.
-    pub repeat_hit_free: bool,
-    /// The same for instruction fetches: the line of this core's last fetch
-    /// while it is known to be its L1I set's most recent line (only this
-    /// core's fetches fill its L1I; every invalidation of an L1I line
-    /// clears it), or [`NO_LINE`].
-    pub last_iline: u64,
-    /// The L1I exists and its policy leaves a repeated hit unchanged.
-    pub l1i_repeat_hit_free: bool,
-}
 
 impl Engine<'_> {
     /// Applies one access at time `t`; returns (latency ps, where served).

@@ -69,14 +69,19 @@
 //! link; per-line state lives in the [`Directory`] and in hash maps with a
 //! fixed hasher, none iterated into output.
 
-mod access;
+// State: plain structures, none of which knows the engine.
+mod config;
+mod cores;
 mod memory;
+mod slots;
+mod stats;
+mod threads;
+// Behaviour: `impl Engine` blocks, which nothing imports.
+mod access;
 mod prefetch;
 mod run;
 mod shortcuts;
-mod stats;
 mod summary;
-mod threads;
 
 use std::collections::BinaryHeap;
 
@@ -86,108 +91,13 @@ use crate::events::Events;
 use crate::machine::{Machine, ns_to_ps};
 use crate::policy::{Placement, Prefetcher};
 use crate::prefetch::PrefetchStats;
-use crate::results::Summary;
 
-use access::CoreState;
+pub use config::{Config, EngineError, Pin};
+use cores::{CoreState, NO_LINE};
 use memory::Memory;
-use prefetch::PfSlot;
+use slots::PfSlot;
 use stats::Stats;
 use threads::Threads;
-
-/// How trace threads map to cores.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Pin {
-    /// Thread k (in order of first appearance) on core k: fills node 0 first.
-    Compact,
-    /// Round-robin across the nodes that have cores.
-    Spread,
-    /// Explicit `(trace thread id, core)` pairs.
-    Explicit(Vec<(u32, u32)>),
-}
-
-/// Run configuration.
-#[derive(Clone, Debug)]
-pub struct Config {
-    /// Override of the machine's outstanding-miss limit.
-    pub mlp: Option<u32>,
-    pub pin: Pin,
-    /// Time-series window (ns).
-    pub window_ns: u64,
-    /// Most records buffered while waiting for a thread's next record.
-    pub max_buffered: usize,
-    /// Private data level (index into the core's caches) a prefetcher fills
-    /// and watches: 0 = L1D, 1 = L2, ...
-    pub prefetch_level: usize,
-    /// Most prefetches a core keeps in flight beyond its private levels (its
-    /// fill buffers); further prefetches are dropped. `None`: no limit (a
-    /// late prefetch still makes its demand wait for the fill).
-    pub prefetch_queue: Option<usize>,
-    /// The exact fast paths (a core's repeated load, write while dirty, or
-    /// fetch of the line it touched last answered without the lookup, runs
-    /// of such accesses without the event loop's general steps). Results are identical either way;
-    /// off, every access takes the general path, which tests use as the
-    /// reference.
-    pub shortcuts: bool,
-}
-
-impl Default for Config {
-    fn default() -> Self {
-        Config {
-            mlp: None,
-            pin: Pin::Compact,
-            window_ns: 10_000,
-            max_buffered: 1 << 22,
-            prefetch_level: 1,
-            prefetch_queue: None,
-            shortcuts: true,
-        }
-    }
-}
-
-/// What can go wrong in a run (all caused by the input or the configuration).
-#[derive(Debug, thiserror::Error)]
-pub enum EngineError {
-    #[error(
-        "record {record}: trace thread {thread} needs a core, but the machine has only {cores} (threads are pinned in order of first appearance)"
-    )]
-    TooManyThreads {
-        record: u64,
-        thread: u32,
-        cores: usize,
-    },
-    #[error("record {record}: trace thread {thread} has no --pin entry")]
-    Unpinned { record: u64, thread: u32 },
-    #[error("--pin: core {core} does not exist (the machine has {cores})")]
-    NoSuchCore { core: u32, cores: usize },
-    #[error("--pin: core {core} is given to two threads")]
-    CoreTaken { core: u32 },
-    #[error(
-        "record {record}: time_ns {time_ns} is earlier than thread {thread}'s previous access ({prev_ns} ns)"
-    )]
-    TimeBackwards {
-        record: u64,
-        thread: u32,
-        time_ns: u64,
-        prev_ns: u64,
-    },
-    #[error("--mlp must be at least 1")]
-    ZeroMlp,
-    #[error("--prefetch-level {0}: the machine's cores have {1} private data levels")]
-    NoSuchLevel(usize, usize),
-}
-
-/// Where an access was served.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Served {
-    Private(u8),
-    Llc,
-    Remote, // cache-to-cache transfer
-    LocalMem,
-    RemoteMem,
-}
-
-/// No line (line numbers are addresses shifted right, never all ones).
-const NO_LINE: u64 = u64::MAX;
 
 /// The engine: the machine's state and the run's books.
 pub struct Engine<'m> {
@@ -267,7 +177,12 @@ impl<'m> Engine<'m> {
             })
             .collect::<Vec<_>>();
         let mem = Memory::new(m, placement);
-        let stats = Stats::new(m, &mem, cfg.window_ns);
+        let stats = Stats::new(
+            m,
+            mem.channels.iter().map(Vec::len).sum(),
+            mem.links.len(),
+            cfg.window_ns,
+        );
         Ok(Engine {
             m,
             line_bits: line.trailing_zeros(),
@@ -360,11 +275,6 @@ impl<'m> Engine<'m> {
     /// Name of the placement policy.
     pub fn placement_name(&self) -> String {
         self.mem.placement.name()
-    }
-
-    /// The results of the run so far.
-    pub fn summary(&self) -> Summary {
-        summary::summarize(self)
     }
 
     /// Accesses completed and the sum of their latencies (ps), over all

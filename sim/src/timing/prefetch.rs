@@ -6,27 +6,14 @@
 //! [`crate::prefetch`].
 
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 
 use traces::{Access, Kind};
 
-use crate::directory::{NO_AGENT, U64Map};
-use crate::policy::{AccessView, Prefetcher};
-use crate::prefetch::PrefetchStats;
+use crate::directory::NO_AGENT;
+use crate::policy::AccessView;
 
-use super::{Engine, Served};
-
-/// One attached prefetcher: the private level it fills and watches, and
-/// its books.
-pub(super) struct PfSlot {
-    pub p: Box<dyn Prefetcher>,
-    pub level: usize,
-    pub stats: PrefetchStats,
-    /// Lines it prefetched, not yet used or lost: (fill completion, core).
-    pub lines: U64Map<(u64, u16)>,
-    /// Per core: completion times of its fills in flight beyond the private levels.
-    pub inflight: Vec<BinaryHeap<Reverse<u64>>>,
-}
+use super::Engine;
+use super::cores::Served;
 
 impl Engine<'_> {
     /// Prefetch accounting and issue for one demand data line, for every

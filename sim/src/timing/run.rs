@@ -9,7 +9,8 @@ use std::cmp::Reverse;
 
 use traces::{Access, Batch, Kind};
 
-use super::{Engine, EngineError, Served};
+use super::cores::Served;
+use super::{Engine, EngineError};
 
 /// Records queued between two simulation steps within a batch.
 const FEED_CHUNK: usize = 2048;

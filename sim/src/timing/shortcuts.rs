@@ -12,19 +12,8 @@
 
 use traces::{Access, Batch, Kind};
 
+use super::stats::HitRun;
 use super::{Engine, EngineError};
-
-/// A run of shortcut hits of one thread, gathered by [`Engine::run_hits`] or
-/// [`Engine::direct_hit`] and counted by [`Engine::apply_run`].
-#[derive(Default)]
-pub(super) struct HitRun {
-    pub data: u64,
-    pub ifetches: u64,
-    /// Latency of the fetches (the data accesses all take the L1D's).
-    pub ifetch_ps: u64,
-    pub last_issue: u64,
-    pub last_done: u64,
-}
 
 /// What [`Engine::direct_hit`] did with a record.
 pub(super) enum Direct {

@@ -10,9 +10,7 @@ use traces::{Access, Kind};
 use crate::latency::Latencies;
 use crate::machine::Machine;
 
-use super::Served;
-use super::memory::Memory;
-use super::shortcuts::HitRun;
+use super::cores::Served;
 
 /// Per-window time series accumulator.
 #[derive(Clone, Debug, Default)]
@@ -48,6 +46,18 @@ pub(super) struct Counters {
     pub latency_sum_ps: u128,
 }
 
+/// A run of shortcut hits of one thread, gathered by the fast paths
+/// (`shortcuts.rs`) and counted at once by [`Stats::record_hits`].
+#[derive(Default)]
+pub(super) struct HitRun {
+    pub data: u64,
+    pub ifetches: u64,
+    /// Latency of the fetches (the data accesses all take the L1D's).
+    pub ifetch_ps: u64,
+    pub last_issue: u64,
+    pub last_done: u64,
+}
+
 pub(super) struct Stats {
     pub counters: Counters,
     pub hist: Latencies,
@@ -65,7 +75,8 @@ pub(super) struct Stats {
 }
 
 impl Stats {
-    pub fn new(m: &Machine, mem: &Memory, window_ns: u64) -> Stats {
+    /// Books for `m`, with `channels` memory channels and `links` links.
+    pub fn new(m: &Machine, channels: usize, links: usize, window_ns: u64) -> Stats {
         let levels = m.spec.core.caches.len().max(1);
         let n = m.nodes();
         Stats {
@@ -82,8 +93,8 @@ impl Stats {
             win_span: (0, 0, 0),
             elapsed_ps: 0,
             levels,
-            channels: mem.channels.iter().map(Vec::len).sum(),
-            links: mem.links.len(),
+            channels,
+            links,
         }
     }
 

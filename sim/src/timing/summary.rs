@@ -9,7 +9,7 @@ fn ns(ps: u64) -> f64 {
     ps as f64 / 1000.0
 }
 
-pub(super) fn summarize(e: &Engine) -> Summary {
+fn summarize(e: &Engine) -> Summary {
     let m = e.m;
     let all: Vec<Prefetch> = e
         .prefetchers()
@@ -206,6 +206,11 @@ impl Engine<'_> {
 }
 
 impl Engine<'_> {
+    /// The results of the run so far.
+    pub fn summary(&self) -> Summary {
+        summarize(self)
+    }
+
     /// Per-thread (id, core, accesses, mean latency ps, last completion ps).
     pub(super) fn thread_stats(&self) -> Vec<(u32, usize, u64, f64, u64)> {
         self.threads

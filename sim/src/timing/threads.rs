@@ -16,7 +16,7 @@ use traces::{Access, Timing};
 use crate::directory::U64Map;
 use crate::machine::Machine;
 
-use super::{EngineError, Pin};
+use super::config::{EngineError, Pin};
 
 /// Thread ids below this are looked up in a table, not a hash map.
 const TABLE_MAX: u32 = 1 << 16;

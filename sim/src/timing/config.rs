@@ -1,0 +1,84 @@
+//! How a timing run is set up — pinning, MLP, windows, prefetch level and
+//! queue, the fast paths — and what can go wrong in one.
+
+/// How trace threads map to cores.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Pin {
+    /// Thread k (in order of first appearance) on core k: fills node 0 first.
+    Compact,
+    /// Round-robin across the nodes that have cores.
+    Spread,
+    /// Explicit `(trace thread id, core)` pairs.
+    Explicit(Vec<(u32, u32)>),
+}
+
+/// Run configuration.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// Override of the machine's outstanding-miss limit.
+    pub mlp: Option<u32>,
+    pub pin: Pin,
+    /// Time-series window (ns).
+    pub window_ns: u64,
+    /// Most records buffered while waiting for a thread's next record.
+    pub max_buffered: usize,
+    /// Private data level (index into the core's caches) a prefetcher fills
+    /// and watches: 0 = L1D, 1 = L2, ...
+    pub prefetch_level: usize,
+    /// Most prefetches a core keeps in flight beyond its private levels (its
+    /// fill buffers); further prefetches are dropped. `None`: no limit (a
+    /// late prefetch still makes its demand wait for the fill).
+    pub prefetch_queue: Option<usize>,
+    /// The exact fast paths (a core's repeated load, write while dirty, or
+    /// fetch of the line it touched last answered without the lookup, runs
+    /// of such accesses without the event loop's general steps). Results are identical either way;
+    /// off, every access takes the general path, which tests use as the
+    /// reference.
+    pub shortcuts: bool,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            mlp: None,
+            pin: Pin::Compact,
+            window_ns: 10_000,
+            max_buffered: 1 << 22,
+            prefetch_level: 1,
+            prefetch_queue: None,
+            shortcuts: true,
+        }
+    }
+}
+
+/// What can go wrong in a run (all caused by the input or the configuration).
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    #[error(
+        "record {record}: trace thread {thread} needs a core, but the machine has only {cores} (threads are pinned in order of first appearance)"
+    )]
+    TooManyThreads {
+        record: u64,
+        thread: u32,
+        cores: usize,
+    },
+    #[error("record {record}: trace thread {thread} has no --pin entry")]
+    Unpinned { record: u64, thread: u32 },
+    #[error("--pin: core {core} does not exist (the machine has {cores})")]
+    NoSuchCore { core: u32, cores: usize },
+    #[error("--pin: core {core} is given to two threads")]
+    CoreTaken { core: u32 },
+    #[error(
+        "record {record}: time_ns {time_ns} is earlier than thread {thread}'s previous access ({prev_ns} ns)"
+    )]
+    TimeBackwards {
+        record: u64,
+        thread: u32,
+        time_ns: u64,
+        prev_ns: u64,
+    },
+    #[error("--mlp must be at least 1")]
+    ZeroMlp,
+    #[error("--prefetch-level {0}: the machine's cores have {1} private data levels")]
+    NoSuchLevel(usize, usize),
+}

@@ -1,0 +1,261 @@
+//! The layout's rules, checked on the source tree: no import circle between
+//! the files of a crate, no oversized file in `sim` or `traces`, a README a
+//! user can read, and an architecture document. See docs/architecture.md.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+const CRATES: [(&str, &str); 6] = [
+    ("traces", "traces/src"),
+    ("sim", "sim/src"),
+    ("policies", "policies/src"),
+    ("analysis", "analysis/src"),
+    ("live", "live/src"),
+    ("numasim", "src"),
+];
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            rust_files(&p, out);
+        } else if p.extension().is_some_and(|x| x == "rs") {
+            out.push(p);
+        }
+    }
+}
+
+/// Module path of a file (`timing::stats`; the crate root is "").
+fn module_of(base: &Path, file: &Path) -> String {
+    let rel = file.strip_prefix(base).unwrap().with_extension("");
+    let mut parts: Vec<String> = rel
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    if matches!(
+        parts.last().map(String::as_str),
+        Some("mod" | "lib" | "main")
+    ) {
+        parts.pop();
+    }
+    parts.join("::")
+}
+
+/// The source that counts: before the first test module, comments dropped.
+fn code(text: &str) -> String {
+    let text = text.split("#[cfg(test)]").next().unwrap_or("");
+    text.lines()
+        .filter(|l| !l.trim_start().starts_with("//"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Identifiers after `prefix::` in `text` (`crate::{a, b::c}` gives a, b).
+fn heads_after(text: &str, prefix: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let bytes = text.as_bytes();
+    let mut from = 0;
+    while let Some(i) = text[from..].find(prefix) {
+        let at = from + i;
+        from = at + prefix.len();
+        // A whole path segment: not preceded by an identifier or `::`.
+        if at > 0 {
+            let c = bytes[at - 1] as char;
+            if c.is_alphanumeric() || c == '_' || c == ':' {
+                continue;
+            }
+        }
+        let rest = &text[from..];
+        if let Some(group) = rest.strip_prefix('{') {
+            let inner = &group[..group.find('}').unwrap_or(group.len())];
+            for item in inner.split(',') {
+                let head = item.trim().split("::").next().unwrap_or("").trim();
+                out.push(if head == "self" {
+                    String::new()
+                } else {
+                    head.to_string()
+                });
+            }
+        } else if rest.starts_with('*') {
+            out.push(String::new());
+        } else {
+            let head: String = rest
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect();
+            out.push(head);
+        }
+    }
+    out
+}
+
+/// The longest prefix of `path` that is a module of the crate.
+fn resolve(modules: &BTreeSet<String>, path: &str) -> Option<String> {
+    let parts: Vec<&str> = path.split("::").filter(|p| !p.is_empty()).collect();
+    (0..=parts.len())
+        .rev()
+        .map(|k| parts[..k].join("::"))
+        .find(|m| modules.contains(m))
+}
+
+/// Import edges between a crate's files: `crate::m`, `super::m` (and
+/// `super::*`), and a parent naming its child (`child::Item`).
+fn edges(base: &Path) -> BTreeMap<String, BTreeSet<String>> {
+    let mut files = Vec::new();
+    rust_files(base, &mut files);
+    let texts: BTreeMap<String, String> = files
+        .iter()
+        .map(|f| {
+            (
+                module_of(base, f),
+                code(&std::fs::read_to_string(f).unwrap()),
+            )
+        })
+        .collect();
+    let modules: BTreeSet<String> = texts.keys().cloned().collect();
+    let mut g: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for (m, text) in &texts {
+        let mut out = BTreeSet::new();
+        let parent = m.rsplit_once("::").map_or("", |(p, _)| p);
+        for h in heads_after(text, "crate::") {
+            out.extend(resolve(&modules, &h));
+        }
+        if !m.is_empty() {
+            for h in heads_after(text, "super::") {
+                out.extend(resolve(&modules, &format!("{parent}::{h}")));
+            }
+        }
+        for child in modules
+            .iter()
+            .filter(|c| c.rsplit_once("::").map_or("", |(p, _)| p) == m.as_str() && !c.is_empty())
+        {
+            let name = child.rsplit("::").next().unwrap();
+            if !heads_after(text, &format!("{name}::")).is_empty()
+                || !heads_after(text, &format!("self::{name}::")).is_empty()
+            {
+                out.insert(child.clone());
+            }
+        }
+        out.remove(m);
+        g.insert(m.clone(), out);
+    }
+    g
+}
+
+/// A cycle through `start`, if any (depth-first search).
+fn cycle(g: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<String>> {
+    fn visit(
+        g: &BTreeMap<String, BTreeSet<String>>,
+        v: &str,
+        stack: &mut Vec<String>,
+        done: &mut BTreeSet<String>,
+    ) -> Option<Vec<String>> {
+        if let Some(i) = stack.iter().position(|x| x == v) {
+            let mut c = stack[i..].to_vec();
+            c.push(v.to_string());
+            return Some(c);
+        }
+        if done.contains(v) {
+            return None;
+        }
+        stack.push(v.to_string());
+        for w in g.get(v).into_iter().flatten() {
+            if let Some(c) = visit(g, w, stack, done) {
+                return Some(c);
+            }
+        }
+        stack.pop();
+        done.insert(v.to_string());
+        None
+    }
+    let mut done = BTreeSet::new();
+    for v in g.keys() {
+        if let Some(c) = visit(g, v, &mut Vec::new(), &mut done) {
+            return Some(c);
+        }
+    }
+    None
+}
+
+#[test]
+fn no_import_circle_between_the_files_of_a_crate() {
+    for (name, dir) in CRATES {
+        let g = edges(&root().join(dir));
+        assert!(g.len() > 1, "{name}: no files found");
+        if let Some(c) = cycle(&g) {
+            panic!("{name}: import circle {}", c.join(" → "));
+        }
+    }
+}
+
+#[test]
+fn the_circle_check_finds_circles() {
+    // Two siblings naming each other, and a parent and child doing so.
+    let dir = tempfile::tempdir().unwrap();
+    let w = |p: &str, s: &str| {
+        let p = dir.path().join(p);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, s).unwrap();
+    };
+    w("lib.rs", "mod a;\nmod b;\nmod p;\n");
+    w("a.rs", "use crate::b::X;\n");
+    w(
+        "b.rs",
+        "// crate::a in a comment does not count\npub struct X;\n",
+    );
+    w("p/mod.rs", "mod c;\nuse c::Y;\n");
+    w("p/c.rs", "pub struct Y;\n");
+    assert_eq!(cycle(&edges(dir.path())), None);
+    w("b.rs", "use crate::a::Z;\npub struct X;\n");
+    assert!(cycle(&edges(dir.path())).is_some());
+    w("b.rs", "pub struct X;\n");
+    w("p/c.rs", "use super::*;\npub struct Y;\n");
+    assert!(cycle(&edges(dir.path())).is_some(), "parent ⇄ child");
+}
+
+#[test]
+fn no_oversized_file_in_sim_or_traces() {
+    for dir in ["sim/src", "traces/src"] {
+        let mut files = Vec::new();
+        rust_files(&root().join(dir), &mut files);
+        for f in files {
+            let n = std::fs::read_to_string(&f).unwrap().lines().count();
+            assert!(n <= 900, "{}: {n} lines (at most 900)", f.display());
+        }
+    }
+}
+
+#[test]
+fn readme_is_short_and_the_architecture_is_written_down() {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let n = readme.lines().count();
+    assert!(n <= 300, "README.md has {n} lines (at most 300)");
+    for cmd in [
+        "cargo run --release -- compare scenarios/seed-inference.toml",
+        "cargo test --workspace",
+    ] {
+        assert!(readme.contains(cmd), "README.md lacks {cmd:?}");
+    }
+    let arch = std::fs::read_to_string(root().join("docs/architecture.md")).unwrap();
+    for section in [
+        "## Bird's-eye view",
+        "## Entry points",
+        "## Code map",
+        "## API boundaries",
+        "## Cross-cutting concerns",
+    ] {
+        assert!(
+            arch.contains(section),
+            "docs/architecture.md lacks {section}"
+        );
+    }
+    let invariants = arch.matches("Architecture Invariant").count();
+    assert!(
+        invariants >= 6,
+        "one Architecture Invariant per crate, found {invariants}"
+    );
+}
