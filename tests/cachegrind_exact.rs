@@ -12,6 +12,8 @@
 //! Needs gcc and valgrind. Without them the tests print a loud SKIPPED line,
 //! unless NUMASIM_REQUIRE_VALGRIND=1 (set by .ci/run), which makes them fail.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -125,7 +127,7 @@ fn check_program(name: &str) {
         run_ok(v, "valgrind cachegrind");
         let expected = cachegrind_counts(&cg_out);
 
-        let out = Command::new(env!("CARGO_BIN_EXE_numasim"))
+        let out = common::cmd()
             .arg("replay")
             .arg(&lackey)
             .arg(format!("--I1={i1}"))

@@ -4,8 +4,9 @@
 //! live replay and validation end to end. Tight numeric comparisons live in
 //! the documented benchmark command (docs/live.md), not here.
 
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 fn fixture(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -150,7 +151,7 @@ fn calibration_curve_is_monotone_and_finds_the_l1_and_l2_steps() {
 
 fn chase_trace(dir: &Path, name: &str, footprint: &str, n: &str) -> PathBuf {
     let p = dir.join(name);
-    let o = Command::new(env!("CARGO_BIN_EXE_numasim"))
+    let o = common::cmd()
         .args([
             "trace",
             "gen",
@@ -196,12 +197,12 @@ fn live_replay_and_validate_run_end_to_end() {
     // validate: both traces, a table with three metrics each.
     let out = dir.path().join("v");
     let machine = dir.path().join("host.toml");
-    let o = Command::new(env!("CARGO_BIN_EXE_numasim"))
+    let o = common::cmd()
         .args(["live", "probe", "--out", machine.to_str().unwrap()])
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let o = Command::new(env!("CARGO_BIN_EXE_numasim"))
+    let o = common::cmd()
         .args([
             "validate",
             small.to_str().unwrap(),

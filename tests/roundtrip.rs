@@ -1,23 +1,12 @@
 //! Round trips: lackey → native → CSV → native (and compressed native) give
 //! identical record streams, and `trace info` agrees on every form.
 
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
+use common::stdout as numasim;
 use traces::{Record, collect_all};
-
-fn numasim(args: &[&str]) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_numasim"))
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "numasim {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
 
 fn records(path: &Path) -> Vec<Record> {
     let f = std::fs::File::open(path).unwrap();

@@ -1,24 +1,9 @@
 //! The timing model through the binary: machine presets, replay outputs,
 //! the loaded-latency sweep, and errors.
 
-use std::process::Command;
+mod common;
 
-fn numasim(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_numasim"))
-        .args(args)
-        .output()
-        .expect("numasim runs")
-}
-
-fn ok(args: &[&str]) -> String {
-    let o = numasim(args);
-    assert!(
-        o.status.success(),
-        "numasim {args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8(o.stdout).expect("utf8")
-}
+use common::{numasim, stdout as ok};
 
 #[test]
 fn machine_list_show_json_and_toml_round_trip() {

@@ -37,3 +37,56 @@ pub fn root(p: &str) -> String {
         .display()
         .to_string()
 }
+
+/// `numasim` as a command to add arguments and environment to.
+pub fn cmd() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_numasim"))
+}
+
+/// Runs `numasim ARGS`, asserts it succeeded, and returns its stdout.
+pub fn stdout(args: &[&str]) -> String {
+    String::from_utf8(ok(args).stdout).expect("utf8 output")
+}
+
+/// The repository root as a path.
+pub fn root_dir() -> std::path::PathBuf {
+    std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// `text` with the repository root and `tmp` (if any) written as `$ROOT`
+/// and `$TMP`, so expectations do not depend on where the tests run.
+pub fn normalize(text: &str, tmp: Option<&std::path::Path>) -> String {
+    let mut t = text.replace(&root_dir().display().to_string(), "$ROOT");
+    if let Some(tmp) = tmp {
+        t = t.replace(&tmp.display().to_string(), "$TMP");
+    }
+    t
+}
+
+/// Data-driven expectations (rust-analyzer's `expect-test`, by hand):
+/// `actual` must equal the file `path` (relative to the repository root).
+/// With `UPDATE_EXPECT=1` the file is rewritten instead, and the change is
+/// reviewed as a diff.
+pub fn expect_file(path: &str, actual: &str) {
+    let file = root_dir().join(path);
+    if std::env::var_os("UPDATE_EXPECT").is_some_and(|v| v == "1") {
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(&file, actual).unwrap();
+        return;
+    }
+    let expected = std::fs::read_to_string(&file)
+        .unwrap_or_else(|e| panic!("{path}: {e} (run with UPDATE_EXPECT=1 to create it)"));
+    if expected != actual {
+        let first = expected
+            .lines()
+            .zip(actual.lines())
+            .position(|(a, b)| a != b)
+            .unwrap_or(expected.lines().count().min(actual.lines().count()));
+        panic!(
+            "{path} differs from this run at line {}:\n  expected: {:?}\n  actual:   {:?}\n(UPDATE_EXPECT=1 rewrites it; review the diff)",
+            first + 1,
+            expected.lines().nth(first).unwrap_or("<end>"),
+            actual.lines().nth(first).unwrap_or("<end>")
+        );
+    }
+}
