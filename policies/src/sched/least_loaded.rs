@@ -1,11 +1,7 @@
 //! `least-loaded`: the worker with the least outstanding work — the seed's
 //! "dynamic load balancing", which moves work by CPU load and knows nothing
 //! about where data lives. Ties: lower averaged utilisation, then lower id.
-//!
-//! `least-utilized` balances on the averaged utilisation instead (ties: less
-//! outstanding work). That signal lags by its averaging window, so every
-//! request dispatched within it goes to the same worker; it is kept to show
-//! that effect.
+//! (`least_utilized.rs` is the same balancer on the averaged utilisation.)
 
 use sim::policy::{RequestView, Scheduler, WorkerView};
 

@@ -12,18 +12,8 @@ use crate::machine::Machine;
 
 use super::cores::Served;
 
-/// Per-window time series accumulator.
-#[derive(Clone, Debug, Default)]
-pub(super) struct Window {
-    pub accesses: u64,
-    pub latency_ps: u128,
-    pub l1_hits: u64,
-    pub llc_hits: u64,
-    pub mem_reads: u64,
-    pub invalidations: u64,
-    pub channel_bytes: Vec<u64>,
-    pub link_bytes: Vec<u64>,
-}
+/// Per-window time series accumulator: the result type itself, filled in place.
+pub(super) type Window = crate::results::WindowRow;
 
 /// Counters of a run.
 #[derive(Clone, Debug, Default)]
@@ -131,7 +121,9 @@ impl Stats {
         let start = w as u64 * self.window_ps;
         self.win_span = (start, start.saturating_add(self.window_ps), w);
         while self.windows.len() <= w {
+            let start_ns = self.windows.len() as u64 * self.window_ps / 1000;
             self.windows.push(Window {
+                start_ns,
                 channel_bytes: vec![0; self.channels],
                 link_bytes: vec![0; self.links],
                 ..Window::default()

@@ -179,23 +179,7 @@ impl Engine<'_> {
             .map(|l| format!("link{}-{}", l.a, l.b))
             .collect();
         let window_ps = self.stats.window_ps;
-        let windows = self
-            .stats
-            .windows
-            .iter()
-            .enumerate()
-            .map(|(i, w)| WindowRow {
-                start_ns: i as u64 * window_ps / 1000,
-                accesses: w.accesses,
-                latency_ps: w.latency_ps,
-                l1_hits: w.l1_hits,
-                llc_hits: w.llc_hits,
-                mem_reads: w.mem_reads,
-                invalidations: w.invalidations,
-                channel_bytes: w.channel_bytes.clone(),
-                link_bytes: w.link_bytes.clone(),
-            })
-            .collect();
+        let windows = self.stats.windows.clone();
         Timeseries {
             window_ps,
             channels,
