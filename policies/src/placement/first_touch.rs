@@ -9,7 +9,7 @@ pub struct FirstTouch;
 
 impl Placement for FirstTouch {
     fn name(&self) -> String {
-        "first-touch".into()
+        ENTRY.name.into()
     }
 
     fn place(&mut self, _page: u64, from: u32, _m: &Machine) -> u32 {

@@ -12,7 +12,7 @@ pub struct Interleave {
 
 impl Placement for Interleave {
     fn name(&self) -> String {
-        "interleave".into()
+        ENTRY.name.into()
     }
 
     fn place(&mut self, _page: u64, _from: u32, m: &Machine) -> u32 {

@@ -10,7 +10,7 @@ pub struct NoPreload;
 
 impl Preload for NoPreload {
     fn name(&self) -> String {
-        "none".into()
+        ENTRY.name.into()
     }
     fn window_ns(&self) -> u64 {
         0

@@ -19,7 +19,7 @@ impl Scheduler for LeastLoaded {
         if self.by_utilization {
             "least-utilized".into()
         } else {
-            "least-loaded".into()
+            ENTRY.name.into()
         }
     }
     fn pick(&mut self, _req: &RequestView, w: &[WorkerView]) -> usize {

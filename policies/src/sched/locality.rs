@@ -12,7 +12,7 @@ pub struct Locality;
 
 impl Scheduler for Locality {
     fn name(&self) -> String {
-        "locality".into()
+        ENTRY.name.into()
     }
     fn pick(&mut self, req: &RequestView, w: &[WorkerView]) -> usize {
         let local = w.iter().any(|x| x.node == req.data_node);

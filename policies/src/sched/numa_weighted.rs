@@ -33,7 +33,7 @@ impl Scheduler for NumaWeighted {
         if self.ewma {
             "numa-weighted-ewma".into()
         } else {
-            "numa-weighted".into()
+            ENTRY.name.into()
         }
     }
     fn pick(&mut self, _req: &RequestView, w: &[WorkerView]) -> usize {

@@ -37,7 +37,7 @@ impl PowerOfTwo {
 
 impl Scheduler for PowerOfTwo {
     fn name(&self) -> String {
-        "power-of-two".into()
+        ENTRY.name.into()
     }
     fn pick(&mut self, _req: &RequestView, w: &[WorkerView]) -> usize {
         let (a, b) = self.sample(w.len());

@@ -12,7 +12,7 @@ pub struct RoundRobin {
 
 impl Scheduler for RoundRobin {
     fn name(&self) -> String {
-        "round-robin".into()
+        ENTRY.name.into()
     }
     fn pick(&mut self, _req: &RequestView, w: &[WorkerView]) -> usize {
         let i = self.next % w.len();

@@ -9,7 +9,7 @@ pub struct Static;
 
 impl Scheduler for Static {
     fn name(&self) -> String {
-        "static".into()
+        ENTRY.name.into()
     }
     fn pick(&mut self, req: &RequestView, _w: &[WorkerView]) -> usize {
         req.home_worker

@@ -11,7 +11,7 @@ pub struct NoWarmup;
 
 impl Warmup for NoWarmup {
     fn name(&self) -> String {
-        "none".into()
+        ENTRY.name.into()
     }
     fn prefetch_before_traffic(&self) -> bool {
         false

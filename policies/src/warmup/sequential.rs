@@ -11,7 +11,7 @@ pub struct Sequential;
 
 impl Warmup for Sequential {
     fn name(&self) -> String {
-        "sequential".into()
+        ENTRY.name.into()
     }
     fn prefetch_before_traffic(&self) -> bool {
         true
