@@ -81,6 +81,13 @@ pub struct Experiment {
     pub base: PathBuf,
 }
 
+/// Most requests one row × seed run may hold (its latencies and arrival
+/// times: 16 bytes each while it runs).
+pub const MAX_REQUESTS_PER_RUN: u64 = 250_000_000;
+/// Most request latencies held over all runs of a command (8 bytes each
+/// until the comparison is computed).
+pub const MAX_REQUESTS_HELD: u64 = 1_000_000_000;
+
 /// A row's policies, built.
 pub struct RowPolicies {
     pub scheduler: Box<dyn Scheduler>,
@@ -90,9 +97,8 @@ pub struct RowPolicies {
 
 impl Experiment {
     pub fn parse(text: &str, origin: &str, base: &std::path::Path) -> Result<Experiment> {
-        let mut e: Experiment = toml::from_str(text).map_err(|e| {
-            anyhow::anyhow!("{origin}: {}", e.to_string().trim().replace('\n', " "))
-        })?;
+        let mut e: Experiment =
+            traces::config::parse_toml(text).map_err(|e| anyhow::anyhow!("{origin}: {e}"))?;
         e.base = base.to_path_buf();
         if e.row.is_empty() {
             bail!("{origin}: an experiment needs at least one [[row]]");
@@ -108,6 +114,27 @@ impl Experiment {
                 .map_err(|x| anyhow::anyhow!("{origin}: row {}: {x:#}", r.name))?;
         }
         Ok(e)
+    }
+
+    /// Refuses a run too large to hold: every request's latency is kept
+    /// (for the paired comparison) in `runs` row × seed runs at once.
+    pub fn check_size(&self, runs: usize) -> Result<()> {
+        let w = &self.workload;
+        let rate = match &w.arrivals {
+            traces::workload::Arrivals::Poisson => w.qps,
+            traces::workload::Arrivals::Mmpp { rates, .. } => {
+                rates.iter().copied().fold(0.0, f64::max)
+            }
+        };
+        let per_run = rate * w.duration_s;
+        let total = per_run * runs as f64;
+        if per_run > MAX_REQUESTS_PER_RUN as f64 || total > MAX_REQUESTS_HELD as f64 {
+            bail!(
+                "{rate} requests/s × {} s is about {per_run:.3e} requests per row and seed, {total:.3e} over {runs} row × seed runs; numasim keeps every request's latency for the paired comparison, at most {MAX_REQUESTS_PER_RUN} per run and {MAX_REQUESTS_HELD} in all (about 8 bytes each): lower qps, duration_s, the rows or the seeds",
+                w.duration_s
+            );
+        }
+        Ok(())
     }
 
     /// A row's scheduler, warm-up and preload, built from the registries;

@@ -15,7 +15,7 @@ fn corpus() -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = std::fs::read_dir(root_dir().join("tests/bad"))
         .unwrap()
         .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_none_or(|x| x != "py"))
+        .filter(|p| p.is_file() && p.extension().is_none_or(|x| x != "py"))
         .collect();
     v.sort();
     v
@@ -123,6 +123,28 @@ fn bad_flags_and_missing_files() {
             "--prefetch",
             "learned:missing.json",
         ],
+        // Records 1000 s apart: two windows (the series is sparse), one allowed.
+        &[
+            "replay",
+            "tests/data/far-apart.csv",
+            "--machine",
+            "xeon-2s",
+            "--window-ns",
+            "1",
+            "--max-windows",
+            "1",
+            "--out",
+            "target/never-written",
+        ],
+        &[
+            "replay",
+            "tests/data/hello.lackey",
+            "--machine",
+            "xeon-2s",
+            "--window-ns",
+            "0",
+        ],
+        &["compare", "scenarios/seed-inference.toml", "--qps", "nan"],
     ];
     let mut report = String::new();
     for args in cases {
@@ -135,4 +157,31 @@ fn bad_flags_and_missing_files() {
         ));
     }
     expect_file("tests/expect/bad-flags.txt", &report);
+}
+
+/// Configuration files (tests/bad/config/): experiments through `compare`,
+/// machines through `replay --machine`. No float may be NaN or infinite,
+/// and a run too large to hold is refused before it starts.
+#[test]
+fn bad_configuration_files_are_one_line_errors() {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(root_dir().join("tests/bad/config"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    let mut report = String::new();
+    for f in &files {
+        let name = f.file_name().unwrap().to_string_lossy().into_owned();
+        let rel = format!("tests/bad/config/{name}");
+        let args: Vec<&str> = if name.starts_with("experiment") {
+            vec!["compare", &rel]
+        } else {
+            vec!["replay", "tests/data/hello.lackey", "--machine", &rel]
+        };
+        let out = cmd().args(&args).current_dir(root_dir()).output().unwrap();
+        let line = error_line(&out, &name);
+        assert!(line.contains(&rel), "{line} does not name the file");
+        report.push_str(&format!("numasim {}\n  {line}\n", args.join(" ")));
+    }
+    expect_file("tests/expect/bad-config.txt", &report);
 }

@@ -286,3 +286,60 @@ fn sharing_generators_drive_the_coherence_model_as_computed_by_hand() {
     assert_eq!(pc["invalidations"], 0);
     assert_eq!(pc["false_sharing_lines"], 0);
 }
+
+/// Thread ids are only names: the largest u32 is as good an id as 7 (it
+/// once collided with an internal "no thread" sentinel and panicked).
+#[test]
+fn any_u32_is_a_thread_id() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = |id: &str| {
+        let p = dir.path().join(format!("t{id}.csv"));
+        std::fs::write(
+            &p,
+            format!("thread,op,addr,size\n{id},load,0x1000,8\n{id},store,0x1040,8\n0,load,0x2000,8\n{id},load,0x1000,8\n"),
+        )
+        .unwrap();
+        p
+    };
+    let summary = |id: &str| {
+        let out = dir.path().join(format!("o{id}"));
+        ok(&[
+            "replay",
+            csv(id).to_str().unwrap(),
+            "--machine",
+            "xeon-2s",
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        std::fs::read_to_string(out.join("summary.json")).unwrap()
+    };
+    let (max, seven) = (summary("4294967295"), summary("7"));
+    assert!(max.contains("\"thread\": 4294967295"), "{max}");
+    assert_eq!(max.replace("4294967295", "7"), seven);
+}
+
+/// Memory follows what is output, not simulated time: two accesses 1000 s
+/// apart need two time-series windows, not 10^8 of them.
+#[test]
+fn a_long_quiet_stretch_costs_no_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("o");
+    let root = common::root("tests/data/far-apart.csv");
+    let (status, err, rss_kb) = common::run_with_peak_rss(&[
+        "replay",
+        &root,
+        "--machine",
+        "xeon-2s",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(status.success(), "{}", String::from_utf8_lossy(&err));
+    let ts = std::fs::read_to_string(out.join("timeseries.csv")).unwrap();
+    let starts: Vec<&str> = ts
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').next().unwrap())
+        .collect();
+    assert_eq!(starts, ["0", "1000000000000"]);
+    assert!(rss_kb < 64 * 1024, "peak RSS {rss_kb} KiB");
+}

@@ -235,8 +235,10 @@ pub struct Machine {
 impl Machine {
     /// Parses and checks a TOML description.
     pub fn from_toml(text: &str) -> Result<Machine, MachineError> {
-        let spec: MachineSpec = toml::from_str(text)
-            .map_err(|e| MachineError::Toml(e.to_string().trim().replace('\n', " ")))?;
+        let spec: MachineSpec = traces::config::parse_toml(text).map_err(|e| match e {
+            traces::config::ConfigError::Toml(s) => MachineError::Toml(s),
+            other => MachineError::Invalid(other.to_string()),
+        })?;
         Machine::new(spec)
     }
 

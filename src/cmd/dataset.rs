@@ -15,7 +15,7 @@
 
 use std::path::PathBuf;
 
-use anyhow::{Result, bail};
+use anyhow::{Context, Result, bail};
 use policies::prefetch::learned::{self, RowBuilder};
 use sim::cache::{Cache, Replacement};
 use traces::{Batch, Format, Kind, RecordSource};
@@ -138,6 +138,8 @@ fn experiment_rows(a: &DatasetArgs) -> Result<(Vec<String>, Rows)> {
     };
     let fs = sim::policy::FeatureSet::parse(a.history, &a.features)
         .map_err(|e| anyhow::anyhow!("--features: {e}"))?;
+    exp.check_size(1)
+        .with_context(|| a.input.display().to_string())?;
     let m = load_machine(&exp.workload.machine)?;
     let run = run_row(&m, &exp, &row, a.seed, false, Some(&fs))?;
     let mut rows = run.dataset;

@@ -64,9 +64,13 @@ pub struct ReplayArgs {
     #[arg(long, default_value = "first-touch",
           help = crate::policy::flag_help("Page placement for --machine", &policies::placement::PLACEMENTS))]
     pub placement: String,
-    /// Time-series window for --machine (ns of simulated time).
-    #[arg(long, default_value_t = 10_000)]
+    /// Time-series window for --machine (ns of simulated time; the series
+    /// is kept only with --out, and only windows that saw activity).
+    #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..=3_600_000_000_000))]
     pub window_ns: u64,
+    /// Most time-series windows --out keeps (each holds a count per channel and link).
+    #[arg(long, default_value_t = sim::timing::DEFAULT_MAX_WINDOWS)]
+    pub max_windows: usize,
     #[arg(long, help = format!(
         "{}. Repeat for several, one per level: SPEC@LEVEL (LEVEL a number or a cache name: next-line@L1D, stream:16:16@L2)",
         crate::policy::flag_help("Cache prefetcher for --machine", &policies::prefetch::PREFETCHERS)
@@ -198,6 +202,8 @@ fn run_timing(a: ReplayArgs) -> Result<()> {
         mlp: a.mlp,
         pin: a.pin.clone(),
         window_ns: a.window_ns,
+        timeseries: a.out.is_some(),
+        max_windows: a.max_windows,
         prefetch_level: a.prefetch_level,
         prefetch_queue: a.prefetch_queue,
         ..sim::Config::default()

@@ -90,3 +90,33 @@ pub fn expect_file(path: &str, actual: &str) {
         );
     }
 }
+
+/// Runs `numasim ARGS` to completion and returns its output and its peak
+/// resident set size in KiB (the child's `ru_maxrss`, from `wait4`).
+pub fn run_with_peak_rss(args: &[&str]) -> (std::process::ExitStatus, Vec<u8>, u64) {
+    use std::os::unix::process::ExitStatusExt;
+    let child = cmd()
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("numasim starts");
+    let pid = child.id() as libc::pid_t;
+    let mut stderr = child.stderr.expect("piped");
+    let reader = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        std::io::Read::read_to_end(&mut stderr, &mut v).ok();
+        v
+    });
+    let mut status = 0;
+    // SAFETY: `rusage` is plain data that wait4 fills; `pid` is our child.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let r = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    assert_eq!(r, pid, "wait4");
+    let err = reader.join().unwrap_or_default();
+    (
+        std::process::ExitStatus::from_raw(status),
+        err,
+        usage.ru_maxrss as u64,
+    )
+}

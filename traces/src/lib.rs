@@ -20,6 +20,7 @@
 //! offset, the record index and the problem ([`TraceError`]).
 
 pub mod champsim;
+pub mod config;
 pub mod csvfmt;
 pub mod din;
 pub mod error;

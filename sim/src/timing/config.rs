@@ -12,6 +12,10 @@ pub enum Pin {
     Explicit(Vec<(u32, u32)>),
 }
 
+/// Time-series windows kept by default: about 250 MB at most on a
+/// two-socket machine (a window holds a count per channel and link).
+pub const DEFAULT_MAX_WINDOWS: usize = 1 << 20;
+
 /// Run configuration.
 #[derive(Clone, Debug)]
 pub struct Config {
@@ -20,6 +24,11 @@ pub struct Config {
     pub pin: Pin,
     /// Time-series window (ns).
     pub window_ns: u64,
+    /// Keep the per-window time series (off: nothing per window is kept).
+    pub timeseries: bool,
+    /// Most time-series windows kept (only windows that saw an access or
+    /// a transfer count); more is [`EngineError::TooManyWindows`].
+    pub max_windows: usize,
     /// Most records buffered while waiting for a thread's next record.
     pub max_buffered: usize,
     /// Private data level (index into the core's caches) a prefetcher fills
@@ -43,6 +52,8 @@ impl Default for Config {
             mlp: None,
             pin: Pin::Compact,
             window_ns: 10_000,
+            timeseries: true,
+            max_windows: DEFAULT_MAX_WINDOWS,
             max_buffered: 1 << 22,
             prefetch_level: 1,
             prefetch_queue: None,
@@ -76,6 +87,14 @@ pub enum EngineError {
         thread: u32,
         time_ns: u64,
         prev_ns: u64,
+    },
+    #[error(
+        "the time series needs more than {max} windows of {window_ns} ns (simulated time reached {reached_ms:.3} ms); raise --window-ns or --max-windows"
+    )]
+    TooManyWindows {
+        max: usize,
+        window_ns: u64,
+        reached_ms: f64,
     },
     #[error("--mlp must be at least 1")]
     ZeroMlp,

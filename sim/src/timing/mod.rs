@@ -92,11 +92,11 @@ use crate::machine::{Machine, ns_to_ps};
 use crate::policy::{Placement, Prefetcher};
 use crate::prefetch::PrefetchStats;
 
-pub use config::{Config, EngineError, Pin};
+pub use config::{Config, DEFAULT_MAX_WINDOWS, EngineError, Pin};
 use cores::{CoreState, NO_LINE};
 use memory::Memory;
 use slots::PfSlot;
-use stats::Stats;
+use stats::{Stats, WindowLimits};
 use threads::Threads;
 
 /// The engine: the machine's state and the run's books.
@@ -182,6 +182,10 @@ impl<'m> Engine<'m> {
             mem.channels.iter().map(Vec::len).sum(),
             mem.links.len(),
             cfg.window_ns,
+            WindowLimits {
+                keep: cfg.timeseries,
+                max: cfg.max_windows,
+            },
         );
         Ok(Engine {
             m,

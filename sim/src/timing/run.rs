@@ -41,7 +41,8 @@ impl Engine<'_> {
                 self.advance(false)?;
             }
         }
-        self.advance(false)
+        self.advance(false)?;
+        self.check_windows()
     }
 
     /// Queues a record on its thread (pinning a new thread first) and
@@ -77,7 +78,20 @@ impl Engine<'_> {
 
     /// Simulates everything still buffered (end of input).
     pub fn finish(&mut self) -> Result<(), EngineError> {
-        self.advance(true)
+        self.advance(true)?;
+        self.check_windows()
+    }
+
+    /// The time series stayed within its limit.
+    fn check_windows(&self) -> Result<(), EngineError> {
+        if self.stats.overflow {
+            return Err(EngineError::TooManyWindows {
+                max: self.stats.max_windows(),
+                window_ns: self.stats.window_ps / 1000,
+                reached_ms: self.now_ps as f64 / 1e9,
+            });
+        }
+        Ok(())
     }
 
     /// Computes thread `t`'s next issue time and pushes it on the heap.

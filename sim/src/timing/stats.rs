@@ -48,13 +48,28 @@ pub(super) struct HitRun {
     pub last_done: u64,
 }
 
+/// How the time series is kept.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct WindowLimits {
+    /// Keep one (no time series: every count goes to one scratch window).
+    pub keep: bool,
+    /// Most windows kept; one more is an overflow.
+    pub max: usize,
+}
+
 pub(super) struct Stats {
     pub counters: Counters,
     pub hist: Latencies,
     pub window_ps: u64,
+    /// The windows that saw anything, in time order (sparse: a quiet
+    /// stretch of simulated time costs nothing); without a time series, one
+    /// scratch window.
     pub windows: Vec<Window>,
-    /// The last window used: [start, end) in ps and its index.
+    /// The last window used: [start, end) in ps and its index in `windows`.
     pub win_span: (u64, u64, usize),
+    limits: WindowLimits,
+    /// The time series needed more than `limits.max` windows.
+    pub overflow: bool,
     /// Completion time of the last access to complete.
     pub elapsed_ps: u64,
     /// Private data levels (at least one slot: a machine without caches
@@ -66,10 +81,16 @@ pub(super) struct Stats {
 
 impl Stats {
     /// Books for `m`, with `channels` memory channels and `links` links.
-    pub fn new(m: &Machine, channels: usize, links: usize, window_ns: u64) -> Stats {
+    pub fn new(
+        m: &Machine,
+        channels: usize,
+        links: usize,
+        window_ns: u64,
+        limits: WindowLimits,
+    ) -> Stats {
         let levels = m.spec.core.caches.len().max(1);
         let n = m.nodes();
-        Stats {
+        let mut s = Stats {
             counters: Counters {
                 served: vec![0; levels + 4],
                 node_local: vec![0; n],
@@ -78,14 +99,52 @@ impl Stats {
                 ..Counters::default()
             },
             hist: Latencies::new(),
-            window_ps: window_ns.max(1) * 1000,
+            window_ps: window_ns.clamp(1, u64::MAX / 1000) * 1000,
             windows: Vec::new(),
             win_span: (0, 0, 0),
+            limits,
+            overflow: false,
             elapsed_ps: 0,
             levels,
             channels,
             links,
+        };
+        s.reset_windows();
+        s
+    }
+
+    /// No windows yet (or, without a time series, the one scratch window
+    /// that spans all time).
+    fn reset_windows(&mut self) {
+        self.windows.clear();
+        self.win_span = (0, 0, 0);
+        if !self.limits.keep || self.overflow {
+            self.windows.push(self.new_window(0));
+            self.win_span = (0, u64::MAX, 0);
         }
+    }
+
+    fn new_window(&self, start_ns: u64) -> Window {
+        Window {
+            start_ns,
+            channel_bytes: vec![0; self.channels],
+            link_bytes: vec![0; self.links],
+            ..Window::default()
+        }
+    }
+
+    /// The windows kept (none without a time series).
+    pub fn series(&self) -> &[Window] {
+        if self.limits.keep && !self.overflow {
+            &self.windows
+        } else {
+            &[]
+        }
+    }
+
+    /// The most windows kept.
+    pub fn max_windows(&self) -> usize {
+        self.limits.max
     }
 
     /// Forgets everything counted so far but where pages live.
@@ -99,8 +158,7 @@ impl Stats {
             ..Counters::default()
         };
         self.hist.reset();
-        self.windows.clear();
-        self.win_span = (0, 0, 0);
+        self.reset_windows();
     }
 
     /// The window holding time `t`. Times mostly move forward: the last
@@ -117,19 +175,34 @@ impl Stats {
     #[cold]
     #[inline(never)]
     fn window_at(&mut self, t: u64) -> &mut Window {
-        let w = (t / self.window_ps) as usize;
-        let start = w as u64 * self.window_ps;
-        self.win_span = (start, start.saturating_add(self.window_ps), w);
-        while self.windows.len() <= w {
-            let start_ns = self.windows.len() as u64 * self.window_ps / 1000;
-            self.windows.push(Window {
-                start_ns,
-                channel_bytes: vec![0; self.channels],
-                link_bytes: vec![0; self.links],
-                ..Window::default()
-            });
-        }
-        &mut self.windows[w]
+        let w = t / self.window_ps;
+        let start = w * self.window_ps;
+        let start_ns = start / 1000;
+        // Time moves forward: a new window goes at the end; an earlier one
+        // (rare) is found or inserted in order.
+        let pos = match self.windows.last() {
+            Some(last) if last.start_ns >= start_ns => {
+                self.windows.binary_search_by_key(&start_ns, |x| x.start_ns)
+            }
+            _ => Err(self.windows.len()),
+        };
+        let i = match pos {
+            Ok(i) => i,
+            Err(i) if self.windows.len() < self.limits.max => {
+                let win = self.new_window(start_ns);
+                self.windows.insert(i, win);
+                i
+            }
+            Err(_) => {
+                // Over the limit: stop keeping the series (the run fails
+                // with `EngineError::TooManyWindows` at the end of this feed).
+                self.overflow = true;
+                self.reset_windows();
+                return &mut self.windows[0];
+            }
+        };
+        self.win_span = (start, start.saturating_add(self.window_ps), i);
+        &mut self.windows[i]
     }
 
     /// Counts one access issued at `t`, of latency `lat`, served by `served`.

@@ -179,7 +179,7 @@ impl Engine<'_> {
             .map(|l| format!("link{}-{}", l.a, l.b))
             .collect();
         let window_ps = self.stats.window_ps;
-        let windows = self.stats.windows.clone();
+        let windows = self.stats.series().to_vec();
         Timeseries {
             window_ps,
             channels,
