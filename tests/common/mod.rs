@@ -93,6 +93,9 @@ pub fn expect_file(path: &str, actual: &str) {
 
 /// Runs `numasim ARGS` to completion and returns its output and its peak
 /// resident set size in KiB (the child's `ru_maxrss`, from `wait4`).
+// The child is reaped by `wait4` (which `Child::wait` cannot replace: it
+// gives no resource usage).
+#[allow(clippy::zombie_processes)]
 pub fn run_with_peak_rss(args: &[&str]) -> (std::process::ExitStatus, Vec<u8>, u64) {
     use std::os::unix::process::ExitStatusExt;
     let child = cmd()
