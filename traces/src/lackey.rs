@@ -261,6 +261,9 @@ fn fast_line(b: &[u8], p: usize) -> Option<(Kind, u64, u64, usize)> {
         if d > 9 {
             break;
         }
+        if q - size_start == 5 {
+            return None; // more than five digits: the careful path explains
+        }
         size = size * 10 + d as u64;
         q += 1;
     }
