@@ -11,9 +11,11 @@
 //!   write-back accounting.
 //! - [`machine`]: the NUMA machine description (nodes, caches, channels,
 //!   links as a `petgraph` graph; routes and distances derived), [`presets`].
-//! - [`engine`]: the discrete-event timing model; [`queue`] (FCFS channels
-//!   and links), [`directory`] (MESI sharers), [`placement`] (the page
-//!   placement trait), [`results`] (summary and time series).
+//! - [`timing`]: the discrete-event timing model; [`queue`] (FCFS channels
+//!   and links), [`directory`] (MESI sharers), [`results`] (plain result
+//!   types).
+//! - [`policy`]: every policy trait and what each policy sees.
+//! - [`serve`]: the request-level model; [`prefetch`]: prefetch accounting.
 
 pub mod cache;
 pub mod cachegrind;

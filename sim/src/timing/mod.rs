@@ -1,18 +1,21 @@
 //! The discrete-event timing model of a NUMA machine.
 //!
-//! **Files.** The engine's state is split into sub-structures with narrow
-//! borrows, each in its own file: `threads.rs` (trace threads, their cores
-//! and issue times), `run.rs` (the event loop: feeding records, issue order),
-//! `shortcuts.rs` (the exact fast paths), `access.rs` (an access through the
-//! private levels, directory, LLC and memory: the coherence miss path),
-//! `memory.rs` (channels, links, pages and placement), `prefetch.rs`
-//! (attached prefetchers and their books), `stats.rs` (counters, latency
-//! histogram, time-series windows) and `summary.rs` (filling the plain
-//! result types of [`crate::results`]).
+//! **Files.** The state is in sub-structures with narrow borrows, in files
+//! that know nothing of the engine: `config.rs` (`Config`, `Pin`,
+//! `EngineError`), `cores.rs` (a core's private caches and what the fast
+//! paths know of its last lines), `threads.rs` (trace threads, their cores,
+//! queues and issue times), `memory.rs` (channels, links, pages and the
+//! placement policy), `stats.rs` (counters, latency histogram, time-series
+//! windows), `slots.rs` (attached prefetchers and their books). The
+//! behaviour is in `impl Engine` blocks that nothing imports: `run.rs` (the
+//! event loop), `shortcuts.rs` (the exact fast paths), `access.rs` (an
+//! access through the private levels, directory, LLC and memory: the
+//! coherence miss path), `prefetch.rs` (what prefetchers see and bring in)
+//! and `summary.rs` (filling the plain types of [`crate::results`]).
 //!
 //! **Time.** Integer picoseconds. Each trace thread runs on a core; its
 //! accesses are processed in global issue-time order (a min-heap keyed by
-//! `(time, thread index)`, so ties break deterministically; [`Events`]). An access is
+//! `(time, thread index)`, so ties break deterministically; `events.rs`). An access is
 //! applied to caches, directory, channels and links at its issue time; its
 //! latency is the served level's latency plus queueing.
 //!
@@ -26,7 +29,7 @@
 //! **Memory system.** Per core: private data levels (inclusive: an eviction
 //! from the last level back-invalidates the levels above) and an optional
 //! L1I. Per node: a shared LLC (filled by memory reads and by private
-//! write-backs) and memory channels (FCFS [`Queue`]s, line-interleaved).
+//! write-backs) and memory channels (FCFS [`Queue`](crate::queue::Queue)s, line-interleaved).
 //! Links are FCFS queues too. A MESI directory ([`crate::directory`])
 //! tracks which cores hold each line in their private caches (entries exist
 //! only while some core holds the line); LLC copies are found by probing the
