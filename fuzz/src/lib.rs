@@ -204,3 +204,53 @@ pub fn engine(data: &[u8]) {
     assert_eq!(s.accesses, batch.len() as u64, "every record is an access");
     assert_eq!(served, s.accesses, "every access is served somewhere");
 }
+
+/// A request workload from arbitrary TOML, run for a short simulated time
+/// (at most 20 ms at up to 20 000 QPS) under every scheduler, with both
+/// warm-ups: a result or an error, no panic; every arrival is served.
+pub fn workload(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let Ok(mut spec) = traces::config::parse_toml::<traces::workload::WorkloadSpec>(text) else {
+        return;
+    };
+    spec.duration_s = spec.duration_s.min(0.02);
+    spec.qps = spec.qps.min(20_000.0);
+    if let traces::workload::Arrivals::Mmpp { rates, .. } = &mut spec.arrivals {
+        for r in rates.iter_mut() {
+            *r = r.min(20_000.0);
+        }
+    }
+    spec.shards.count = spec.shards.count.min(64);
+    spec.request.features.items = spec.request.features.items.min(100_000);
+    spec.request.features.resident = spec
+        .request
+        .features
+        .resident
+        .min(spec.request.features.items);
+    spec.request.features.lookups = spec.request.features.lookups.min(64);
+    spec.request.batch = spec.request.batch.min(64);
+    let Some(text) = sim::presets::preset(&spec.machine) else {
+        return;
+    };
+    let machine = sim::Machine::from_toml(text).expect("preset loads");
+    let ctx = policies::registry::Ctx::default();
+    for (i, e) in policies::sched::SCHEDULERS.entries.iter().enumerate() {
+        let sched = (e.build)(&policies::registry::Spec::parse(e.name), &ctx).expect("scheduler");
+        let warm = policies::warmup::WARMUPS
+            .build(if i % 2 == 0 { "none" } else { "sequential" }, &ctx)
+            .expect("warm-up");
+        let Ok(mut engine) = sim::serve::ServeEngine::new(&machine, &spec, sched, warm) else {
+            return;
+        };
+        let mut served = 0u64;
+        if let Ok(t) = engine.run(1, |_| served += 1) {
+            assert_eq!(
+                t.requests, served,
+                "{}: totals and records disagree",
+                e.name
+            );
+        }
+    }
+}
