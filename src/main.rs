@@ -25,6 +25,14 @@ struct Cli {
 }
 
 fn main() -> ExitCode {
+    // Output into a closed pipe (`numasim ... | head`) ends the process
+    // quietly, as it does for other Unix tools, instead of a panic in
+    // `println!`. Rust starts programs with SIGPIPE ignored.
+    // SAFETY: called first, before any thread exists; restores the default
+    // disposition of one signal.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {

@@ -343,3 +343,33 @@ fn a_long_quiet_stretch_costs_no_memory() {
     assert_eq!(starts, ["0", "1000000000000"]);
     assert!(rss_kb < 64 * 1024, "peak RSS {rss_kb} KiB");
 }
+
+/// Output into a closed pipe (`numasim ... | head`) ends numasim quietly
+/// (SIGPIPE, as for any Unix tool), never with a panic.
+#[test]
+fn a_closed_pipe_is_not_a_panic() {
+    use std::os::unix::process::ExitStatusExt;
+    let mut child = common::cmd()
+        .args([
+            "compare",
+            &common::root("scenarios/seed-inference.toml"),
+            "--duration",
+            "1s",
+            "--seeds",
+            "1",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take()); // the reader goes away before any output
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(
+        out.status.signal(),
+        Some(libc::SIGPIPE),
+        "{:?} {err}",
+        out.status
+    );
+}
