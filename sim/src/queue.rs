@@ -35,6 +35,11 @@ pub struct Queue {
 }
 
 impl Queue {
+    /// When the server is next free.
+    pub fn busy_until(&self) -> u64 {
+        self.busy_until
+    }
+
     /// Serves a request arriving at `t`; returns its wait (ps).
     #[inline]
     pub fn serve(&mut self, t: u64, service: u64, bytes: u64) -> u64 {

@@ -39,6 +39,7 @@
 //! callback.
 
 mod records;
+mod worker;
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
@@ -51,39 +52,9 @@ use crate::machine::Machine;
 use crate::policy::{FeatureSet, Preload, RequestView, Scheduler, Warmup, WorkerView};
 use crate::queue::Queue;
 pub use records::{
-    DatasetRow, MONITOR_WINDOW_NS, RequestRecord, ServeError, ServeTotals, WindowTotals,
+    DatasetRow, Decision, MONITOR_WINDOW_NS, RequestRecord, ServeError, ServeTotals, WindowTotals,
 };
-
-struct Queued {
-    a: Arrival,
-    /// Features at dispatch (when a preload policy or the dataset needs them).
-    features: Option<Vec<f64>>,
-    /// A preload for it completes at this time (0: none).
-    preload_ready: u64,
-    /// Items its preload brought in.
-    preloaded: Vec<u64>,
-    /// Predicted miss (for accuracy), if a decision was taken.
-    predicted: Option<bool>,
-}
-
-struct Worker {
-    node: u32,
-    queue: VecDeque<Queued>,
-    /// Last batches, most recent first: (hit rate, MB read, mean item address in MB).
-    history: VecDeque<(f64, f64, f64)>,
-    last_batch_ns: u64,
-    /// Mean item address (MB) of the last batch.
-    last_mean_addr: f64,
-    /// Decision cost not yet charged (delays the next batch).
-    pending_cost_ns: u64,
-    busy: bool,
-    util: f64,
-    util_t: u64,
-    last_stall_ms: f64,
-    ewma_stall_ms: f64,
-    pcie_gbps: f64,
-    running: Vec<RequestRecord>,
-}
+use worker::{Pending, Queued, Worker};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Ev {
@@ -94,8 +65,15 @@ enum Ev {
     Preload(usize, u64),
 }
 
+/// A change of the machine at a time (see [`ServeEngine::slow_down_after`]).
+#[derive(Clone, Copy, Debug)]
+struct SlowDown {
+    at_ns: u64,
+    node: Option<usize>,
+    factor: f64,
+}
+
 const UTIL_TAU_NS: f64 = 100e6;
-const EWMA_ALPHA: f64 = 0.2;
 
 /// The request-level engine for one workload seed.
 pub struct ServeEngine<'a> {
@@ -105,6 +83,13 @@ pub struct ServeEngine<'a> {
     warmup: Box<dyn Warmup>,
     preload: Option<Box<dyn Preload>>,
     record: bool,
+    /// From this time on, the bandwidth of one node's memory (or, with no
+    /// node, of every server) divided by a factor (tests of what policies
+    /// can observe: decisions before it must not change).
+    slow_down: Option<SlowDown>,
+    /// Every dispatch decision, when recorded.
+    pub decisions: Vec<Decision>,
+    record_decisions: bool,
     fset: FeatureSet,
     /// Rows collected when recording a dataset.
     pub dataset: Vec<DatasetRow>,
@@ -150,6 +135,17 @@ fn judge(totals: &mut ServeTotals, t: u64, predicted: bool, missed: bool) {
     win.predictions_correct += ok;
 }
 
+/// A transfer's service time `svc` starting at `start`, with the part of it
+/// after the slow-down time `factor` times as long (bandwidth divided by
+/// `factor` from then on).
+fn stretch(slow_down: Option<(u64, f64)>, start: u64, svc: u64) -> u64 {
+    match slow_down {
+        Some((at, k)) if start >= at => (svc as f64 * k) as u64,
+        Some((at, k)) if start + svc > at => (at - start) + ((start + svc - at) as f64 * k) as u64,
+        _ => svc,
+    }
+}
+
 fn ns_of(bytes: f64, gbps: f64) -> u64 {
     (bytes / gbps).round().max(1.0) as u64
 }
@@ -183,6 +179,7 @@ impl<'a> ServeEngine<'a> {
                     queue: VecDeque::new(),
                     history: VecDeque::new(),
                     last_batch_ns: 0,
+                    pending: None,
                     last_mean_addr: 0.0,
                     pending_cost_ns: 0,
                     busy: false,
@@ -247,6 +244,9 @@ impl<'a> ServeEngine<'a> {
             warmup,
             preload: None,
             record: false,
+            slow_down: None,
+            decisions: Vec::new(),
+            record_decisions: false,
             fset: FeatureSet::default(),
             dataset: Vec::new(),
             workers,
@@ -282,7 +282,6 @@ impl<'a> ServeEngine<'a> {
         Ok(e)
     }
 
-    /// Attaches a preload policy.
     /// Attaches a preload policy; its feature set becomes the engine's.
     pub fn set_preload(&mut self, p: Box<dyn Preload>) {
         self.fset = p.features();
@@ -297,6 +296,41 @@ impl<'a> ServeEngine<'a> {
     /// Records a dataset row per request (features at dispatch, outcome at its batch).
     pub fn record_dataset(&mut self, on: bool) {
         self.record = on;
+    }
+
+    /// Records every dispatch decision in [`ServeEngine::decisions`].
+    pub fn record_decisions(&mut self, on: bool) {
+        self.record_decisions = on;
+    }
+
+    /// Changes the machine at `at_ns`: from then on transfers run `factor`
+    /// times slower — through `node`'s memory only, or with `None` through
+    /// every memory, link, PCIe link and the far tier. For the test that no
+    /// policy sees the future: decisions before `at_ns` must not change.
+    pub fn slow_down_after(&mut self, at_ns: u64, node: Option<usize>, factor: f64) {
+        self.slow_down = Some(SlowDown {
+            at_ns,
+            node,
+            factor,
+        });
+    }
+
+    /// The slow-down as it applies to a server (`node`: a node's memory).
+    fn slow_for(&self, node: Option<usize>) -> Option<(u64, f64)> {
+        self.slow_down
+            .filter(|s| s.node.is_none() || s.node == node)
+            .map(|s| (s.at_ns, s.factor))
+    }
+
+    /// The service time of `bytes` at `gbps` on `q` (node `node`'s memory,
+    /// or another server) for a request arriving at `t`, stretched past
+    /// the slow-down time.
+    fn transfer_ns(&self, q: &Queue, node: Option<usize>, bytes: f64, gbps: f64, t: u64) -> u64 {
+        stretch(
+            self.slow_for(node),
+            t.max(q.busy_until()),
+            ns_of(bytes, gbps),
+        )
     }
 
     /// Number of workers.
@@ -443,15 +477,18 @@ impl<'a> ServeEngine<'a> {
         q.preloaded = brought;
     }
 
-    /// The decision features of a request about to join worker `w`.
-    fn features(&self, w: usize, a: &Arrival) -> Vec<f64> {
+    /// The decision features of a request about to join worker `w` at `t`
+    /// (the running batch's entry only once its data has arrived).
+    fn features(&self, w: usize, a: &Arrival, t: u64) -> Vec<f64> {
         let wk = &self.workers[w];
         let fs = &self.fset;
         let mut v = Vec::with_capacity(2 + 3 * fs.history);
         v.push((self.shard_node[a.shard as usize] != wk.node) as u8 as f64);
         v.push((wk.queue.len() + wk.running.len()) as f64);
-        for k in 0..fs.history {
-            let (h, mb, d) = wk.history.get(k).copied().unwrap_or((1.0, 0.0, 0.0));
+        let known = wk.pending.filter(|p| p.data_at <= t).map(|p| p.history);
+        let mut past = known.into_iter().chain(wk.history.iter().copied());
+        for _ in 0..fs.history {
+            let (h, mb, d) = past.next().unwrap_or((1.0, 0.0, 0.0));
             for (x, on) in [h, mb, d].into_iter().zip(fs.groups) {
                 if on {
                     v.push(x);
@@ -499,8 +536,8 @@ impl<'a> ServeEngine<'a> {
             } else {
                 wk.util * decay
             },
-            stall_ms: wk.last_stall_ms,
-            stall_ewma_ms: wk.ewma_stall_ms,
+            stall_ms: wk.stall_at(t).0,
+            stall_ewma_ms: wk.stall_at(t).1,
         }
     }
 
@@ -514,7 +551,14 @@ impl<'a> ServeEngine<'a> {
                 let job = self.arrivals_seen / bg.every_requests;
                 let node = mem_nodes[(job as usize) % mem_nodes.len()] as usize;
                 let bytes = bg.sweep_gb * 1e9;
-                self.node_mem[node].serve(t, ns_of(bytes, self.node_gbps[node]), bytes as u64);
+                let svc = self.transfer_ns(
+                    &self.node_mem[node],
+                    Some(node),
+                    bytes,
+                    self.node_gbps[node],
+                    t,
+                );
+                self.node_mem[node].serve(t, svc, bytes as u64);
                 self.totals.node_bytes[node] += bytes as u64;
                 window(&mut self.totals.windows, t).memory_bytes += bytes as u64;
                 if bg.flushes_cache {
@@ -543,7 +587,7 @@ impl<'a> ServeEngine<'a> {
         if let Some((at, None)) = self.watch_move[s] {
             self.watch_move[s] = Some((at, Some(a.id)));
         }
-        let features = (self.record || self.preload.is_some()).then(|| self.features(w, &a));
+        let features = (self.record || self.preload.is_some()).then(|| self.features(w, &a, t));
         let mut q = Queued {
             a,
             features,
@@ -565,11 +609,20 @@ impl<'a> ServeEngine<'a> {
                 let wk = &self.workers[w];
                 let ahead =
                     (wk.queue.len() + wk.running.len()) as u64 / self.spec.request.batch as u64;
-                let est_start = t + ahead * wk.last_batch_ns;
+                let est_start = t + ahead * wk.batch_ns_at(t);
                 fire_at = Some(est_start.saturating_sub(p.window_ns()).max(t));
             } else if !d.fallback {
                 q.predicted = Some(false);
             }
+        }
+        if self.record_decisions {
+            self.decisions.push(Decision {
+                at_ns: t,
+                request: a.id,
+                worker: w as u32,
+                preload: q.predicted,
+                fire_at_ns: fire_at,
+            });
         }
         self.workers[w].queue.push_back(q);
         match fire_at {
@@ -588,7 +641,13 @@ impl<'a> ServeEngine<'a> {
 
     /// Reads `bytes` from the far tier starting at `t`; returns completion.
     fn far_read(&mut self, bytes: f64, t: u64) -> u64 {
-        let svc = ns_of(bytes, self.spec.far_tier.bandwidth_gbps);
+        let svc = self.transfer_ns(
+            &self.far,
+            Some(usize::MAX),
+            bytes,
+            self.spec.far_tier.bandwidth_gbps,
+            t,
+        );
         let wait = self.far.serve(t, svc, bytes as u64);
         self.totals.far_bytes += bytes as u64;
         window(&mut self.totals.windows, t).far_bytes += bytes as u64;
@@ -597,13 +656,25 @@ impl<'a> ServeEngine<'a> {
 
     /// Reads `bytes` from `home`'s memory for a worker on `node`; returns completion.
     fn mem_read(&mut self, home: usize, node: usize, bytes: f64, t: u64) -> u64 {
-        let svc = ns_of(bytes, self.node_gbps[home]);
+        let svc = self.transfer_ns(
+            &self.node_mem[home],
+            Some(home),
+            bytes,
+            self.node_gbps[home],
+            t,
+        );
         let mut done = t + self.node_mem[home].serve(t, svc, bytes as u64) + svc;
         self.totals.node_bytes[home] += bytes as u64;
         window(&mut self.totals.windows, t).memory_bytes += bytes as u64;
         for &li in &self.m.route[home][node] {
             let l = &self.m.spec.links[li];
-            let lsvc = ns_of(bytes, l.bandwidth_gbps);
+            let lsvc = self.transfer_ns(
+                &self.links[li],
+                Some(usize::MAX),
+                bytes,
+                l.bandwidth_gbps,
+                t,
+            );
             done = done.max(t + self.links[li].serve(t, lsvc, bytes as u64) + lsvc);
             self.totals.link_bytes[li] += bytes as u64;
         }
@@ -611,6 +682,8 @@ impl<'a> ServeEngine<'a> {
     }
 
     fn start_batch(&mut self, w: usize, t: u64) {
+        // The batch before this one has ended: all it tells is known.
+        self.workers[w].observe_pending(self.fset.history);
         // Decision costs charged to this worker delay its batch.
         let t = t + std::mem::take(&mut self.workers[w].pending_cost_ns);
         let f = self.spec.request.features.clone();
@@ -717,7 +790,11 @@ impl<'a> ServeEngine<'a> {
         let pcie_bytes = input + feature_bytes;
         let pcie = self.workers[w].pcie_gbps;
         let transferred = if pcie.is_finite() {
-            let svc = ns_of(pcie_bytes, pcie);
+            let svc = stretch(
+                self.slow_for(Some(usize::MAX)),
+                ready,
+                ns_of(pcie_bytes, pcie),
+            );
             self.totals.pcie_bytes += pcie_bytes as u64;
             ready + svc
         } else {
@@ -743,11 +820,15 @@ impl<'a> ServeEngine<'a> {
         } else {
             batch_hits as f64 / batch_lookups as f64
         };
-        wk.history.push_front((hit_rate, read_mb, delta));
-        wk.history.truncate(self.fset.history);
-        wk.last_batch_ns = end - t;
-        wk.last_stall_ms = stall as f64 / 1e6;
-        wk.ewma_stall_ms = EWMA_ALPHA * wk.last_stall_ms + (1.0 - EWMA_ALPHA) * wk.ewma_stall_ms;
+        // Known to an observer only later: the stall and features once the
+        // data has arrived, the duration once the batch has ended.
+        wk.pending = Some(Pending {
+            data_at: ready,
+            stall_ms: stall as f64 / 1e6,
+            history: (hit_rate, read_mb, delta),
+            end_at: end,
+            batch_ns: end - t,
+        });
         wk.running = batch
             .iter()
             .enumerate()

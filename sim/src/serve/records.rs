@@ -100,3 +100,15 @@ pub enum ServeError {
     #[error("the scheduler {0} picked worker {1}, but there are {2}")]
     BadPick(String, usize, usize),
 }
+
+/// One dispatch decision: where a request went, and whether (and when) its
+/// data was to be preloaded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Decision {
+    pub at_ns: u64,
+    pub request: u64,
+    pub worker: u32,
+    /// The preload policy's "will miss" call, if it made one.
+    pub preload: Option<bool>,
+    pub fire_at_ns: Option<u64>,
+}

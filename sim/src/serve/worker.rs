@@ -1,0 +1,95 @@
+//! One worker of the request model: its queue, the batch it runs, and
+//! what it lets a policy observe — stamped with when each value becomes
+//! known (a batch's stall and features once its data has arrived, its
+//! duration once it has ended).
+
+use std::collections::VecDeque;
+
+use traces::workload::Arrival;
+
+use super::records::RequestRecord;
+
+/// Weight of a new stall in the worker's average (EWMA).
+const EWMA_ALPHA: f64 = 0.2;
+
+pub(super) struct Queued {
+    pub a: Arrival,
+    /// Features at dispatch (when a preload policy or the dataset needs them).
+    pub features: Option<Vec<f64>>,
+    /// A preload for it completes at this time (0: none).
+    pub preload_ready: u64,
+    /// Items its preload brought in.
+    pub preloaded: Vec<u64>,
+    /// Predicted miss (for accuracy), if a decision was taken.
+    pub predicted: Option<bool>,
+}
+
+/// What the running batch will tell an observer, and when: its data stall
+/// and per-batch features once its data has arrived, its duration once it
+/// has ended. Until then, policies see the batches before it.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Pending {
+    /// When the batch's data arrived (its stall and features are known).
+    pub data_at: u64,
+    pub stall_ms: f64,
+    /// (hit rate, MB read, mean item address delta in MB).
+    pub history: (f64, f64, f64),
+    /// When the batch ended (its duration is known).
+    pub end_at: u64,
+    pub batch_ns: u64,
+}
+
+pub(super) struct Worker {
+    pub node: u32,
+    pub queue: VecDeque<Queued>,
+    /// Last batches, most recent first: (hit rate, MB read, mean item
+    /// address delta in MB) — those observed; the running one is `pending`.
+    pub history: VecDeque<(f64, f64, f64)>,
+    /// Duration of the last batch that ended.
+    pub last_batch_ns: u64,
+    /// The running batch's observations, stamped with when they become known.
+    pub pending: Option<Pending>,
+    /// Mean item address (MB) of the last batch.
+    pub last_mean_addr: f64,
+    /// Decision cost not yet charged (delays the next batch).
+    pub pending_cost_ns: u64,
+    pub busy: bool,
+    pub util: f64,
+    pub util_t: u64,
+    pub last_stall_ms: f64,
+    pub ewma_stall_ms: f64,
+    pub pcie_gbps: f64,
+    pub running: Vec<RequestRecord>,
+}
+
+impl Worker {
+    /// (last stall, its EWMA) in ms as known at `t`.
+    pub fn stall_at(&self, t: u64) -> (f64, f64) {
+        match self.pending {
+            Some(p) if p.data_at <= t => (
+                p.stall_ms,
+                EWMA_ALPHA * p.stall_ms + (1.0 - EWMA_ALPHA) * self.ewma_stall_ms,
+            ),
+            _ => (self.last_stall_ms, self.ewma_stall_ms),
+        }
+    }
+
+    /// The duration of the last batch known to have ended by `t`.
+    pub fn batch_ns_at(&self, t: u64) -> u64 {
+        match self.pending {
+            Some(p) if p.end_at <= t => p.batch_ns,
+            _ => self.last_batch_ns,
+        }
+    }
+
+    /// Folds the ended batch's observations into the worker's history.
+    pub fn observe_pending(&mut self, history: usize) {
+        if let Some(p) = self.pending.take() {
+            self.history.push_front(p.history);
+            self.history.truncate(history);
+            self.last_batch_ns = p.batch_ns;
+            self.last_stall_ms = p.stall_ms;
+            self.ewma_stall_ms = EWMA_ALPHA * p.stall_ms + (1.0 - EWMA_ALPHA) * self.ewma_stall_ms;
+        }
+    }
+}
