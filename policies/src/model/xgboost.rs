@@ -11,6 +11,10 @@ use serde_json::Value;
 use super::{Body, LEAF, Link, Model, Tree, VERSION};
 use crate::error::PolicyError;
 
+/// Most features a model may read (its feature names are allocated for
+/// every index up to the largest a split uses).
+const MAX_FEATURES: u32 = 1 << 16;
+
 fn err(s: impl Into<String>) -> PolicyError {
     PolicyError(format!("XGBoost model: {}", s.into()))
 }
@@ -59,6 +63,12 @@ pub fn import(v: &Value) -> Result<Model, PolicyError> {
                 .collect()
         })
         .unwrap_or_default();
+    if names.len() > MAX_FEATURES as usize {
+        return Err(err(format!(
+            "{} feature names: a model may have at most {MAX_FEATURES}",
+            names.len()
+        )));
+    }
     let mut max_feature = 0u32;
     let mut trees = Vec::new();
     for (ti, t) in trees_v.iter().enumerate() {
@@ -86,6 +96,12 @@ pub fn import(v: &Value) -> Result<Model, PolicyError> {
             if left[i] < 0.0 {
                 tree.value[i] = cond[i];
             } else {
+                if !(0.0..MAX_FEATURES as f64).contains(&feat[i]) {
+                    return Err(err(format!(
+                        "tree {ti}, node {i}: split index {} is not one of the {MAX_FEATURES} features a model may have",
+                        feat[i]
+                    )));
+                }
                 tree.left[i] = left[i] as u32;
                 tree.right[i] = right[i] as u32;
                 tree.feature[i] = feat[i] as u32;
@@ -159,6 +175,18 @@ mod tests {
             );
             assert!(nodes == 2 + 2 || nodes == 2 + 3, "{nodes}");
         }
+    }
+
+    #[test]
+    fn a_huge_split_index_is_an_error_not_a_huge_allocation() {
+        // Found by the model fuzz target: 244444444 feature names.
+        let t = TWO_TREES
+            .replace("\"feature_names\": [\"x0\", \"x1\"],", "")
+            .replace("[1, 0, 0, 0, 0]", "[244444444, 0, 0, 0, 0]");
+        let e = Model::from_json(&t).unwrap_err().0;
+        assert!(e.contains("split index 244444444"), "{e}");
+        let t = TWO_TREES.replace("[1, 0, 0, 0, 0]", "[-1, 0, 0, 0, 0]");
+        assert!(Model::from_json(&t).is_err());
     }
 
     #[test]
