@@ -1,0 +1,112 @@
+//! The request model against independent oracles: one worker, batches of
+//! one, no feature data, deterministic compute — an M/D/1 queue. Each
+//! request's queue wait must equal the Lindley recursion on the actual
+//! arrivals, and the mean wait the M/D/1 formula ρD / (2(1 − ρ)); the
+//! per-second windows must add up to the run's totals.
+
+use sim::serve::{RequestRecord, ServeEngine};
+use traces::workload::WorkloadSpec;
+
+/// Service time (ns): batch_ms + per_request_ms, no noise.
+const D_NS: u64 = 1_000_000;
+
+fn spec(qps: f64, duration_s: f64) -> WorkloadSpec {
+    let text = format!(
+        r#"
+name = "md1"
+machine = "one-channel"
+duration_s = {duration_s}
+qps = {qps}
+arrivals = {{ process = "poisson" }}
+shards = {{ count = 1, popularity_zipf = 0.0, weights_gb = 0.0, state_mb = 0.0 }}
+request = {{ tokens = 0, token_bytes = 0, batch = 1, compute = {{ batch_ms = 0.6, per_request_ms = 0.4, sigma = 0.0 }}, features = {{ lookups = 0, item_kb = 1.0, items = 1, resident = 1, zipf = 0.0 }} }}
+cache = {{ items_per_node = 1 }}
+far_tier = {{ latency_ms = 1.0, bandwidth_gbps = 1.0 }}
+"#
+    );
+    traces::config::parse_toml(&text).unwrap()
+}
+
+fn run(qps: f64, duration_s: f64) -> (Vec<RequestRecord>, sim::serve::ServeTotals) {
+    let spec = spec(qps, duration_s);
+    let m = sim::Machine::from_toml(sim::presets::preset("one-channel").unwrap()).unwrap();
+    let ctx = policies::registry::Ctx::default();
+    let s = policies::sched::SCHEDULERS
+        .build("round-robin", &ctx)
+        .unwrap();
+    let w = policies::warmup::WARMUPS.build("none", &ctx).unwrap();
+    let mut e = ServeEngine::new(&m, &spec, s, w).unwrap();
+    assert_eq!(e.workers(), 1, "one worker");
+    let mut recs = Vec::new();
+    let totals = e.run(3, |r| recs.push(*r)).unwrap();
+    recs.sort_by_key(|r| r.id);
+    (recs, totals)
+}
+
+#[test]
+fn queue_waits_follow_the_lindley_recursion_exactly() {
+    let (recs, _) = run(700.0, 20.0);
+    assert!(recs.len() > 10_000);
+    // W(n+1) = max(0, W(n) + D − (a(n+1) − a(n))), on the actual arrivals.
+    let mut w = 0i64;
+    for k in 0..recs.len() {
+        if k > 0 {
+            let gap = (recs[k].arrival - recs[k - 1].arrival) as i64;
+            w = (w + D_NS as i64 - gap).max(0);
+        }
+        assert_eq!(recs[k].queue as i64, w, "request {k}");
+        assert_eq!(recs[k].end - recs[k].start, D_NS, "deterministic service");
+        assert_eq!(recs[k].stall, 0, "no data to wait for");
+    }
+}
+
+#[test]
+fn mean_wait_is_md1_within_3_percent() {
+    for rho in [0.3, 0.6, 0.9] {
+        let qps = rho * 1e9 / D_NS as f64;
+        // Enough requests for the sample mean to settle (long at ρ = 0.9).
+        let duration = if rho < 0.8 { 300.0 } else { 2000.0 };
+        let (recs, _) = run(qps, duration);
+        let mean = recs.iter().map(|r| r.queue as f64).sum::<f64>() / recs.len() as f64;
+        let md1 = rho * D_NS as f64 / (2.0 * (1.0 - rho));
+        let err = (mean - md1).abs() / md1;
+        assert!(
+            err < 0.03,
+            "ρ = {rho}: mean wait {mean:.0} ns vs M/D/1 {md1:.0} ns ({:.1}%)",
+            err * 100.0
+        );
+    }
+}
+
+/// Per-second counters sum to the run's totals, on the seed workload (feature
+/// reads, background sweeps, preloads): every byte and every hit the run
+/// counted is in some window.
+#[test]
+fn per_second_windows_add_up_to_the_totals() {
+    let text = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/seed-inference.toml"),
+    )
+    .unwrap();
+    let table: toml::Table = toml::from_str(&text).unwrap();
+    let mut spec: WorkloadSpec = table["workload"].clone().try_into().unwrap();
+    spec.duration_s = 3.0;
+    let m = sim::Machine::from_toml(sim::presets::preset(&spec.machine).unwrap()).unwrap();
+    let ctx = policies::registry::Ctx::default();
+    let s = policies::sched::SCHEDULERS
+        .build("numa-weighted-ewma", &ctx)
+        .unwrap();
+    let w = policies::warmup::WARMUPS.build("none", &ctx).unwrap();
+    let mut e = ServeEngine::new(&m, &spec, s, w).unwrap();
+    e.set_preload(policies::preload::PRELOADS.build("always", &ctx).unwrap());
+    let mut n = 0u64;
+    let t = e.run(1, |_| n += 1).unwrap();
+    let sum = |f: fn(&sim::serve::WindowTotals) -> u64| t.windows.iter().map(f).sum::<u64>();
+    assert!(t.node_bytes.iter().sum::<u64>() > 0 && t.feature_hits > 0 && t.preload_items > 0);
+    assert_eq!(sum(|w| w.memory_bytes), t.node_bytes.iter().sum::<u64>());
+    assert_eq!(sum(|w| w.far_bytes), t.far_bytes);
+    assert_eq!(sum(|w| w.feature_hits), t.feature_hits);
+    assert_eq!(sum(|w| w.feature_misses), t.feature_misses);
+    assert_eq!(sum(|w| w.preload_items), t.preload_items);
+    assert_eq!(sum(|w| w.preload_item_hits), t.preload_item_hits);
+    assert_eq!(t.requests, n);
+}
