@@ -30,8 +30,12 @@ fn run_cfg(recs: &[Record], prefetch: Option<&str>, cfg: Config) -> Summary {
     )
     .unwrap();
     if let Some(p) = prefetch {
-        e.set_prefetcher(policies::prefetch::create(p, 64, m.cores()).unwrap())
-            .unwrap();
+        e.set_prefetcher(
+            policies::prefetch::PREFETCHERS
+                .build(p, &policies::registry::Ctx::for_machine(&m))
+                .unwrap(),
+        )
+        .unwrap();
     }
     let fields = Fields {
         pc: true,

@@ -154,12 +154,6 @@ pub struct Registry<T: ?Sized + 'static> {
 }
 
 impl<T: ?Sized> Registry<T> {
-    /// The entry a spec names.
-    pub fn find(&self, spec: &str) -> Option<&Entry<T>> {
-        let s = Spec::parse(spec);
-        self.entries.iter().find(|e| e.name == s.name)
-    }
-
     /// Builds the policy `spec` names.
     pub fn build(&self, spec: &str, ctx: &Ctx) -> Result<Box<T>, PolicyError> {
         let s = Spec::parse(spec.trim());

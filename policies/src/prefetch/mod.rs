@@ -1,10 +1,11 @@
 //! Cache prefetchers: one file each, registered below. `learned:FILE[:BASE]`
-//! reads its model through the loader the binary passes in the [`Ctx`].
+//! reads its model through the loader the binary passes in the
+//! [`Ctx`](crate::registry::Ctx).
 
 use sim::policy::Prefetcher;
 
 use crate::error::PolicyError;
-use crate::registry::{Ctx, Spec, registry};
+use crate::registry::{Spec, registry};
 
 registry! {
     /// Every cache prefetcher, by name.
@@ -14,19 +15,6 @@ registry! {
     stream: [ENTRY],
     delta: [ENTRY],
     learned: [ENTRY],
-}
-
-/// Builds a prefetcher for a machine with `line`-byte lines and `cores`
-/// cores (no model loader: `learned:` specs fail).
-pub fn create(spec: &str, line: u64, cores: usize) -> Result<Box<dyn Prefetcher>, PolicyError> {
-    PREFETCHERS.build(
-        spec,
-        &Ctx {
-            line,
-            cores,
-            ..Ctx::default()
-        },
-    )
 }
 
 /// A prefetcher's `[:D[:K]]`: degree D (1..=64, default `default_degree`)
@@ -59,6 +47,21 @@ fn degree_distance(spec: &Spec, default_degree: u64) -> Result<(u32, u32), Polic
 
 #[cfg(test)]
 pub(crate) mod tests {
+    use crate::error::PolicyError;
+    use crate::registry::Ctx;
+    use sim::policy::Prefetcher;
+
+    fn create(spec: &str, line: u64, cores: usize) -> Result<Box<dyn Prefetcher>, PolicyError> {
+        super::PREFETCHERS.build(
+            spec,
+            &Ctx {
+                line,
+                cores,
+                ..Ctx::default()
+            },
+        )
+    }
+
     use sim::policy::AccessView;
 
     pub fn seen(pc: Option<u64>, addr: u64, miss: bool) -> AccessView {
@@ -81,14 +84,14 @@ pub(crate) mod tests {
             "stream",
             "delta:3",
         ] {
-            assert!(super::create(n, 64, 4).is_ok(), "{n}");
+            assert!(create(n, 64, 4).is_ok(), "{n}");
         }
-        assert!(super::create("ip-stride:x", 64, 4).is_err());
+        assert!(create("ip-stride:x", 64, 4).is_err());
         assert_eq!(
-            super::create("ghost", 64, 4).err().unwrap().0,
+            create("ghost", 64, 4).err().unwrap().0,
             "unknown prefetcher \"ghost\"; expected one of next-line[:D], ip-stride[:D[:K]], stream[:D[:K]], delta[:D], learned:FILE[:BASE]"
         );
-        assert!(super::create("learned:m.json", 64, 4).is_err(), "no loader");
-        assert!(super::create("stream:0", 64, 4).is_err());
+        assert!(create("learned:m.json", 64, 4).is_err(), "no loader");
+        assert!(create("stream:0", 64, 4).is_err());
     }
 }
