@@ -523,6 +523,7 @@ impl<'a> ServeEngine<'a> {
         let wk = &self.workers[w];
         let dt = t.saturating_sub(wk.util_t) as f64;
         let decay = (-dt / UTIL_TAU_NS).exp();
+        let (stall_ms, stall_ewma_ms) = wk.stall_at(t);
         let outstanding = wk.queue.len() + wk.running.len();
         WorkerView {
             id: w,
@@ -536,8 +537,8 @@ impl<'a> ServeEngine<'a> {
             } else {
                 wk.util * decay
             },
-            stall_ms: wk.stall_at(t).0,
-            stall_ewma_ms: wk.stall_at(t).1,
+            stall_ms,
+            stall_ewma_ms,
         }
     }
 
