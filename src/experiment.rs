@@ -64,9 +64,13 @@ pub struct RowSpec {
     /// Apply the workload's shard moves in this row.
     #[serde(default)]
     pub moves: bool,
-    /// Preload: none, always[:MS], learned:FILE[:MS] (FILE relative to the experiment file).
+    /// Preload: none, always[:MS], oracle[:MS], learned:FILE[:MS[:P]] (FILE
+    /// relative to the experiment file).
     #[serde(default = "d_none")]
     pub preload: String,
+    /// This row's `features.miss_share` (what counts as a miss: the label
+    /// judged and the outcome an oracle is told), if not the workload's.
+    pub miss_share: Option<f64>,
 }
 
 /// An experiment file.
@@ -110,6 +114,14 @@ impl Experiment {
             .validate()
             .map_err(|x| anyhow::anyhow!("{origin}: workload: {}", x.problem))?;
         for r in &e.row {
+            if let Some(ms) = r.miss_share
+                && !(ms.is_finite() && ms > 0.0 && ms <= 1.0)
+            {
+                bail!(
+                    "{origin}: row {}: miss_share must be in (0, 1], found {ms}",
+                    r.name
+                );
+            }
             e.policies(r, 0, None)
                 .map_err(|x| anyhow::anyhow!("{origin}: row {}: {x:#}", r.name))?;
         }
@@ -201,6 +213,9 @@ pub fn run_row(
     if !row.moves {
         spec.moves.clear();
     }
+    if let Some(ms) = row.miss_share {
+        spec.request.features.miss_share = ms;
+    }
     let timer = crate::policy::timer();
     let RowPolicies {
         scheduler: sched,
@@ -209,7 +224,11 @@ pub fn run_row(
     } = exp.policies(row, seed, Some(&timer))?;
     let mut e = ServeEngine::new(m, &spec, sched, warm)
         .map_err(|x| anyhow::anyhow!("row {}: {x}", row.name))?;
+    let row_is_oracle = preload.oracle();
     let reads = (row.preload != "none").then(|| preload.features());
+    if preload.oracle() {
+        e.set_truth(paired_outcomes(m, exp, row, &spec, seed)?);
+    }
     if row.preload != "none" {
         e.set_preload(preload);
     }
@@ -270,6 +289,9 @@ pub fn run_row(
         preload_item_hits: totals.preload_item_hits,
         preload_fallbacks: totals.preload_fallbacks,
         predict_cost_ns: totals.predict_cost_ns,
+        judged: totals.judged.clone(),
+        preload_bytes: totals.preload_bytes,
+        upper_bound: row_is_oracle,
     };
     Ok(RowRun {
         result: rr,
@@ -278,6 +300,25 @@ pub fn run_row(
         predict_wall_ns,
         dataset,
     })
+}
+
+/// What an oracle preload is told: which requests miss in the same row
+/// and seed run without preload (the outcome a learned model is trained
+/// to predict). A bit per request.
+fn paired_outcomes(
+    m: &Machine,
+    exp: &Experiment,
+    row: &RowSpec,
+    spec: &WorkloadSpec,
+    seed: u64,
+) -> Result<Vec<u64>> {
+    let p = exp.policies(row, seed, None)?;
+    let mut e = ServeEngine::new(m, spec, p.scheduler, p.warmup)
+        .map_err(|x| anyhow::anyhow!("row {} (its oracle's paired run): {x}", row.name))?;
+    e.record_outcomes();
+    e.run(seed, |_| {})
+        .map_err(|x| anyhow::anyhow!("row {} (its oracle's paired run): {x}", row.name))?;
+    Ok(e.outcomes())
 }
 
 /// `monitor.csv` and `monitor.svg` (the seed's monitoring chart) in `dir`.

@@ -25,7 +25,7 @@ fn the_committed_model_is_reproduced_by_the_documented_commands() {
     let header = text.lines().next().unwrap();
     assert!(
         header.starts_with(
-            "time_ns,id,remote_shard,outstanding,hit_rate_0,read_mb_0,addr_delta_mb_0,"
+            "time_ns,id,remote_shard,outstanding,cached_share,hit_rate_0,read_mb_0,addr_delta_mb_0,"
         ),
         "{header}"
     );
@@ -50,10 +50,8 @@ fn the_committed_model_is_reproduced_by_the_documented_commands() {
     let out = String::from_utf8_lossy(&o.stdout);
     let held = out.lines().find(|l| l.contains("held-out")).unwrap();
     let auc: f64 = held.rsplit("AUC ").next().unwrap().trim().parse().unwrap();
-    assert!(
-        auc > 0.6,
-        "held-out AUC above a constant predictor's 0.5: {held}"
-    );
+    // The bar for a predictor worth its place (a constant one: 0.5).
+    assert!(auc >= 0.75, "held-out AUC: {held}");
     assert_eq!(
         std::fs::read_to_string(&model).unwrap(),
         std::fs::read_to_string(root("scenarios/models/seed-gbdt.json")).unwrap(),

@@ -2,7 +2,9 @@
 //! one, no feature data, deterministic compute — an M/D/1 queue. Each
 //! request's queue wait must equal the Lindley recursion on the actual
 //! arrivals, and the mean wait the M/D/1 formula ρD / (2(1 − ρ)); the
-//! per-second windows must add up to the run's totals.
+//! per-second windows must add up to the run's totals; the bytes through
+//! each FCFS server must equal the sum of the transfers the workload
+//! implies.
 
 use sim::serve::{RequestRecord, ServeEngine};
 use traces::workload::WorkloadSpec;
@@ -109,4 +111,56 @@ fn per_second_windows_add_up_to_the_totals() {
     assert_eq!(sum(|w| w.preload_items), t.preload_items);
     assert_eq!(sum(|w| w.preload_item_hits), t.preload_item_hits);
     assert_eq!(t.requests, n);
+}
+
+/// A one-node run with feature lookups and background sweeps; `resident`
+/// of the 1000 items live in memory, the rest on the far tier.
+fn bytes_run(resident: u32) -> (sim::serve::ServeTotals, (Vec<u64>, Vec<u64>, u64)) {
+    let text = format!(
+        r#"
+name = "bytes"
+machine = "one-channel"
+duration_s = 2.0
+qps = 2000.0
+arrivals = {{ process = "poisson" }}
+shards = {{ count = 2, popularity_zipf = 0.0, weights_gb = 0.0, state_mb = 0.0 }}
+request = {{ tokens = 0, token_bytes = 0, batch = 4, compute = {{ batch_ms = 0.1, per_request_ms = 0.1, sigma = 0.1 }}, features = {{ lookups = 8, item_kb = 4.0, items = 1000, resident = {resident}, zipf = 0.5 }} }}
+cache = {{ items_per_node = 256 }}
+far_tier = {{ latency_ms = 1.0, bandwidth_gbps = 10.0 }}
+background = {{ every_requests = 500, sweep_gb = 0.01, flushes_cache = true }}
+"#
+    );
+    let spec: WorkloadSpec = traces::config::parse_toml(&text).unwrap();
+    let m = sim::Machine::from_toml(sim::presets::preset("one-channel").unwrap()).unwrap();
+    let ctx = policies::registry::Ctx::default();
+    let s = policies::sched::SCHEDULERS
+        .build("round-robin", &ctx)
+        .unwrap();
+    let w = policies::warmup::WARMUPS.build("none", &ctx).unwrap();
+    let mut e = ServeEngine::new(&m, &spec, s, w).unwrap();
+    let t = e.run(5, |_| {}).unwrap();
+    (t, e.server_bytes())
+}
+
+#[test]
+fn bytes_through_each_fcfs_server_are_the_sum_of_its_transfers() {
+    const ITEM: u64 = 4096;
+    const SWEEP: u64 = 10_000_000;
+    // All items in memory: every lookup reads one item from the node's
+    // memory (a hit locally, a miss from the shard's home: the same node),
+    // plus one sweep per 500 arrivals; the far tier serves nothing.
+    let (t, (mem, links, far)) = bytes_run(1000);
+    assert!(t.requests > 3000 && t.background_jobs >= 6, "{t:?}");
+    assert!(t.feature_hits > 0 && t.feature_misses > 0);
+    assert_eq!(t.requests, t.background_jobs * 500 + t.requests % 500);
+    assert_eq!(mem, vec![t.requests * 8 * ITEM + t.background_jobs * SWEEP]);
+    assert!(links.is_empty());
+    assert_eq!(far, 0);
+    // No item in memory: hits still read the node's memory, every miss
+    // comes from the far tier.
+    let (t, (mem, _, far)) = bytes_run(0);
+    assert_eq!(t.feature_hits + t.feature_misses, t.requests * 8);
+    assert_eq!(mem, vec![t.feature_hits * ITEM + t.background_jobs * SWEEP]);
+    assert_eq!(far, t.feature_misses * ITEM);
+    assert_eq!((t.node_bytes[0], t.far_bytes), (mem[0], far));
 }

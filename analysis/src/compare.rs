@@ -38,6 +38,12 @@ pub struct RunResult {
     pub preload_item_hits: u64,
     pub preload_fallbacks: u64,
     pub predict_cost_ns: u64,
+    /// The "will miss" calls judged against the run's outcomes.
+    pub judged: sim::serve::Judged,
+    /// Bytes the preloads read.
+    pub preload_bytes: u64,
+    /// The row's preload is an oracle: an upper bound, not a policy.
+    pub upper_bound: bool,
 }
 
 /// One line of `compare.csv`.
@@ -71,6 +77,15 @@ pub struct Row {
     pub preload_fallbacks: u64,
     /// Simulated decision cost per request (µs).
     pub predict_cost_us: f64,
+    /// Of the "will miss" calls over all seeds, judged on each run's
+    /// outcomes: ROC AUC, precision, recall (None without calls).
+    pub predict_auc: Option<f64>,
+    pub predict_precision: Option<f64>,
+    pub predict_recall: Option<f64>,
+    /// GB the preloads read, over all seeds.
+    pub preload_gb: f64,
+    /// An oracle row: an upper bound, not a policy a real system could run.
+    pub upper_bound: bool,
 }
 
 /// Pools a row's seeds in seed order.
@@ -118,6 +133,10 @@ pub fn compare(
             let sum = |f: fn(&RunResult) -> u64| runs.iter().map(f).sum::<u64>();
             let decisions = sum(|r| r.preload_decisions);
             let items = sum(|r| r.preload_items);
+            let mut judged = sim::serve::Judged::default();
+            for r in runs {
+                judged.merge(&r.judged);
+            }
             Row {
                 row: name.clone(),
                 requests: all.len(),
@@ -164,6 +183,11 @@ pub fn compare(
                 } else {
                     sum(|r| r.predict_cost_ns) as f64 / all.len() as f64 / 1000.0
                 },
+                predict_auc: judged.auc(),
+                predict_precision: judged.precision(),
+                predict_recall: judged.recall(),
+                preload_gb: sum(|r| r.preload_bytes) as f64 / 1e9,
+                upper_bound: runs.iter().any(|r| r.upper_bound),
             }
         })
         .collect()
@@ -197,7 +221,11 @@ pub fn render(rows: &[Row], spike_k: f64) -> String {
         };
         s.push_str(&format!(
             "{:<18} {:>7.1} {:>7.1} {:>8.1} {:>26} {:>8.1} {:>8.1} {:>6.2}% {:>7} {:>7.2} {:>5.1}% {:>9.1}\n",
-            r.row,
+            if r.upper_bound {
+                format!("{}*", r.row)
+            } else {
+                r.row.clone()
+            },
             r.tp50_ms,
             r.tp90_ms,
             r.tp99_ms,
@@ -212,6 +240,9 @@ pub fn render(rows: &[Row], spike_k: f64) -> String {
         ));
     }
     s.push_str("(ms; TP99 difference against the first row, paired by request over all seeds, 95% bootstrap CI)\n");
+    if rows.iter().any(|r| r.upper_bound) {
+        s.push_str("* upper bound, not a policy: its preload is told which requests will miss (a paired run without preload)\n");
+    }
     let moved: Vec<&Row> = rows
         .iter()
         .filter(|r| r.first_after_move_ms > 0.0)
@@ -222,13 +253,22 @@ pub fn render(rows: &[Row], spike_k: f64) -> String {
             r.row, r.first_after_move_ms
         ));
     }
+    let opt = |x: Option<f64>| x.map_or("-".to_string(), |v| format!("{v:.3}"));
     for r in rows
         .iter()
-        .filter(|r| r.preload_hit_rate > 0.0 || r.prediction_accuracy > 0.0)
+        .filter(|r| r.preload_hit_rate > 0.0 || r.predict_auc.is_some())
     {
         s.push_str(&format!(
-            "preload, {}: prediction accuracy {:.3}, preload hit rate {:.3}, {} fallbacks, decision cost {:.1} µs/request (simulated)\n",
-            r.row, r.prediction_accuracy, r.preload_hit_rate, r.preload_fallbacks, r.predict_cost_us
+            "preload, {}: will-miss calls AUC {}, precision {}, recall {}, accuracy {:.3}; {:.2} GB preloaded, preload hit rate {:.3}, {} fallbacks, decision cost {:.1} µs/request (simulated)\n",
+            r.row,
+            opt(r.predict_auc),
+            opt(r.predict_precision),
+            opt(r.predict_recall),
+            r.prediction_accuracy,
+            r.preload_gb,
+            r.preload_hit_rate,
+            r.preload_fallbacks,
+            r.predict_cost_us
         ));
     }
     s
@@ -275,6 +315,16 @@ struct CsvRow<'a> {
     preload_fallbacks: u64,
     #[serde(serialize_with = "table::f2")]
     predict_cost_us: f64,
+    #[serde(serialize_with = "table::opt_f4")]
+    predict_auc: Option<f64>,
+    #[serde(serialize_with = "table::opt_f4")]
+    predict_precision: Option<f64>,
+    #[serde(serialize_with = "table::opt_f4")]
+    predict_recall: Option<f64>,
+    #[serde(serialize_with = "table::f4")]
+    preload_gb: f64,
+    #[serde(serialize_with = "table::bit")]
+    upper_bound: bool,
 }
 
 /// The table as CSV (header and one line per row).
@@ -303,6 +353,11 @@ pub fn to_csv(rows: &[Row]) -> Result<String, TableError> {
             preload_hit_rate: r.preload_hit_rate,
             preload_fallbacks: r.preload_fallbacks,
             predict_cost_us: r.predict_cost_us,
+            predict_auc: r.predict_auc,
+            predict_precision: r.predict_precision,
+            predict_recall: r.predict_recall,
+            preload_gb: r.preload_gb,
+            upper_bound: r.upper_bound,
         })
         .collect();
     table::to_csv(&rows)

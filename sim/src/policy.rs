@@ -152,24 +152,34 @@ pub const MAX_HISTORY: usize = 1000;
 /// A feature set that cannot be built.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum FeatureError {
-    #[error("unknown feature group {0:?}; expected some of hit_rate,read_mb,addr_delta_mb")]
+    #[error(
+        "unknown feature group {0:?}; expected some of cached_share,hit_rate,read_mb,addr_delta_mb"
+    )]
     UnknownGroup(String),
     #[error("history {0} is more than {MAX_HISTORY} batches")]
     History(usize),
 }
+
+/// The per-request feature: share of the request's lookups cached at dispatch.
+pub const CACHED: &str = "cached_share";
 
 /// Per-batch feature groups, in their column order.
 pub const GROUPS: [&str; 3] = ["hit_rate", "read_mb", "addr_delta_mb"];
 
 /// Which decision features a dataset records and a preload model reads:
 /// whether the request's shard lives on another node, the worker's
-/// outstanding requests, then for each of the worker's last `history`
+/// outstanding requests, optionally the share of the request's own lookups
+/// whose items are in the worker node's feature cache at dispatch
+/// (`cached_share`: a request carries its keys, and the cache is the
+/// service's own, so a dispatcher can ask), then for each of the worker's last `history`
 /// batches (most recent first) the chosen groups — its feature-cache hit
 /// rate, the MB it read, the mean item-address delta from the batch before
 /// it (MB). Everything a dispatcher could have logged; nothing about the
 /// future.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FeatureSet {
+    /// `cached_share` is in.
+    pub cached: bool,
     pub history: usize,
     /// Which of [`GROUPS`] are in.
     pub groups: [bool; 3],
@@ -178,6 +188,7 @@ pub struct FeatureSet {
 impl Default for FeatureSet {
     fn default() -> Self {
         FeatureSet {
+            cached: true,
             history: HISTORY,
             groups: [true; 3],
         }
@@ -185,10 +196,15 @@ impl Default for FeatureSet {
 }
 
 impl FeatureSet {
-    /// `groups`: a comma-separated subset of [`GROUPS`].
+    /// `groups`: a comma-separated subset of [`GROUPS`] and [`CACHED`].
     pub fn parse(history: usize, groups: &str) -> Result<FeatureSet, FeatureError> {
         let mut g = [false; 3];
+        let mut cached = false;
         for name in groups.split(',').map(str::trim).filter(|x| !x.is_empty()) {
+            if name == CACHED {
+                cached = true;
+                continue;
+            }
             let Some(i) = GROUPS.iter().position(|x| *x == name) else {
                 return Err(FeatureError::UnknownGroup(name.to_string()));
             };
@@ -197,12 +213,19 @@ impl FeatureSet {
         if history > MAX_HISTORY {
             return Err(FeatureError::History(history));
         }
-        Ok(FeatureSet { history, groups: g })
+        Ok(FeatureSet {
+            cached,
+            history,
+            groups: g,
+        })
     }
 
     /// Column names, in order.
     pub fn names(&self) -> Vec<String> {
         let mut v = vec!["remote_shard".to_string(), "outstanding".to_string()];
+        if self.cached {
+            v.push(CACHED.to_string());
+        }
         for k in 0..self.history {
             for (g, on) in GROUPS.iter().zip(self.groups) {
                 if on {
@@ -216,9 +239,18 @@ impl FeatureSet {
     /// The set whose names are exactly `names` (a model's), if any.
     pub fn from_names(names: &[String]) -> Option<FeatureSet> {
         let groups = GROUPS.map(|g| names.iter().any(|n| n == &format!("{g}_0")));
+        let cached = names.iter().any(|n| n == CACHED);
         let per = groups.iter().filter(|&&x| x).count();
-        let history = names.len().checked_sub(2)?.checked_div(per).unwrap_or(0);
-        let fs = FeatureSet { history, groups };
+        let history = names
+            .len()
+            .checked_sub(2 + cached as usize)?
+            .checked_div(per)
+            .unwrap_or(0);
+        let fs = FeatureSet {
+            cached,
+            history,
+            groups,
+        };
         (fs.names() == names).then_some(fs)
     }
 }
@@ -248,8 +280,16 @@ pub trait Preload: Send {
     fn name(&self) -> String;
     /// Preload fires this long before the batch is expected to start (ns).
     fn window_ns(&self) -> u64;
-    /// `features` are named by [`Preload::features`]' names.
-    fn decide(&mut self, features: &[f64]) -> PreloadDecision;
+    /// `features` are named by [`Preload::features`]' names. `truth` is
+    /// `None` — except for an [`Preload::oracle`], which is handed whether
+    /// the request will miss.
+    fn decide(&mut self, features: &[f64], truth: Option<bool>) -> PreloadDecision;
+    /// An upper bound, not a policy a real system could run: it is told
+    /// the outcome it predicts (from a paired run of the same seed without
+    /// preload), and every table flags its row.
+    fn oracle(&self) -> bool {
+        false
+    }
     /// The features this policy reads (a model's are fixed by its file).
     fn features(&self) -> FeatureSet {
         FeatureSet::default()
@@ -263,10 +303,10 @@ mod tests {
     #[test]
     fn feature_sets_name_their_columns_and_are_recovered_from_names() {
         let d = FeatureSet::default();
-        assert_eq!(d.names().len(), 2 + 3 * HISTORY);
+        assert_eq!(d.names().len(), 3 + 3 * HISTORY);
         assert_eq!(
-            &d.names()[2..5],
-            ["hit_rate_0", "read_mb_0", "addr_delta_mb_0"]
+            &d.names()[2..6],
+            ["cached_share", "hit_rate_0", "read_mb_0", "addr_delta_mb_0"]
         );
         let fs = FeatureSet::parse(3, "addr_delta_mb, hit_rate").unwrap();
         assert_eq!(
@@ -282,11 +322,22 @@ mod tests {
                 "addr_delta_mb_2"
             ]
         );
-        for f in [d, fs, FeatureSet::parse(0, "").unwrap()] {
+        let with_cached = FeatureSet::parse(2, "hit_rate,cached_share").unwrap();
+        assert_eq!(
+            with_cached.names(),
+            [
+                "remote_shard",
+                "outstanding",
+                "cached_share",
+                "hit_rate_0",
+                "hit_rate_1"
+            ]
+        );
+        for f in [d, fs, with_cached, FeatureSet::parse(0, "").unwrap()] {
             assert_eq!(FeatureSet::from_names(&f.names()), Some(f));
         }
         let mut odd = FeatureSet::default().names();
-        odd.swap(2, 3);
+        odd.swap(3, 4);
         assert_eq!(FeatureSet::from_names(&odd), None, "order matters");
         assert!(FeatureSet::parse(2, "hit_rate,latency").is_err());
     }

@@ -41,8 +41,10 @@ pub struct DatasetArgs {
     /// Past batches (experiment) or accesses (trace) in the features.
     #[arg(long, default_value_t = 10)]
     pub history: usize,
-    /// Experiment: per-batch feature groups (some of hit_rate,read_mb,addr_delta_mb).
-    #[arg(long, default_value = "hit_rate,read_mb,addr_delta_mb")]
+    /// Experiment: the request's cached_share (share of its lookups in the
+    /// worker node's cache at dispatch) and per-batch feature groups (some
+    /// of hit_rate,read_mb,addr_delta_mb).
+    #[arg(long, default_value = "cached_share,hit_rate,read_mb,addr_delta_mb")]
     pub features: String,
     #[arg(long, default_value = "delta:2",
           help = crate::policy::flag_help("Trace: the base prefetcher whose proposals become rows", &policies::prefetch::PREFETCHERS))]

@@ -70,6 +70,15 @@ pub struct Features {
     pub resident: u32,
     /// Zipf exponent of item popularity.
     pub zipf: f64,
+    /// A request "misses" (the label a preload predictor learns, the
+    /// outcome its calls are judged on, what an oracle is told) when at
+    /// least this share of its lookups miss the worker node's cache.
+    #[serde(default = "half")]
+    pub miss_share: f64,
+}
+
+fn half() -> f64 {
+    0.5
 }
 
 /// The inference service.
@@ -168,6 +177,12 @@ impl WorkloadSpec {
             return Err(bad(
                 "shards.count, request.batch and features.items must be at least 1".into(),
             ));
+        }
+        let ms = self.request.features.miss_share;
+        if !(ms.is_finite() && ms > 0.0 && ms <= 1.0) {
+            return Err(bad(format!(
+                "features.miss_share must be in (0, 1], found {ms}"
+            )));
         }
         if self.request.features.resident > self.request.features.items {
             return Err(bad("features.resident cannot exceed features.items".into()));

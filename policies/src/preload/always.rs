@@ -18,7 +18,7 @@ impl Preload for Always {
     fn window_ns(&self) -> u64 {
         self.window_ns
     }
-    fn decide(&mut self, _f: &[f64]) -> PreloadDecision {
+    fn decide(&mut self, _f: &[f64], _truth: Option<bool>) -> PreloadDecision {
         PreloadDecision {
             preload: true,
             cost_ns: 0,

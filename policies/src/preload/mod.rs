@@ -11,6 +11,7 @@ registry! {
     pub static PRELOADS: dyn Preload = ("preload", "preloads");
     none: [ENTRY],
     always: [ENTRY],
+    oracle: [ENTRY],
     learned: [ENTRY],
 }
 
@@ -43,7 +44,7 @@ mod tests {
         );
         assert_eq!(
             PRELOADS.build("sometimes", &c).err().unwrap().0,
-            "unknown preload \"sometimes\"; expected one of none, always[:MS], learned:FILE[:MS]"
+            "unknown preload \"sometimes\"; expected one of none, always[:MS], oracle[:MS], learned:FILE[:MS[:P]]"
         );
         assert!(PRELOADS.build("always:x", &c).is_err());
         assert!(PRELOADS.build("always:nan", &c).is_err());

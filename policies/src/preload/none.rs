@@ -15,7 +15,7 @@ impl Preload for NoPreload {
     fn window_ns(&self) -> u64 {
         0
     }
-    fn decide(&mut self, _f: &[f64]) -> PreloadDecision {
+    fn decide(&mut self, _f: &[f64], _truth: Option<bool>) -> PreloadDecision {
         PreloadDecision::default()
     }
 }

@@ -38,6 +38,8 @@
 //! seed are paired request by request. No clock, no I/O: results stream to a
 //! callback.
 
+mod judged;
+mod preload;
 mod records;
 mod worker;
 
@@ -51,6 +53,7 @@ use crate::geometry::Geometry;
 use crate::machine::Machine;
 use crate::policy::{FeatureSet, Preload, RequestView, Scheduler, Warmup, WorkerView};
 use crate::queue::Queue;
+pub use judged::{Judged, PROB_BINS};
 pub use records::{
     DatasetRow, Decision, MONITOR_WINDOW_NS, RequestRecord, ServeError, ServeTotals, WindowTotals,
 };
@@ -89,6 +92,11 @@ pub struct ServeEngine<'a> {
     slow_down: Option<SlowDown>,
     /// Every dispatch decision, when recorded.
     pub decisions: Vec<Decision>,
+    /// Bit `id`: request `id` missed at its batch (when recorded, for an
+    /// oracle's paired run).
+    outcomes: Option<Vec<u64>>,
+    /// The outcomes an oracle preload is told.
+    truth: Option<Vec<u64>>,
     record_decisions: bool,
     fset: FeatureSet,
     /// Rows collected when recording a dataset.
@@ -127,8 +135,9 @@ fn window(w: &mut Vec<WindowTotals>, t: u64) -> &mut WindowTotals {
 
 /// Counts a "will miss" prediction against what happened, in the totals
 /// and in the monitoring window of `t`.
-fn judge(totals: &mut ServeTotals, t: u64, predicted: bool, missed: bool) {
+fn judge(totals: &mut ServeTotals, t: u64, (predicted, p): (bool, f64), missed: bool) {
     let ok = (predicted == missed) as u64;
+    totals.judged.add(p, predicted, missed);
     totals.predictions_correct += ok;
     let win = window(&mut totals.windows, t);
     win.predictions_judged += 1;
@@ -144,6 +153,20 @@ fn stretch(slow_down: Option<(u64, f64)>, start: u64, svc: u64) -> u64 {
         Some((at, k)) if start + svc > at => (at - start) + ((start + svc - at) as f64 * k) as u64,
         _ => svc,
     }
+}
+
+/// Bit `id` of a bitset.
+fn bit(bits: &[u64], id: u64) -> bool {
+    bits.get((id / 64) as usize)
+        .is_some_and(|w| w >> (id % 64) & 1 == 1)
+}
+
+fn set_bit(bits: &mut Vec<u64>, id: u64) {
+    let i = (id / 64) as usize;
+    if bits.len() <= i {
+        bits.resize(i + 1, 0);
+    }
+    bits[i] |= 1 << (id % 64);
 }
 
 fn ns_of(bytes: f64, gbps: f64) -> u64 {
@@ -189,6 +212,7 @@ impl<'a> ServeEngine<'a> {
                     ewma_stall_ms: 0.0,
                     pcie_gbps: pcie,
                     running: Vec::new(),
+                    started_at: 0,
                 });
             }
         }
@@ -246,6 +270,8 @@ impl<'a> ServeEngine<'a> {
             record: false,
             slow_down: None,
             decisions: Vec::new(),
+            outcomes: None,
+            truth: None,
             record_decisions: false,
             fset: FeatureSet::default(),
             dataset: Vec::new(),
@@ -296,6 +322,24 @@ impl<'a> ServeEngine<'a> {
     /// Records a dataset row per request (features at dispatch, outcome at its batch).
     pub fn record_dataset(&mut self, on: bool) {
         self.record = on;
+    }
+
+    /// Records whether each request missed at its batch (see
+    /// [`ServeEngine::outcomes`]).
+    pub fn record_outcomes(&mut self) {
+        self.outcomes = Some(Vec::new());
+    }
+
+    /// The recorded outcomes: bit `id % 64` of word `id / 64` is set if
+    /// request `id` missed (≥ half its lookups) at its batch.
+    pub fn outcomes(&mut self) -> Vec<u64> {
+        self.outcomes.take().unwrap_or_default()
+    }
+
+    /// The outcomes (from [`ServeEngine::outcomes`] of a paired run) an
+    /// oracle preload is told.
+    pub fn set_truth(&mut self, bits: Vec<u64>) {
+        self.truth = Some(bits);
     }
 
     /// Records every dispatch decision in [`ServeEngine::decisions`].
@@ -420,84 +464,6 @@ impl<'a> ServeEngine<'a> {
         Ok(())
     }
 
-    /// The item blocks a request looks up (its own seed, so it is the same
-    /// whoever asks).
-    fn items_of(&self, a: &Arrival) -> Vec<(u32, u64)> {
-        let shards = self.spec.shards.count as u64;
-        let mut rng = a.seed;
-        (0..self.spec.request.features.lookups)
-            .map(|_| {
-                let item = self.item_cdf.sample(unit(splitmix(&mut rng)));
-                (item, item as u64 * shards + a.shard as u64 + 1)
-            })
-            .collect()
-    }
-
-    /// Brings queued request `pos` of worker `w`'s data into its node's cache now.
-    fn fire_preload(&mut self, w: usize, pos: usize, t: u64) {
-        let node = self.workers[w].node as usize;
-        let a = self.workers[w].queue[pos].a;
-        let home = self.shard_node[a.shard as usize] as usize;
-        let f = &self.spec.request.features;
-        let (item_bytes, resident) = (f.item_kb * 1024.0, f.resident);
-        let mut from_home = 0.0;
-        let mut far = 0.0;
-        let mut brought = Vec::new();
-        let mut missing = 0usize;
-        let items = self.items_of(&a);
-        for &(item, block) in &items {
-            if self.caches[node].contains(block) {
-                continue;
-            }
-            missing += 1;
-            if item < resident {
-                from_home += item_bytes
-            } else {
-                far += item_bytes
-            }
-            self.caches[node].fill(block, false);
-            brought.push(block);
-        }
-        let mut ready = t;
-        if from_home > 0.0 {
-            ready = ready.max(self.mem_read(home, node, from_home, t));
-        }
-        if far > 0.0 {
-            ready = ready.max(self.far_read(far, t));
-        }
-        self.totals.preloads += 1;
-        self.totals.preload_items += brought.len() as u64;
-        window(&mut self.totals.windows, t).preload_items += brought.len() as u64;
-        // The truth of "would miss": checked now, before the preload filled the cache.
-        if let Some(pred) = self.workers[w].queue[pos].predicted.take() {
-            judge(&mut self.totals, t, pred, 2 * missing >= items.len());
-        }
-        let q = &mut self.workers[w].queue[pos];
-        q.preload_ready = ready;
-        q.preloaded = brought;
-    }
-
-    /// The decision features of a request about to join worker `w` at `t`
-    /// (the running batch's entry only once its data has arrived).
-    fn features(&self, w: usize, a: &Arrival, t: u64) -> Vec<f64> {
-        let wk = &self.workers[w];
-        let fs = &self.fset;
-        let mut v = Vec::with_capacity(2 + 3 * fs.history);
-        v.push((self.shard_node[a.shard as usize] != wk.node) as u8 as f64);
-        v.push((wk.queue.len() + wk.running.len()) as f64);
-        let known = wk.pending.filter(|p| p.data_at <= t).map(|p| p.history);
-        let mut past = known.into_iter().chain(wk.history.iter().copied());
-        for _ in 0..fs.history {
-            let (h, mb, d) = past.next().unwrap_or((1.0, 0.0, 0.0));
-            for (x, on) in [h, mb, d].into_iter().zip(fs.groups) {
-                if on {
-                    v.push(x);
-                }
-            }
-        }
-        v
-    }
-
     fn switch(&mut self, i: usize, t: u64) {
         let mv = &self.spec.moves[i];
         let s = mv.shard as usize;
@@ -598,22 +564,23 @@ impl<'a> ServeEngine<'a> {
         };
         let mut fire_at = None;
         if let (Some(p), Some(f)) = (self.preload.as_mut(), q.features.as_ref()) {
-            let d = p.decide(f);
+            let truth = match (p.oracle(), &self.truth) {
+                (false, _) => None,
+                (true, Some(bits)) => Some(bit(bits, a.id)),
+                (true, None) => return Err(ServeError::NoTruth(p.name())),
+            };
+            let d = p.decide(f, truth);
             self.totals.preload_decisions += 1;
             self.totals.predict_cost_ns += d.cost_ns;
             self.totals.preload_fallbacks += d.fallback as u64;
             self.workers[w].pending_cost_ns += d.cost_ns;
             if d.preload && !d.fallback {
-                q.predicted = Some(true);
-                // Fire a lead window before the batch is expected to start
-                // (estimated from the queue and the last batch's duration).
-                let wk = &self.workers[w];
-                let ahead =
-                    (wk.queue.len() + wk.running.len()) as u64 / self.spec.request.batch as u64;
-                let est_start = t + ahead * wk.batch_ns_at(t);
+                q.predicted = Some((true, d.probability));
+                // Fire a lead window before the batch is expected to start.
+                let est_start = self.workers[w].start_estimate(t, self.spec.request.batch);
                 fire_at = Some(est_start.saturating_sub(p.window_ns()).max(t));
             } else if !d.fallback {
-                q.predicted = Some(false);
+                q.predicted = Some((false, d.probability));
             }
         }
         if self.record_decisions {
@@ -621,7 +588,7 @@ impl<'a> ServeEngine<'a> {
                 at_ns: t,
                 request: a.id,
                 worker: w as u32,
-                preload: q.predicted,
+                preload: q.predicted.map(|p| p.0),
                 fire_at_ns: fire_at,
             });
         }
@@ -746,7 +713,10 @@ impl<'a> ServeEngine<'a> {
                     self.caches[node].fill(block, false);
                 }
             }
-            let missed = 2 * misses >= f.lookups;
+            let missed = misses as f64 >= f.miss_share * f.lookups as f64;
+            if missed && let Some(bits) = &mut self.outcomes {
+                set_bit(bits, a.id);
+            }
             let q = &queued[i];
             let win = window(&mut self.totals.windows, t);
             win.feature_hits += (f.lookups - misses) as u64;
@@ -830,6 +800,7 @@ impl<'a> ServeEngine<'a> {
             end_at: end,
             batch_ns: end - t,
         });
+        wk.started_at = t;
         wk.running = batch
             .iter()
             .enumerate()
@@ -853,6 +824,16 @@ impl<'a> ServeEngine<'a> {
         self.totals.compute_ns += end - transferred;
         self.set_busy(w, true, t);
         self.push(end, Ev::WorkerFree(w));
+    }
+
+    /// Bytes each FCFS server has served: every node's memory, every
+    /// link, the far tier (the servers' own counters).
+    pub fn server_bytes(&self) -> (Vec<u64>, Vec<u64>, u64) {
+        (
+            self.node_mem.iter().map(|q| q.bytes).collect(),
+            self.links.iter().map(|q| q.bytes).collect(),
+            self.far.bytes,
+        )
     }
 
     /// Bandwidth of each node's memory (GB/s), for reports.

@@ -58,6 +58,10 @@ pub struct ServeTotals {
     pub predict_cost_ns: u64,
     /// Decisions whose "will miss" prediction (p > 0.5) matched the outcome.
     pub predictions_correct: u64,
+    /// Every judged call: confusion matrix and probabilities by outcome.
+    pub judged: super::judged::Judged,
+    /// Bytes preloads read (from the shards' home memories and the far tier).
+    pub preload_bytes: u64,
     /// The same counters per [`MONITOR_WINDOW_NS`] of simulated time (the
     /// monitoring chart), each counted when it happened.
     pub windows: Vec<WindowTotals>,
@@ -97,6 +101,10 @@ pub struct DatasetRow {
 pub enum ServeError {
     #[error("workload: {0}")]
     Workload(String),
+    #[error(
+        "preload {0} is an oracle: it needs the outcomes of a paired run without preload (ServeEngine::set_truth)"
+    )]
+    NoTruth(String),
     #[error("the scheduler {0} picked worker {1}, but there are {2}")]
     BadPick(String, usize, usize),
 }

@@ -20,8 +20,8 @@ pub(super) struct Queued {
     pub preload_ready: u64,
     /// Items its preload brought in.
     pub preloaded: Vec<u64>,
-    /// Predicted miss (for accuracy), if a decision was taken.
-    pub predicted: Option<bool>,
+    /// The "will miss" call and its probability, until judged.
+    pub predicted: Option<(bool, f64)>,
 }
 
 /// What the running batch will tell an observer, and when: its data stall
@@ -60,6 +60,8 @@ pub(super) struct Worker {
     pub ewma_stall_ms: f64,
     pub pcie_gbps: f64,
     pub running: Vec<RequestRecord>,
+    /// When the running batch started.
+    pub started_at: u64,
 }
 
 impl Worker {
@@ -80,6 +82,19 @@ impl Worker {
             Some(p) if p.end_at <= t => p.batch_ns,
             _ => self.last_batch_ns,
         }
+    }
+
+    /// When a request joining the queue at `t` is expected to start, from
+    /// what is known at `t`: the running batch ends after the last known
+    /// batch duration (not before `t`), then one such duration per full
+    /// batch queued ahead of it.
+    pub fn start_estimate(&self, t: u64, batch: u32) -> u64 {
+        if !self.busy {
+            return t;
+        }
+        let d = self.batch_ns_at(t);
+        let running_end = (self.started_at + d).max(t);
+        running_end + (self.queue.len() as u64 / batch.max(1) as u64) * d
     }
 
     /// Folds the ended batch's observations into the worker's history.
