@@ -6,6 +6,8 @@
 //! identical. A value published before it happens — a batch's data stall
 //! at the batch's start, its duration before it ended — makes decisions
 //! before T depend on the machine after T, and this test fails.
+//! The one preload left out is `oracle`: an upper bound told the outcomes
+//! by definition, flagged as such in every table.
 
 mod common;
 
