@@ -85,12 +85,18 @@ pub struct Experiment {
     pub base: PathBuf,
 }
 
-/// Most requests one row × seed run may hold (its latencies and arrival
-/// times: 16 bytes each while it runs).
+/// Most requests one row × seed run may simulate (about 10 minutes of
+/// wall time at 400 000 requests/s): a bound on time, not on memory.
 pub const MAX_REQUESTS_PER_RUN: u64 = 250_000_000;
-/// Most request latencies held over all runs of a command (8 bytes each
-/// until the comparison is computed).
-pub const MAX_REQUESTS_HELD: u64 = 1_000_000_000;
+/// About this many requests' latencies are kept per row × seed run for the
+/// statistics (24 bytes each while the run lasts, 8 after): all of them
+/// up to this many, above it a uniform sample chosen by request id — the
+/// same requests in every row of a seed, so the comparison stays paired.
+/// Memory then does not grow with the simulated duration.
+pub const KEEP_PER_RUN: u64 = 1 << 18;
+/// Latencies of the first this many requests are kept in sequence for the
+/// spike period (when the run is sampled).
+pub const SEQUENCE_KEPT: u64 = 1 << 18;
 
 /// A row's policies, built.
 pub struct RowPolicies {
@@ -128,9 +134,9 @@ impl Experiment {
         Ok(e)
     }
 
-    /// Refuses a run too large to hold: every request's latency is kept
-    /// (for the paired comparison) in `runs` row × seed runs at once.
-    pub fn check_size(&self, runs: usize) -> Result<()> {
+    /// The most requests one row × seed run can have (at the highest
+    /// arrival rate throughout).
+    pub fn requests_per_run(&self) -> f64 {
         let w = &self.workload;
         let rate = match &w.arrivals {
             traces::workload::Arrivals::Poisson => w.qps,
@@ -138,15 +144,26 @@ impl Experiment {
                 rates.iter().copied().fold(0.0, f64::max)
             }
         };
-        let per_run = rate * w.duration_s;
-        let total = per_run * runs as f64;
-        if per_run > MAX_REQUESTS_PER_RUN as f64 || total > MAX_REQUESTS_HELD as f64 {
+        rate * w.duration_s
+    }
+
+    /// Refuses a run too long to simulate, with the numbers.
+    pub fn check_size(&self) -> Result<()> {
+        let per_run = self.requests_per_run();
+        if per_run > MAX_REQUESTS_PER_RUN as f64 {
+            let w = &self.workload;
             bail!(
-                "{rate} requests/s × {} s is about {per_run:.3e} requests per row and seed, {total:.3e} over {runs} row × seed runs; numasim keeps every request's latency for the paired comparison, at most {MAX_REQUESTS_PER_RUN} per run and {MAX_REQUESTS_HELD} in all (about 8 bytes each): lower qps, duration_s, the rows or the seeds",
+                "{} requests/s × {} s is about {per_run:.3e} requests per row and seed; numasim simulates at most {MAX_REQUESTS_PER_RUN} per run (about 10 minutes of wall time each): lower qps or duration_s",
+                per_run / w.duration_s,
                 w.duration_s
             );
         }
         Ok(())
+    }
+
+    /// The share of requests whose latency a run keeps (see [`KEEP_PER_RUN`]).
+    pub fn keep_share(&self) -> f64 {
+        (KEEP_PER_RUN as f64 / self.requests_per_run().max(1.0)).min(1.0)
     }
 
     /// A row's scheduler, warm-up and preload, built from the registries;
@@ -242,30 +259,44 @@ pub fn run_row(
         e.set_features(fs.clone());
     }
     e.record_dataset(record.is_some());
-    let mut lat: Vec<u64> = Vec::new();
-    let mut arrival: Vec<u64> = Vec::new();
+    // Every request's latency counts in the exact totals; a sample of
+    // them (all, in a run of at most KEEP_PER_RUN) feeds the statistics.
+    let share = exp.keep_share();
+    let mut sample: Vec<(u64, u64, u64)> = Vec::new();
+    let mut sequence: Vec<u64> = Vec::new();
+    let (mut count, mut sum, mut max) = (0u64, 0u128, 0u64);
     let mut kept = Vec::new();
     let totals = e
         .run(seed, |r| {
-            let i = r.id as usize;
-            if lat.len() <= i {
-                lat.resize(i + 1, 0);
-                arrival.resize(i + 1, 0);
+            let l = r.latency();
+            count += 1;
+            sum += l as u128;
+            max = max.max(l);
+            if kept_in_sample(r.id, share) {
+                sample.push((r.id, l, r.arrival));
             }
-            lat[i] = r.latency();
-            arrival[i] = r.arrival;
+            if share < 1.0 && r.id < SEQUENCE_KEPT {
+                let i = r.id as usize;
+                if sequence.len() <= i {
+                    sequence.resize(i + 1, 0);
+                }
+                sequence[i] = l;
+            }
             if keep {
                 kept.push(*r);
             }
         })
         .map_err(|x| anyhow::anyhow!("row {}: {x}", row.name))?;
-    // Per second of arrival: the latencies behind each window's TP50/TP99.
+    sample.sort_unstable_by_key(|x| x.0);
+    // Per second of arrival: the (kept) latencies behind each window's TP50/TP99.
     let secs = (spec.duration_s.ceil() as usize).max(1);
     let mut per: Vec<Vec<u64>> = vec![Vec::new(); secs];
-    for (i, &l) in lat.iter().enumerate() {
-        let w = ((arrival[i] / sim::serve::MONITOR_WINDOW_NS) as usize).min(secs - 1);
+    for &(_, l, at) in &sample {
+        let w = ((at / sim::serve::MONITOR_WINDOW_NS) as usize).min(secs - 1);
         per[w].push(l);
     }
+    let lat: Vec<u64> = sample.iter().map(|x| x.1).collect();
+    drop(sample);
     let windows = analysis::monitor::points(&per, &totals.windows);
     kept.sort_by_key(|r| r.id);
     let predict_wall_ns = timer.samples.lock().map(|v| v.clone()).unwrap_or_default();
@@ -273,6 +304,11 @@ pub fn run_row(
     let rr = RunResult {
         seed,
         latency_ns: lat,
+        requests: count,
+        latency_sum_ns: sum,
+        latency_max_ns: max,
+        sampled: share < 1.0,
+        sequence_ns: (share < 1.0).then_some(sequence),
         bubble_ns: totals.bubble_ns,
         compute_ns: totals.compute_ns,
         memory_bytes: totals.node_bytes.iter().sum(),
@@ -300,6 +336,18 @@ pub fn run_row(
         predict_wall_ns,
         dataset,
     })
+}
+
+/// Whether request `id`'s latency is in a run's sample: all of them at
+/// share 1, else those whose id hashes below the share (the same ids in
+/// every row, spread evenly over the run whatever its periodicities).
+pub fn kept_in_sample(id: u64, share: f64) -> bool {
+    if share >= 1.0 {
+        return true;
+    }
+    let mut x = id ^ 0x5EED_5A4D_1E00_0000;
+    let h = traces::workload::splitmix(&mut x);
+    ((h >> 11) as f64 / (1u64 << 53) as f64) < share
 }
 
 /// What an oracle preload is told: which requests miss in the same row
@@ -394,4 +442,22 @@ pub fn load_experiment(
         exp.workload.duration_s = d;
     }
     Ok((exp, text))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::kept_in_sample;
+
+    #[test]
+    fn the_sample_is_the_share_asked_for_and_blind_to_periods() {
+        let n = 1_000_000u64;
+        let all = (0..n).filter(|&id| kept_in_sample(id, 0.25)).count() as f64;
+        assert!((all / n as f64 - 0.25).abs() < 0.005, "{all}");
+        // Every 2500th request (the seed's sweep period) is kept at the same share.
+        let periodic = (0..n / 2500)
+            .filter(|&k| kept_in_sample(k * 2500, 0.25))
+            .count() as f64;
+        assert!((periodic / 400.0 - 0.25).abs() < 0.07, "{periodic}");
+        assert!((0..1000).all(|id| kept_in_sample(id, 1.0)));
+    }
 }

@@ -3,8 +3,8 @@
 //! records spread over one simulated hour is replayed (cache model and
 //! timing model) and converted; each run's peak RSS must stay under the
 //! stated bound, and within 1.5× of the same run on a tenth of the trace.
-//! (`compare` holds every request's latency for its paired statistics and
-//! refuses runs too large to hold; see `tests/bad/config`.)
+//! `compare` keeps a bounded, paired sample of request latencies: its peak
+//! RSS over 60 simulated minutes must match that over 30.
 
 mod common;
 
@@ -16,6 +16,9 @@ use common::{run_with_peak_rss, stdout};
 const REPLAY_MIB: u64 = 96;
 const TIMING_MIB: u64 = 256;
 const CONVERT_MIB: u64 = 96;
+/// `compare` holds about `KEEP_PER_RUN` (2¹⁸) latencies per row × seed
+/// (24 bytes each while a run lasts) and the first 2¹⁸ in sequence.
+const COMPARE_MIB: u64 = 96;
 
 fn trace(dir: &std::path::Path, n: u64) -> String {
     let p = dir.join(format!("t{n}.nst"));
@@ -91,4 +94,42 @@ fn peak_memory_does_not_grow_with_trace_length_or_simulated_time() {
             "{name}: grows with the trace: {s} → {l} MiB"
         );
     }
+}
+
+#[test]
+fn compare_memory_does_not_grow_with_simulated_time() {
+    // The seed workload at 300 QPS, two rows, one seed: 540 000 and
+    // 1 080 000 requests per row, both above the kept sample's size.
+    let text =
+        std::fs::read_to_string(common::root_dir().join("scenarios/seed-inference.toml")).unwrap();
+    let head = text.split("[[row]]").next().unwrap();
+    let head = head
+        .replace("seeds = [1, 2, 3]", "seeds = [1]")
+        .replace("qps = 5000.0", "qps = 300.0")
+        .replace("bootstrap = 1000", "bootstrap = 200");
+    let dir = tempfile::tempdir().unwrap();
+    let exp = dir.path().join("long.toml");
+    std::fs::write(
+        &exp,
+        format!(
+            "{head}[[row]]\nname = \"static\"\nscheduler = \"static\"\n\n[[row]]\nname = \"numa_aware\"\nscheduler = \"numa-weighted-ewma\"\n"
+        ),
+    )
+    .unwrap();
+    let exp = exp.to_str().unwrap();
+    let peak = |d: &str| {
+        let (status, err, kb) = run_with_peak_rss(&["compare", exp, "--duration", d]);
+        assert!(status.success(), "{}", String::from_utf8_lossy(&err));
+        kb / 1024
+    };
+    let (half, hour) = (peak("30m"), peak("60m"));
+    eprintln!("compare: peak RSS {half} MiB (30 simulated minutes), {hour} MiB (60)");
+    assert!(
+        hour <= COMPARE_MIB,
+        "{hour} MiB over the bound of {COMPARE_MIB} MiB"
+    );
+    assert!(
+        hour as f64 <= 1.1 * half as f64 + 4.0,
+        "compare grows with simulated time: {half} → {hour} MiB"
+    );
 }

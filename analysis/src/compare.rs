@@ -17,8 +17,19 @@ use crate::stats::{
 #[derive(Clone, Debug, Default)]
 pub struct RunResult {
     pub seed: u64,
-    /// Latency (ns) of request `id` at index `id`.
+    /// Latencies (ns) of the run's kept requests in request-id order — all
+    /// of them, or a sample chosen by id (the same ids in every row of a
+    /// seed, so rows pair element by element).
     pub latency_ns: Vec<u64>,
+    /// Every request: how many, the sum and the largest latency (ns), exact.
+    pub requests: u64,
+    pub latency_sum_ns: u128,
+    pub latency_max_ns: u64,
+    /// `latency_ns` is a sample, not every request.
+    pub sampled: bool,
+    /// When sampled: the latencies of the first requests in id order
+    /// (for the spike period, which needs consecutive requests).
+    pub sequence_ns: Option<Vec<u64>>,
     /// Accelerator time waiting for data (stall + transfer) and computing (ns).
     pub bubble_ns: u64,
     pub compute_ns: u64,
@@ -50,7 +61,10 @@ pub struct RunResult {
 #[derive(Clone, Debug, Serialize)]
 pub struct Row {
     pub row: String,
-    pub requests: usize,
+    pub requests: u64,
+    /// Latencies behind the percentiles, CIs, spikes and bimodality: all
+    /// requests, or a paired sample of them.
+    pub sampled_requests: usize,
     pub tp50_ms: f64,
     pub tp90_ms: f64,
     pub tp99_ms: f64,
@@ -119,8 +133,14 @@ pub fn compare(
             // Period on the first seed's request sequence.
             let period = runs
                 .first()
-                .and_then(|r| spike_period(&r.latency_ns, spike_k, 20_000, 0.1))
+                .and_then(|r| {
+                    let seq = r.sequence_ns.as_deref().unwrap_or(&r.latency_ns);
+                    spike_period(seq, spike_k, 20_000, 0.1)
+                })
                 .map_or(0, |(lag, _)| lag);
+            let requests: u64 = runs.iter().map(|r| r.requests).sum();
+            let sum_ns: u128 = runs.iter().map(|r| r.latency_sum_ns).sum();
+            let max_ns = runs.iter().map(|r| r.latency_max_ns).max().unwrap_or(0);
             let ms: Vec<f64> = all.iter().map(|&x| x as f64 / 1e6).collect();
             let bubble: u64 = runs.iter().map(|r| r.bubble_ns).sum();
             let compute: u64 = runs.iter().map(|r| r.compute_ns).sum();
@@ -139,13 +159,18 @@ pub fn compare(
             }
             Row {
                 row: name.clone(),
-                requests: all.len(),
+                requests,
+                sampled_requests: all.len(),
                 tp50_ms: p.tp50_ms,
                 tp90_ms: p.tp90_ms,
                 tp99_ms: p.tp99_ms,
                 tp999_ms: p.tp999_ms,
-                max_ms: p.max_ms,
-                mean_ms: p.mean_ms,
+                max_ms: max_ns as f64 / 1e6,
+                mean_ms: if requests == 0 {
+                    0.0
+                } else {
+                    sum_ns as f64 / requests as f64 / 1e6
+                },
                 tp99_diff_ms: d,
                 tp99_ci_low_ms: lo,
                 tp99_ci_high_ms: hi,
@@ -178,10 +203,10 @@ pub fn compare(
                     sum(|r| r.preload_item_hits) as f64 / items as f64
                 },
                 preload_fallbacks: sum(|r| r.preload_fallbacks),
-                predict_cost_us: if all.is_empty() {
+                predict_cost_us: if requests == 0 {
                     0.0
                 } else {
-                    sum(|r| r.predict_cost_ns) as f64 / all.len() as f64 / 1000.0
+                    sum(|r| r.predict_cost_ns) as f64 / requests as f64 / 1000.0
                 },
                 predict_auc: judged.auc(),
                 predict_precision: judged.precision(),
@@ -240,6 +265,15 @@ pub fn render(rows: &[Row], spike_k: f64) -> String {
         ));
     }
     s.push_str("(ms; TP99 difference against the first row, paired by request over all seeds, 95% bootstrap CI)\n");
+    if let Some(r) = rows
+        .iter()
+        .find(|r| r.sampled_requests < r.requests as usize)
+    {
+        s.push_str(&format!(
+            "(percentiles, CIs, spikes and bimodality from a sample of {} of the {} requests per row, the same requests in every row; mean and max over all)\n",
+            r.sampled_requests, r.requests
+        ));
+    }
     if rows.iter().any(|r| r.upper_bound) {
         s.push_str("* upper bound, not a policy: its preload is told which requests will miss (a paired run without preload)\n");
     }
@@ -278,7 +312,7 @@ pub fn render(rows: &[Row], spike_k: f64) -> String {
 #[derive(Serialize, Default)]
 struct CsvRow<'a> {
     row: &'a str,
-    requests: usize,
+    requests: u64,
     #[serde(serialize_with = "table::f3")]
     tp50_ms: f64,
     #[serde(serialize_with = "table::f3")]
@@ -368,8 +402,12 @@ mod tests {
     use super::*;
 
     fn run(lat_ms: &[u64]) -> RunResult {
+        let latency_ns: Vec<u64> = lat_ms.iter().map(|x| x * 1_000_000).collect();
         RunResult {
-            latency_ns: lat_ms.iter().map(|x| x * 1_000_000).collect(),
+            requests: latency_ns.len() as u64,
+            latency_sum_ns: latency_ns.iter().map(|&x| x as u128).sum(),
+            latency_max_ns: latency_ns.iter().copied().max().unwrap_or(0),
+            latency_ns,
             span_ns: 1_000_000_000,
             ..Default::default()
         }
@@ -393,5 +431,20 @@ mod tests {
         assert!(csv.contains("tp99_ci_low_ms,tp99_ci_high_ms,spike_share"));
         assert!(csv.contains("bubble_pct,bandwidth_gbps"));
         assert_eq!(csv.lines().count(), 3);
+    }
+
+    #[test]
+    fn a_sampled_run_counts_every_request_and_says_it_sampled() {
+        let mut r = run(&[1, 2, 3, 10]);
+        // All four requests ran (sum 16 ms, max 10 ms); two were kept.
+        r.latency_ns = vec![1_000_000, 3_000_000];
+        r.sampled = true;
+        let rows = compare(&["a".to_string()], &[vec![r]], 3.0, 10);
+        assert_eq!((rows[0].requests, rows[0].sampled_requests), (4, 2));
+        assert_eq!((rows[0].mean_ms, rows[0].max_ms), (4.0, 10.0));
+        assert_eq!(rows[0].tp99_ms, 3.0, "percentiles from the sample");
+        assert!(render(&rows, 3.0).contains("from a sample of 2 of the 4 requests per row"));
+        let full = compare(&["a".to_string()], &[vec![run(&[1, 2])]], 3.0, 10);
+        assert!(!render(&full, 3.0).contains("sample"));
     }
 }

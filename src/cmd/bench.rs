@@ -45,7 +45,7 @@ pub fn bench_cmd(a: BenchArgs) -> Result<()> {
             names.join(", ")
         );
     };
-    exp.check_size(1)?;
+    exp.check_size()?;
     let m = load_machine(&exp.workload.machine)?;
     let wall = std::time::Instant::now();
     let run = run_row(&m, &exp, row, a.seed, a.out.is_some(), None)?;

@@ -49,7 +49,7 @@ pub fn compare_cmd(a: CompareArgs) -> Result<()> {
         }
         exp.workload.qps = q;
     }
-    exp.check_size(exp.row.len() * exp.experiment.seeds.len())
+    exp.check_size()
         .with_context(|| a.experiment.display().to_string())?;
     let m = load_machine(&exp.workload.machine)?;
     let pool = rayon::ThreadPoolBuilder::new()

@@ -140,7 +140,7 @@ fn experiment_rows(a: &DatasetArgs) -> Result<(Vec<String>, Rows)> {
     };
     let fs = sim::policy::FeatureSet::parse(a.history, &a.features)
         .map_err(|e| anyhow::anyhow!("--features: {e}"))?;
-    exp.check_size(1)
+    exp.check_size()
         .with_context(|| a.input.display().to_string())?;
     let m = load_machine(&exp.workload.machine)?;
     let run = run_row(&m, &exp, &row, a.seed, false, Some(&fs))?;
