@@ -32,6 +32,7 @@ pub mod presets;
 pub mod queue;
 pub mod results;
 pub mod serve;
+pub mod tasks;
 pub mod timing;
 
 pub use cache::{Cache, Replacement};

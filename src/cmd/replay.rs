@@ -83,6 +83,14 @@ pub struct ReplayArgs {
     /// more are dropped (default: no limit).
     #[arg(long)]
     pub prefetch_queue: Option<usize>,
+    /// Run a task trace (CSV with task markers, docs/trace-format.md) on
+    /// workers pinned to cores: N (spread over the nodes) or a core list
+    /// 0,1,28,29. Needs --machine.
+    #[arg(long)]
+    pub workers: Option<String>,
+    #[arg(long, default_value = "round-robin",
+          help = crate::policy::flag_help("Task scheduler for --workers", &policies::sched::SCHEDULERS))]
+    pub scheduler: String,
 }
 
 enum Model {
@@ -91,6 +99,9 @@ enum Model {
 }
 
 pub fn run(a: ReplayArgs) -> Result<()> {
+    if let Some(w) = &a.workers {
+        return crate::cmd::tasks::run(&a, w);
+    }
     if a.machine.is_some() {
         return run_timing(a);
     }

@@ -101,6 +101,11 @@ impl Memory {
         ((addr >> self.interleave_bits[home]) % n as u64) as usize
     }
 
+    /// The node of the page holding `addr`, if placed (no placement happens).
+    pub fn node_of(&self, addr: u64) -> Option<u32> {
+        self.pages.get(&(addr >> self.page_bits)).copied()
+    }
+
     /// The home node of a line's page, placing the page on first touch.
     #[inline]
     pub fn home_of(&mut self, m: &Machine, stats: &mut Stats, line: u64, from: usize) -> usize {

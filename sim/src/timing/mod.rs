@@ -81,6 +81,7 @@ mod stats;
 mod threads;
 // Behaviour: `impl Engine` blocks, which nothing imports.
 mod access;
+mod external;
 mod prefetch;
 mod run;
 mod shortcuts;

@@ -1,0 +1,365 @@
+//! The task engine: recorded tasks (requests) dispatched by a scheduler to
+//! workers pinned on cores, each task's accesses run through the timing
+//! engine's memory system — private caches, the MESI directory, LLCs,
+//! channels, links, page placement.
+//!
+//! **What runs.** A worker is a thread pinned to a core with a FIFO queue.
+//! At each task's arrival the [`Scheduler`] (the request model's trait and
+//! registry) picks a worker from what a real dispatcher could see then:
+//! queue lengths, averaged busy time, the memory time of the worker's
+//! completed tasks, and where a key's data lives as learned from its
+//! completed tasks — never a task's own future accesses. A worker runs its
+//! tasks in order; a task's accesses issue closed loop on the worker's core
+//! (its compute gap, at least one cycle apart, and at most `mlp` misses in
+//! flight, as in a trace replay), and it ends when its last access
+//! completes. Service time is whatever the memory model makes it: cold
+//! caches after a move to another worker, remote memory, invalidations by
+//! other workers, channel queues.
+//!
+//! **Time.** Picoseconds. Events — a worker's next access, a task's end, an
+//! arrival — run in time order; at one time, worker events (in (time,
+//! order of scheduling)) come before arrivals, so a worker freed at t can
+//! take a task arriving at t. Deterministic: no clock, no randomness
+//! beyond the scheduler's seed.
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap, VecDeque};
+
+use traces::tasks::TaskTrace;
+
+use crate::policy::{RequestView, Scheduler, WorkerView};
+use crate::timing::Engine;
+
+/// Weight of a new task's memory time in a worker's average (EWMA).
+const EWMA_ALPHA: f64 = 0.2;
+/// Time constant of the averaged busy fraction (ns).
+const UTIL_TAU_NS: f64 = 100e6;
+
+/// One finished task (times in ps).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TaskRecord {
+    pub task: u32,
+    pub key: u32,
+    pub worker: u32,
+    pub core: u32,
+    pub node: u32,
+    pub arrival_ps: u64,
+    pub start_ps: u64,
+    pub end_ps: u64,
+    pub accesses: u64,
+    /// Of its accesses, those not served by the L1.
+    pub misses: u64,
+    /// Sum of its compute gaps (ps).
+    pub compute_ps: u64,
+}
+
+impl TaskRecord {
+    pub fn queue_ps(&self) -> u64 {
+        self.start_ps - self.arrival_ps
+    }
+    pub fn service_ps(&self) -> u64 {
+        self.end_ps - self.start_ps
+    }
+    pub fn latency_ps(&self) -> u64 {
+        self.end_ps - self.arrival_ps
+    }
+}
+
+/// A task engine that cannot run.
+#[derive(Debug, thiserror::Error)]
+pub enum TaskError {
+    #[error("no workers: give at least one core")]
+    NoWorkers,
+    #[error("worker {0}: core {1} does not exist ({2} cores)")]
+    NoSuchCore(usize, usize, usize),
+    #[error("core {0} is given to two workers")]
+    SharedCore(usize),
+    #[error("the scheduler {0} picked worker {1}, but there are {2}")]
+    BadPick(String, usize, usize),
+}
+
+struct Running {
+    task: usize,
+    next: usize,
+    start_ps: u64,
+    last_issue_ps: u64,
+    started: bool,
+    inflight: BinaryHeap<Reverse<u64>>,
+    last_done_ps: u64,
+    misses: u64,
+    compute_ps: u64,
+}
+
+struct Worker {
+    core: usize,
+    node: u32,
+    queue: VecDeque<usize>,
+    running: Option<Running>,
+    util: f64,
+    util_t_ns: u64,
+    last_mem_ms: f64,
+    ewma_mem_ms: f64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Ev {
+    /// The worker's task ends (its last access completed).
+    Done(usize),
+    /// The worker's running task issues its next access.
+    Issue(usize),
+}
+
+/// Runs a task trace on workers through a timing engine.
+pub struct TaskEngine<'m> {
+    pub engine: Engine<'m>,
+    sched: Box<dyn Scheduler>,
+    workers: Vec<Worker>,
+    /// Per key, the node its last completed task's first data access found
+    /// its page on.
+    key_node: HashMap<u32, u32>,
+    heap: BinaryHeap<Reverse<(u64, u64, Ev)>>,
+    seq: u64,
+}
+
+impl<'m> TaskEngine<'m> {
+    /// Workers on the given cores, in order.
+    pub fn new(
+        engine: Engine<'m>,
+        m: &crate::Machine,
+        cores: &[usize],
+        sched: Box<dyn Scheduler>,
+    ) -> Result<TaskEngine<'m>, TaskError> {
+        if cores.is_empty() {
+            return Err(TaskError::NoWorkers);
+        }
+        let n = m.core_node.len();
+        let mut used = vec![false; n];
+        let mut workers = Vec::new();
+        for (i, &c) in cores.iter().enumerate() {
+            if c >= n {
+                return Err(TaskError::NoSuchCore(i, c, n));
+            }
+            if std::mem::replace(&mut used[c], true) {
+                return Err(TaskError::SharedCore(c));
+            }
+            workers.push(Worker {
+                core: c,
+                node: m.core_node[c],
+                queue: VecDeque::new(),
+                running: None,
+                util: 0.0,
+                util_t_ns: 0,
+                last_mem_ms: 0.0,
+                ewma_mem_ms: 0.0,
+            });
+        }
+        Ok(TaskEngine {
+            engine,
+            sched,
+            workers,
+            key_node: HashMap::new(),
+            heap: BinaryHeap::new(),
+            seq: 0,
+        })
+    }
+
+    fn push(&mut self, t: u64, ev: Ev) {
+        self.seq += 1;
+        self.heap.push(Reverse((t, self.seq, ev)));
+    }
+
+    /// Runs every task; `sink` gets each finished task in completion order.
+    pub fn run(
+        &mut self,
+        trace: &TaskTrace,
+        mut sink: impl FnMut(&TaskRecord),
+    ) -> Result<(), TaskError> {
+        let mut next = 0usize;
+        loop {
+            let arrival = trace.tasks.get(next).map(|t| t.arrival_ns * 1000);
+            let ev = self.heap.peek().map(|Reverse((t, _, _))| *t);
+            match (arrival, ev) {
+                (Some(a), Some(e)) if e <= a => self.event(trace, &mut sink),
+                (Some(a), _) => {
+                    self.dispatch(trace, next, a)?;
+                    next += 1;
+                }
+                (None, Some(_)) => self.event(trace, &mut sink),
+                (None, None) => return Ok(()),
+            }
+        }
+    }
+
+    /// Busy-time average of worker `w` at `t_ns`, updated to then.
+    fn utilization(&self, w: usize, t_ns: u64) -> f64 {
+        let wk = &self.workers[w];
+        let decay = (-(t_ns.saturating_sub(wk.util_t_ns) as f64) / UTIL_TAU_NS).exp();
+        if wk.running.is_some() {
+            1.0 - (1.0 - wk.util) * decay
+        } else {
+            wk.util * decay
+        }
+    }
+
+    fn set_util(&mut self, w: usize, t_ps: u64) {
+        let t_ns = t_ps / 1000;
+        self.workers[w].util = self.utilization(w, t_ns);
+        self.workers[w].util_t_ns = t_ns;
+    }
+
+    fn dispatch(&mut self, trace: &TaskTrace, i: usize, t_ps: u64) -> Result<(), TaskError> {
+        let task = &trace.tasks[i];
+        let now_ns = t_ps / 1000;
+        let views: Vec<WorkerView> = (0..self.workers.len())
+            .map(|w| {
+                let wk = &self.workers[w];
+                let outstanding = wk.queue.len() + wk.running.is_some() as usize;
+                WorkerView {
+                    id: w,
+                    node: wk.node,
+                    queued: wk.queue.len(),
+                    busy: wk.running.is_some(),
+                    outstanding,
+                    idle_fraction: 1.0 / (1.0 + outstanding as f64),
+                    utilization: self.utilization(w, now_ns),
+                    stall_ms: wk.last_mem_ms,
+                    stall_ewma_ms: wk.ewma_mem_ms,
+                }
+            })
+            .collect();
+        let home = task.key as usize % self.workers.len();
+        let rv = RequestView {
+            id: i as u64,
+            key: task.key,
+            data_node: self
+                .key_node
+                .get(&task.key)
+                .copied()
+                .unwrap_or(self.workers[home].node),
+            home_worker: home,
+            now_ns,
+        };
+        let w = self.sched.pick(&rv, &views);
+        if w >= self.workers.len() {
+            return Err(TaskError::BadPick(
+                self.sched.name(),
+                w,
+                self.workers.len(),
+            ));
+        }
+        self.workers[w].queue.push_back(i);
+        if self.workers[w].running.is_none() {
+            self.start(trace, w, t_ps);
+        }
+        Ok(())
+    }
+
+    /// Starts worker `w`'s next queued task at `t_ps`.
+    fn start(&mut self, trace: &TaskTrace, w: usize, t_ps: u64) {
+        let Some(i) = self.workers[w].queue.pop_front() else {
+            return;
+        };
+        self.set_util(w, t_ps);
+        self.workers[w].running = Some(Running {
+            task: i,
+            next: 0,
+            start_ps: t_ps,
+            last_issue_ps: t_ps,
+            started: false,
+            inflight: BinaryHeap::new(),
+            last_done_ps: t_ps,
+            misses: 0,
+            compute_ps: 0,
+        });
+        self.schedule_next(trace, w);
+    }
+
+    /// Pushes the running task's next access (or its end).
+    fn schedule_next(&mut self, trace: &TaskTrace, w: usize) {
+        let (cycle, mlp) = (self.engine.cycle_ps(), self.engine.mlp());
+        let Some(r) = self.workers[w].running.as_mut() else {
+            return;
+        };
+        let next = match trace.tasks[r.task].accesses.get(r.next) {
+            None => (r.last_done_ps, Ev::Done(w)),
+            Some(&(_, gap_ns)) => {
+                let gap = gap_ns.saturating_mul(1000);
+                r.compute_ps += gap;
+                let mut at = if r.started {
+                    r.last_issue_ps + gap.max(cycle)
+                } else {
+                    r.last_issue_ps + gap
+                };
+                while r.inflight.peek().is_some_and(|&Reverse(d)| d <= at) {
+                    r.inflight.pop();
+                }
+                if r.inflight.len() >= mlp
+                    && let Some(Reverse(d)) = r.inflight.pop()
+                {
+                    at = at.max(d);
+                }
+                (at, Ev::Issue(w))
+            }
+        };
+        self.push(next.0, next.1);
+    }
+
+    fn event(&mut self, trace: &TaskTrace, sink: &mut impl FnMut(&TaskRecord)) {
+        let Some(Reverse((t, _, ev))) = self.heap.pop() else {
+            return;
+        };
+        match ev {
+            Ev::Issue(w) => {
+                let core = self.workers[w].core;
+                let Some(r) = self.workers[w].running.as_mut() else {
+                    return;
+                };
+                let (a, _) = trace.tasks[r.task].accesses[r.next];
+                r.next += 1;
+                r.started = true;
+                r.last_issue_ps = t;
+                let (lat, l1_hit) = self.engine.issue_on(core, &a, t, None);
+                let r = self.workers[w].running.as_mut().expect("running");
+                r.last_done_ps = r.last_done_ps.max(t + lat);
+                if !l1_hit {
+                    r.inflight.push(Reverse(t + lat));
+                    r.misses += 1;
+                }
+                self.schedule_next(trace, w);
+            }
+            Ev::Done(w) => {
+                self.set_util(w, t);
+                let Some(r) = self.workers[w].running.take() else {
+                    return;
+                };
+                let task = &trace.tasks[r.task];
+                let rec = TaskRecord {
+                    task: task.id,
+                    key: task.key,
+                    worker: w as u32,
+                    core: self.workers[w].core as u32,
+                    node: self.workers[w].node,
+                    arrival_ps: task.arrival_ns * 1000,
+                    start_ps: r.start_ps,
+                    end_ps: t,
+                    accesses: task.accesses.len() as u64,
+                    misses: r.misses,
+                    compute_ps: r.compute_ps,
+                };
+                // What the task tells a dispatcher, now that it has ended:
+                // its memory time, and where its key's data lives.
+                let mem_ms = rec.service_ps().saturating_sub(rec.compute_ps) as f64 / 1e9;
+                let wk = &mut self.workers[w];
+                wk.last_mem_ms = mem_ms;
+                wk.ewma_mem_ms = EWMA_ALPHA * mem_ms + (1.0 - EWMA_ALPHA) * wk.ewma_mem_ms;
+                if let Some((a, _)) = task.accesses.iter().find(|(a, _)| a.kind.is_data())
+                    && let Some(node) = self.engine.page_node(a.addr)
+                {
+                    self.key_node.insert(task.key, node);
+                }
+                sink(&rec);
+                self.start(trace, w, t);
+            }
+        }
+    }
+}

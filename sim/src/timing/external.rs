@@ -1,0 +1,38 @@
+//! Issuing an access from outside the event loop: the task engine keeps
+//! its own clock per worker (dispatch, queues, closed-loop issue) and asks
+//! the memory system what each access costs. The access goes through the
+//! same path as a trace's (shortcuts, private levels, directory, LLC,
+//! channels, links, placement) and counts in the same statistics.
+
+use traces::Access;
+
+use super::Engine;
+use super::cores::Served;
+
+impl Engine<'_> {
+    /// Applies access `a` on `core` at `t_ps`; returns its latency (ps) and
+    /// whether it was an L1 hit (one that never occupies a miss slot).
+    /// Calls must come in non-decreasing `t_ps` order for the queues.
+    pub fn issue_on(&mut self, core: usize, a: &Access, t_ps: u64, pc: Option<u64>) -> (u64, bool) {
+        let (lat, served) = self.access(core, a, t_ps, pc);
+        self.now_ps = self.now_ps.max(t_ps);
+        self.stats.elapsed_ps = self.stats.elapsed_ps.max(t_ps + lat);
+        self.stats.record(a, t_ps, lat, served);
+        (lat, matches!(served, Served::Private(0)))
+    }
+
+    /// Picoseconds per core cycle (the least time between two accesses of a core).
+    pub fn cycle_ps(&self) -> u64 {
+        self.cycle_ps
+    }
+
+    /// The outstanding-miss limit per core in force.
+    pub fn mlp(&self) -> usize {
+        self.mlp
+    }
+
+    /// The node holding page-of `addr`, if it has been placed.
+    pub fn page_node(&self, addr: u64) -> Option<u32> {
+        self.mem.node_of(addr)
+    }
+}

@@ -1,0 +1,322 @@
+//! Task traces: accesses grouped into tasks (requests) that arrive at a
+//! time and carry an affinity key, for the task engine's schedulers.
+//!
+//! **CSV form.** Header with `task,op` and `addr,size,gap_ns,arrival_ns,key`
+//! (any order; `thread`, `pc` and other columns may appear: `thread` is
+//! the recording's thread, informative only). `op` is `B` (begin: the row
+//! gives `arrival_ns` and `key`), `E` (end), or an access op (`L`, `S`, `M`,
+//! `I` and the long names, as in plain CSV traces) with `addr`, `size` and
+//! an optional `gap_ns` (compute time before it, closed loop). Example:
+//!
+//! ```text
+//! task,op,addr,size,gap_ns,arrival_ns,key
+//! 0,B,,,,1000,3
+//! 0,L,0x10000040,8,5,,
+//! 0,S,0x10000080,8,0,,
+//! 0,E,,,,,
+//! ```
+//!
+//! **Rules** (each breach is a one-line error naming the line and the
+//! record): tasks may interleave; an access or end names a task that has
+//! begun and not ended; a task id begins once; begins arrive in
+//! non-decreasing `arrival_ns` within a key; every task ends by the end of
+//! the file; a task id fits 32 bits, a key 32 bits. A task without
+//! accesses is allowed (it costs nothing). Task traces are held whole in
+//! memory (tasks are dispatched by arrival time): at most
+//! [`MAX_TASK_RECORDS`] access records, 24 bytes each.
+
+use std::collections::HashMap;
+use std::io::Read;
+
+use crate::error::{Problem, Result, TraceError};
+use crate::lines::{check_size, parse_dec, parse_hex, show};
+use crate::record::{Access, FLAG_GAP, Kind};
+
+/// Most access records a task trace may hold (about 2.4 GB).
+pub const MAX_TASK_RECORDS: usize = 100_000_000;
+
+/// One task: its arrival, key and accesses with their compute gaps (ns).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Task {
+    pub id: u32,
+    pub key: u32,
+    pub arrival_ns: u64,
+    /// Accesses in order; `Access::thread` holds the task id, and the gap
+    /// (ns before the access) is in the pair.
+    pub accesses: Vec<(Access, u64)>,
+}
+
+/// A task trace: tasks in order of (arrival, begin order).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TaskTrace {
+    pub tasks: Vec<Task>,
+}
+
+impl TaskTrace {
+    /// Access records over all tasks.
+    pub fn accesses(&self) -> usize {
+        self.tasks.iter().map(|t| t.accesses.len()).sum()
+    }
+
+    /// Distinct keys.
+    pub fn keys(&self) -> usize {
+        let mut k: Vec<u32> = self.tasks.iter().map(|t| t.key).collect();
+        k.sort_unstable();
+        k.dedup();
+        k.len()
+    }
+
+    /// First and last arrival (ns).
+    pub fn arrival_span(&self) -> Option<(u64, u64)> {
+        Some((
+            self.tasks.first()?.arrival_ns,
+            self.tasks.last()?.arrival_ns,
+        ))
+    }
+
+    /// The trace in the CSV form above.
+    pub fn to_csv(&self) -> String {
+        let mut s = String::from("task,op,addr,size,gap_ns,arrival_ns,key\n");
+        for t in &self.tasks {
+            s.push_str(&format!("{},B,,,,{},{}\n", t.id, t.arrival_ns, t.key));
+            for (a, gap) in &t.accesses {
+                let op = match a.kind {
+                    Kind::Load => "L",
+                    Kind::Store => "S",
+                    Kind::Modify => "M",
+                    Kind::IFetch => "I",
+                };
+                s.push_str(&format!(
+                    "{},{op},{:#x},{},{gap},,\n",
+                    t.id, a.addr, a.size
+                ));
+            }
+            s.push_str(&format!("{},E,,,,,\n", t.id));
+        }
+        s
+    }
+}
+
+/// Whether a CSV header (its first line) is a task trace's: it has a
+/// `task` column.
+pub fn is_task_csv(first_line: &[u8]) -> bool {
+    first_line
+        .split(|&b| b == b',')
+        .any(|c| c.trim_ascii().eq_ignore_ascii_case(b"task"))
+}
+
+fn num(s: &[u8]) -> Option<u64> {
+    match s {
+        [b'0', b'x' | b'X', hex @ ..] => parse_hex(hex),
+        _ => parse_dec(s),
+    }
+}
+
+fn access_op(s: &[u8]) -> Option<Kind> {
+    Some(match s {
+        b"L" | b"l" | b"R" | b"r" => Kind::Load,
+        b"S" | b"s" | b"W" | b"w" => Kind::Store,
+        b"M" | b"m" => Kind::Modify,
+        b"I" | b"i" => Kind::IFetch,
+        _ if s.eq_ignore_ascii_case(b"load") => Kind::Load,
+        _ if s.eq_ignore_ascii_case(b"store") => Kind::Store,
+        _ if s.eq_ignore_ascii_case(b"modify") => Kind::Modify,
+        _ if s.eq_ignore_ascii_case(b"ifetch") => Kind::IFetch,
+        _ => return None,
+    })
+}
+
+/// Reads a task trace in the CSV form.
+pub fn read_task_csv<R: Read>(inner: R) -> Result<TaskTrace> {
+    let mut rdr = csv::ReaderBuilder::new()
+        .has_headers(true)
+        .trim(csv::Trim::All)
+        .flexible(false)
+        .from_reader(inner);
+    let at = |line: u64, record: u64, p: Problem| TraceError::at_line(line, record, p);
+    let header = rdr
+        .byte_headers()
+        .map_err(|e| at(1, 0, Problem::Invalid(e.to_string())))?
+        .clone();
+    let find = |name: &str| {
+        header
+            .iter()
+            .position(|h| h.eq_ignore_ascii_case(name.as_bytes()))
+    };
+    let (Some(c_task), Some(c_op)) = (find("task"), find("op")) else {
+        return Err(at(
+            1,
+            0,
+            Problem::Invalid("task CSV header needs columns task and op".into()),
+        ));
+    };
+    let (c_addr, c_size, c_gap, c_arr, c_key) = (
+        find("addr"),
+        find("size"),
+        find("gap_ns"),
+        find("arrival_ns"),
+        find("key"),
+    );
+    // Open tasks: id → index in `tasks`; ended ids; last arrival per key.
+    let mut open: HashMap<u32, usize> = HashMap::new();
+    let mut seen: HashMap<u32, ()> = HashMap::new();
+    let mut last_arrival: HashMap<u32, u64> = HashMap::new();
+    let mut tasks: Vec<Task> = Vec::new();
+    let mut row = csv::ByteRecord::new();
+    let mut record = 0u64;
+    let mut total = 0usize;
+    loop {
+        let more = rdr.read_byte_record(&mut row).map_err(|e| {
+            let line = e.position().map_or(0, |p| p.line());
+            at(line, record, Problem::Invalid(e.to_string()))
+        })?;
+        if !more {
+            break;
+        }
+        if row.len() == 1 && row[0].is_empty() {
+            continue;
+        }
+        let line = row.position().map_or(0, |p| p.line());
+        let bad = |msg: String| at(line, record, Problem::Invalid(msg));
+        let cell = |c: Option<usize>| c.and_then(|i| row.get(i)).unwrap_or(b"");
+        let field = |c: Option<usize>, name: &str| -> Result<u64> {
+            let v = cell(c);
+            num(v).ok_or_else(|| {
+                at(
+                    line,
+                    record,
+                    Problem::BadNumber(format!("{} (column {name})", show(v))),
+                )
+            })
+        };
+        let id = field(Some(c_task), "task")?;
+        let id = u32::try_from(id).map_err(|_| bad(format!("task id {id} exceeds 32 bits")))?;
+        let op = cell(Some(c_op));
+        match op {
+            b"B" | b"b" => {
+                if seen.insert(id, ()).is_some() {
+                    return Err(bad(format!("task {id} begins a second time")));
+                }
+                let arrival = field(c_arr, "arrival_ns")?;
+                let key = field(c_key, "key")?;
+                let key = u32::try_from(key)
+                    .map_err(|_| bad(format!("task {id}: key {key} exceeds 32 bits")))?;
+                if let Some(&prev) = last_arrival.get(&key)
+                    && arrival < prev
+                {
+                    return Err(bad(format!(
+                        "task {id}: arrival_ns {arrival} is before the previous arrival of key {key} ({prev})"
+                    )));
+                }
+                last_arrival.insert(key, arrival);
+                open.insert(id, tasks.len());
+                tasks.push(Task {
+                    id,
+                    key,
+                    arrival_ns: arrival,
+                    accesses: Vec::new(),
+                });
+            }
+            b"E" | b"e" => {
+                if open.remove(&id).is_none() {
+                    return Err(bad(if seen.contains_key(&id) {
+                        format!("task {id} ends a second time")
+                    } else {
+                        format!("task {id} ends without a begin")
+                    }));
+                }
+            }
+            _ => {
+                let kind = access_op(op).ok_or_else(|| at(line, record, Problem::UnknownOp(show(op))))?;
+                let Some(&t) = open.get(&id) else {
+                    return Err(bad(format!(
+                        "access of task {id} outside the task (no open begin)"
+                    )));
+                };
+                if total >= MAX_TASK_RECORDS {
+                    return Err(bad(format!(
+                        "more than {MAX_TASK_RECORDS} access records: task traces are held in memory"
+                    )));
+                }
+                let addr = field(c_addr, "addr")?;
+                let size = check_size(field(c_size, "size")?)
+                    .map_err(|p| at(line, record, p))?;
+                let gap = if cell(c_gap).is_empty() {
+                    0
+                } else {
+                    field(c_gap, "gap_ns")?
+                };
+                let mut a = Access::new(id, kind, addr, size);
+                a.flags |= FLAG_GAP;
+                tasks[t].accesses.push((a, gap));
+                total += 1;
+            }
+        }
+        record += 1;
+    }
+    if let Some(id) = open.keys().min() {
+        return Err(TraceError::at_line(
+            0,
+            record,
+            Problem::Truncated(format!("task {id} has no end")),
+        ));
+    }
+    // Dispatch order: by arrival, ties in begin order (stable).
+    tasks.sort_by_key(|t| t.arrival_ns);
+    Ok(TaskTrace { tasks })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const EXAMPLE: &str = "task,op,addr,size,gap_ns,arrival_ns,key\n0,B,,,,1000,3\n0,L,0x10000040,8,5,,\n0,S,0x10000080,8,0,,\n0,E,,,,,\n";
+
+    #[test]
+    fn the_issues_example_reads_and_round_trips() {
+        let t = read_task_csv(EXAMPLE.as_bytes()).unwrap();
+        assert_eq!(t.tasks.len(), 1);
+        let k = &t.tasks[0];
+        assert_eq!((k.id, k.key, k.arrival_ns), (0, 3, 1000));
+        assert_eq!(k.accesses.len(), 2);
+        assert_eq!(k.accesses[0].0.addr, 0x10000040);
+        assert_eq!(k.accesses[0].1, 5);
+        assert_eq!(k.accesses[1].0.kind, Kind::Store);
+        assert_eq!(t.to_csv(), EXAMPLE);
+        assert_eq!(read_task_csv(t.to_csv().as_bytes()).unwrap(), t);
+        assert!(is_task_csv(b"task,op,addr"));
+        assert!(!is_task_csv(b"thread,op,addr,size"));
+    }
+
+    #[test]
+    fn interleaved_tasks_with_a_thread_column_sort_by_arrival() {
+        let text = "thread,task,op,addr,size,gap_ns,arrival_ns,key\n\
+                    7,1,B,,,,500,1\n7,0,B,,,,200,2\n7,1,L,64,8,,,\n7,0,L,128,8,3,,\n7,0,E,,,,,\n7,1,E,,,,,\n";
+        let t = read_task_csv(text.as_bytes()).unwrap();
+        assert_eq!(t.tasks.iter().map(|x| x.id).collect::<Vec<_>>(), [0, 1]);
+        assert_eq!(t.tasks[1].accesses[0].0.addr, 64);
+        assert_eq!((t.keys(), t.accesses()), (2, 2));
+        assert_eq!(t.arrival_span(), Some((200, 500)));
+    }
+
+    #[test]
+    fn bad_markers_are_one_line_errors_naming_the_line() {
+        let h = "task,op,addr,size,gap_ns,arrival_ns,key\n";
+        for (body, want) in [
+            ("0,L,64,8,,,\n", "line 2, record 0: access of task 0 outside the task"),
+            ("0,E,,,,,\n", "line 2, record 0: task 0 ends without a begin"),
+            ("0,B,,,,1,1\n0,E,,,,,\n0,B,,,,2,1\n", "line 4, record 2: task 0 begins a second time"),
+            ("0,B,,,,9,1\n1,B,,,,5,1\n", "line 3, record 1: task 1: arrival_ns 5 is before"),
+            ("0,B,,,,9,1\n", "task 0 has no end"),
+            ("0,B,,,,9,1\n0,X,64,8,,,\n", "line 3, record 1"),
+            ("0,B,,,,x,1\n", "line 2, record 0"),
+            ("4294967296,B,,,,1,1\n", "exceeds 32 bits"),
+        ] {
+            let e = read_task_csv(format!("{h}{body}").as_bytes()).unwrap_err().to_string();
+            assert!(e.contains(want), "{body:?}: {e}");
+            assert_eq!(e.lines().count(), 1, "{e}");
+        }
+        // Different keys may arrive out of order.
+        assert!(read_task_csv(format!("{h}0,B,,,,9,1\n0,E,,,,,\n1,B,,,,5,2\n1,E,,,,,\n").as_bytes()).is_ok());
+    }
+}
