@@ -241,11 +241,7 @@ impl<'m> TaskEngine<'m> {
         };
         let w = self.sched.pick(&rv, &views);
         if w >= self.workers.len() {
-            return Err(TaskError::BadPick(
-                self.sched.name(),
-                w,
-                self.workers.len(),
-            ));
+            return Err(TaskError::BadPick(self.sched.name(), w, self.workers.len()));
         }
         self.workers[w].queue.push_back(i);
         if self.workers[w].running.is_none() {

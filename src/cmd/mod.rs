@@ -50,7 +50,10 @@ pub enum Command {
 pub fn run(cmd: Command) -> Result<()> {
     match cmd {
         Command::Trace(t) => trace::run(t),
-        Command::Replay(r) => replay::run(r),
+        Command::Replay(r) => match r.workers.clone() {
+            Some(w) => tasks::run(&r, &w),
+            None => replay::run(r),
+        },
         Command::Policies => policies::run(),
         Command::Machine(m) => machine::run(m),
         Command::LoadedLatency(a) => loaded_latency::run(a),

@@ -99,9 +99,6 @@ enum Model {
 }
 
 pub fn run(a: ReplayArgs) -> Result<()> {
-    if let Some(w) = &a.workers {
-        return crate::cmd::tasks::run(&a, w);
-    }
     if a.machine.is_some() {
         return run_timing(a);
     }

@@ -7,7 +7,7 @@
 use anyhow::{Context, Result, bail};
 use serde_json::json;
 
-use crate::cmd::replay::ReplayArgs;
+use super::replay::ReplayArgs;
 use crate::manifest::manifest;
 use crate::output::{ensure_dir, write_file, write_json};
 
@@ -121,19 +121,21 @@ pub fn run(a: &ReplayArgs, workers: &str) -> Result<()> {
         "service_ms": { "mean": mean(|r| r.service_ps()) },
     });
     let summary = te.engine.summary();
+    let us = |ms: f64| ms * 1e3;
     println!(
-        "{} tasks ({} keys) on {} workers, scheduler {}: latency mean {:.3} ms, TP50 {:.3}, TP90 {:.3}, TP99 {:.3}, max {:.3}; queue mean {:.3} ms, service mean {:.3} ms",
+        "{} tasks ({} keys) on {} workers, scheduler {}: latency (µs) mean {:.3}  TP50 {:.3}  TP90 {:.3}  TP99 {:.3}  TP99.9 {:.3}  max {:.3}; queue mean {:.3} µs, service mean {:.3} µs",
         recs.len(),
         trace.keys(),
         cores.len(),
         a.scheduler,
-        lat.mean_ms,
-        lat.tp50_ms,
-        lat.tp90_ms,
-        lat.tp99_ms,
-        lat.max_ms,
-        mean(|r| r.queue_ps()),
-        mean(|r| r.service_ps())
+        us(lat.mean_ms),
+        us(lat.tp50_ms),
+        us(lat.tp90_ms),
+        us(lat.tp99_ms),
+        us(lat.tp999_ms),
+        us(lat.max_ms),
+        us(mean(|r| r.queue_ps())),
+        us(mean(|r| r.service_ps()))
     );
     print!("{}", analysis::timing::render(&summary));
     if let Some(dir) = &a.out {
@@ -155,7 +157,10 @@ pub fn run(a: &ReplayArgs, workers: &str) -> Result<()> {
                 misses: r.misses,
             })
             .collect();
-        write_file(&dir.join("tasks.csv"), analysis::table::to_csv(&rows)?.as_bytes())?;
+        write_file(
+            &dir.join("tasks.csv"),
+            analysis::table::to_csv(&rows)?.as_bytes(),
+        )?;
         let mut s = serde_json::to_value(&summary)?;
         s["tasks"] = tasks;
         write_json(&dir.join("summary.json"), &s)?;

@@ -321,9 +321,54 @@ pub struct TraceStats {
     pub with_time: u64,
 }
 
+/// The file starts with a task trace's CSV header.
+fn first_line_is_task_csv(path: &std::path::Path) -> bool {
+    use std::io::{BufRead, Read};
+    let Ok(f) = std::fs::File::open(path) else {
+        return false;
+    };
+    let mut line = Vec::new();
+    let mut r = std::io::BufReader::new(f.take(4096));
+    r.read_until(b'\n', &mut line).is_ok() && traces::tasks::is_task_csv(&line)
+}
+
+/// `trace info` of a task trace: tasks, keys, accesses, arrival span.
+fn task_info(a: &InfoArgs) -> Result<()> {
+    let f = std::fs::File::open(&a.input)
+        .with_context(|| format!("{}: cannot open", a.input.display()))?;
+    let t = traces::tasks::read_task_csv(std::io::BufReader::new(f))
+        .map_err(|e| anyhow::anyhow!("{}: {e}", a.input.display()))?;
+    let (first, last) = t.arrival_span().unwrap_or((0, 0));
+    if a.json {
+        let v = json!({
+            "file": a.input.display().to_string(),
+            "format": "csv-tasks",
+            "tasks": t.tasks.len(),
+            "keys": t.keys(),
+            "accesses": t.accesses(),
+            "arrival_ns": { "first": first, "last": last },
+        });
+        println!("{}", serde_json::to_string_pretty(&v)?);
+        return Ok(());
+    }
+    println!("file:        {}", a.input.display());
+    println!("format:      csv-tasks");
+    println!("tasks:       {}", t.tasks.len());
+    println!("keys:        {}", t.keys());
+    println!("accesses:    {}", t.accesses());
+    println!(
+        "arrivals:    {first} .. {last} ns ({:.3} ms)",
+        (last - first) as f64 / 1e6
+    );
+    Ok(())
+}
+
 fn info(a: InfoArgs) -> Result<()> {
     if !a.line.is_power_of_two() || !a.page.is_power_of_two() {
         bail!("--line and --page must be powers of two");
+    }
+    if a.format.is_none() && first_line_is_task_csv(&a.input) {
+        return task_info(&a);
     }
     let mut input = open_trace(&a.input, a.format, true, 2)?;
     let mut st = TraceStats {

@@ -86,13 +86,12 @@ impl<R: Read + Send> CsvReader<R> {
         };
         let need = |name: &str| {
             find(name).ok_or_else(|| {
-                TraceError::at_line(
-                    1,
-                    0,
-                    Problem::Invalid(format!(
-                        "CSV header lacks required column {name:?} (need thread,op,addr,size)"
-                    )),
-                )
+                let msg = if find("task").is_some() {
+                    "a task trace (its header has a task column): run it with replay --machine M --workers N".to_string()
+                } else {
+                    format!("CSV header lacks required column {name:?} (need thread,op,addr,size)")
+                };
+                TraceError::at_line(1, 0, Problem::Invalid(msg))
             })
         };
         let cols = Columns {

@@ -86,10 +86,7 @@ impl TaskTrace {
                     Kind::Modify => "M",
                     Kind::IFetch => "I",
                 };
-                s.push_str(&format!(
-                    "{},{op},{:#x},{},{gap},,\n",
-                    t.id, a.addr, a.size
-                ));
+                s.push_str(&format!("{},{op},{:#x},{},{gap},,\n", t.id, a.addr, a.size));
             }
             s.push_str(&format!("{},E,,,,,\n", t.id));
         }
@@ -227,7 +224,8 @@ pub fn read_task_csv<R: Read>(inner: R) -> Result<TaskTrace> {
                 }
             }
             _ => {
-                let kind = access_op(op).ok_or_else(|| at(line, record, Problem::UnknownOp(show(op))))?;
+                let kind =
+                    access_op(op).ok_or_else(|| at(line, record, Problem::UnknownOp(show(op))))?;
                 let Some(&t) = open.get(&id) else {
                     return Err(bad(format!(
                         "access of task {id} outside the task (no open begin)"
@@ -239,8 +237,7 @@ pub fn read_task_csv<R: Read>(inner: R) -> Result<TaskTrace> {
                     )));
                 }
                 let addr = field(c_addr, "addr")?;
-                let size = check_size(field(c_size, "size")?)
-                    .map_err(|p| at(line, record, p))?;
+                let size = check_size(field(c_size, "size")?).map_err(|p| at(line, record, p))?;
                 let gap = if cell(c_gap).is_empty() {
                     0
                 } else {
@@ -303,20 +300,37 @@ mod tests {
     fn bad_markers_are_one_line_errors_naming_the_line() {
         let h = "task,op,addr,size,gap_ns,arrival_ns,key\n";
         for (body, want) in [
-            ("0,L,64,8,,,\n", "line 2, record 0: access of task 0 outside the task"),
-            ("0,E,,,,,\n", "line 2, record 0: task 0 ends without a begin"),
-            ("0,B,,,,1,1\n0,E,,,,,\n0,B,,,,2,1\n", "line 4, record 2: task 0 begins a second time"),
-            ("0,B,,,,9,1\n1,B,,,,5,1\n", "line 3, record 1: task 1: arrival_ns 5 is before"),
+            (
+                "0,L,64,8,,,\n",
+                "line 2, record 0: access of task 0 outside the task",
+            ),
+            (
+                "0,E,,,,,\n",
+                "line 2, record 0: task 0 ends without a begin",
+            ),
+            (
+                "0,B,,,,1,1\n0,E,,,,,\n0,B,,,,2,1\n",
+                "line 4, record 2: task 0 begins a second time",
+            ),
+            (
+                "0,B,,,,9,1\n1,B,,,,5,1\n",
+                "line 3, record 1: task 1: arrival_ns 5 is before",
+            ),
             ("0,B,,,,9,1\n", "task 0 has no end"),
             ("0,B,,,,9,1\n0,X,64,8,,,\n", "line 3, record 1"),
             ("0,B,,,,x,1\n", "line 2, record 0"),
             ("4294967296,B,,,,1,1\n", "exceeds 32 bits"),
         ] {
-            let e = read_task_csv(format!("{h}{body}").as_bytes()).unwrap_err().to_string();
+            let e = read_task_csv(format!("{h}{body}").as_bytes())
+                .unwrap_err()
+                .to_string();
             assert!(e.contains(want), "{body:?}: {e}");
             assert_eq!(e.lines().count(), 1, "{e}");
         }
         // Different keys may arrive out of order.
-        assert!(read_task_csv(format!("{h}0,B,,,,9,1\n0,E,,,,,\n1,B,,,,5,2\n1,E,,,,,\n").as_bytes()).is_ok());
+        assert!(
+            read_task_csv(format!("{h}0,B,,,,9,1\n0,E,,,,,\n1,B,,,,5,2\n1,E,,,,,\n").as_bytes())
+                .is_ok()
+        );
     }
 }

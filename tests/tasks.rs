@@ -1,0 +1,371 @@
+//! The task engine against independent oracles: queueing through the
+//! memory model (the Lindley recursion, exact; M/D/1), cache affinity,
+//! remote-memory locality, invalidations between workers; and the binary's
+//! `replay --workers` output.
+
+mod common;
+
+use sim::tasks::{TaskEngine, TaskRecord};
+use traces::tasks::TaskTrace;
+
+/// A task: arrival (ns), key, accesses as (op, address, gap ns).
+type Spec = (u64, u32, Vec<(char, u64, u64)>);
+
+/// Task-trace CSV from task specs.
+fn csv(tasks: &[Spec]) -> String {
+    let mut s = String::from("task,op,addr,size,gap_ns,arrival_ns,key\n");
+    for (i, (at, key, acc)) in tasks.iter().enumerate() {
+        s.push_str(&format!("{i},B,,,,{at},{key}\n"));
+        for (op, addr, gap) in acc {
+            s.push_str(&format!("{i},{op},{addr:#x},8,{gap},,\n"));
+        }
+        s.push_str(&format!("{i},E,,,,,\n"));
+    }
+    s
+}
+
+fn trace(tasks: &[Spec]) -> TaskTrace {
+    traces::tasks::read_task_csv(csv(tasks).as_bytes()).unwrap()
+}
+
+/// Runs `t` on `machine` with workers on `cores`; (records by task id, summary).
+fn run(
+    machine: &str,
+    t: &TaskTrace,
+    cores: &[usize],
+    sched: &str,
+    placement: &str,
+    mlp: Option<u32>,
+) -> (Vec<TaskRecord>, sim::results::Summary) {
+    let m = sim::Machine::from_toml(sim::presets::preset(machine).unwrap()).unwrap();
+    let ctx = policies::registry::Ctx::for_machine(&m);
+    let s = policies::sched::SCHEDULERS.build(sched, &ctx).unwrap();
+    let p = policies::placement::PLACEMENTS
+        .build(placement, &ctx)
+        .unwrap();
+    let cfg = sim::Config {
+        mlp,
+        ..sim::Config::default()
+    };
+    let e = sim::Engine::new(&m, cfg, p).unwrap();
+    let mut te = TaskEngine::new(e, &m, cores, s).unwrap();
+    let mut recs = Vec::new();
+    te.run(t, |r| recs.push(*r)).unwrap();
+    recs.sort_by_key(|r| r.task);
+    let summary = te.engine.summary();
+    (recs, summary)
+}
+
+/// Poisson arrival times (ns) at `rate` per ns, from a fixed LCG.
+fn poisson(n: usize, mean_gap_ns: f64, seed: u64) -> Vec<u64> {
+    let mut x = seed;
+    let mut t = 0.0f64;
+    (0..n)
+        .map(|_| {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let u = ((x >> 11) as f64 + 0.5) / (1u64 << 53) as f64;
+            t += -mean_gap_ns * u.ln();
+            t as u64
+        })
+        .collect()
+}
+
+/// Identical cache-resident tasks: 8 loads of the same 8 lines, 100 ns apart.
+fn resident_tasks(arrivals: &[u64]) -> TaskTrace {
+    let acc: Vec<(char, u64, u64)> = (0..8).map(|i| ('L', 0x4000 + 64 * i, 100)).collect();
+    trace(
+        &arrivals
+            .iter()
+            .map(|&a| (a, 0u32, acc.clone()))
+            .collect::<Vec<_>>(),
+    )
+}
+
+#[test]
+fn queue_waits_through_the_memory_model_follow_lindley_exactly() {
+    let arrivals = poisson(20_000, 1000.0, 7);
+    let (r, _) = run(
+        "xeon-2s",
+        &resident_tasks(&arrivals),
+        &[0],
+        "round-robin",
+        "first-touch",
+        None,
+    );
+    assert_eq!(r.len(), arrivals.len());
+    // The first task misses (cold caches), the rest hit: one service time.
+    let d = r[1].service_ps();
+    assert!(
+        r[1..].iter().all(|x| x.service_ps() == d),
+        "deterministic service"
+    );
+    assert!(r[0].service_ps() > d, "the first task warms the caches");
+    let mut w = 0u64;
+    for k in 1..r.len() {
+        let gap = r[k].arrival_ps - r[k - 1].arrival_ps;
+        w = (w + r[k - 1].service_ps()).saturating_sub(gap);
+        assert_eq!(r[k].queue_ps(), w, "task {k}");
+    }
+}
+
+#[test]
+fn mean_wait_through_the_memory_model_is_md1_within_3_percent() {
+    // Service D measured on one run; arrivals then scaled to rho.
+    let probe = resident_tasks(&[0, 1_000_000]);
+    let (r, _) = run("xeon-2s", &probe, &[0], "round-robin", "first-touch", None);
+    let d_ns = r[1].service_ps() as f64 / 1000.0;
+    for rho in [0.3, 0.6, 0.9] {
+        let arrivals = poisson(200_000, d_ns / rho, 11);
+        let (r, _) = run(
+            "xeon-2s",
+            &resident_tasks(&arrivals),
+            &[0],
+            "round-robin",
+            "first-touch",
+            None,
+        );
+        let mean = r.iter().map(|x| x.queue_ps() as f64 / 1000.0).sum::<f64>() / r.len() as f64;
+        let want = rho * d_ns / (2.0 * (1.0 - rho));
+        assert!(
+            (mean - want).abs() / want < 0.03,
+            "rho {rho}: mean wait {mean:.2} ns, M/D/1 {want:.2} ns"
+        );
+    }
+}
+
+#[test]
+fn static_keeps_a_keys_working_set_warm_round_robin_does_not() {
+    // 4 keys, each rereading its own 64 lines (4 KiB: fits one core's L2),
+    // low load (tasks far apart), 5 workers on one node (so round-robin
+    // does not happen to follow the keys).
+    let mut tasks = Vec::new();
+    for i in 0..400u64 {
+        let key = (i % 4) as u32;
+        let base = 0x100_0000 * (key as u64 + 1);
+        let acc = (0..64).map(|j| ('L', base + 64 * j, 0)).collect();
+        tasks.push((i * 100_000, key, acc));
+    }
+    let t = trace(&tasks);
+    let mean_service = |sched: &str| {
+        // Misses blocking, no compute: service is the accesses' latency.
+        let (r, _) = run(
+            "xeon-2s",
+            &t,
+            &[0, 1, 2, 3, 4],
+            sched,
+            "first-touch",
+            Some(1),
+        );
+        r.iter().map(|x| x.service_ps() as f64).sum::<f64>() / r.len() as f64
+    };
+    let (st, rr) = (mean_service("static"), mean_service("round-robin"));
+    assert!(st < 0.8 * rr, "static {st:.0} ps vs round-robin {rr:.0} ps");
+}
+
+#[test]
+fn tasks_away_from_their_data_pay_the_remote_penalty_and_locality_avoids_it() {
+    // Data bound to node 1; each task reads 200 fresh lines (all from
+    // memory), misses blocking (--mlp 1), no compute.
+    let mk = |n: u64| -> TaskTrace {
+        let tasks: Vec<Spec> = (0..n)
+            .map(|i| {
+                let acc = (0..200)
+                    .map(|j| ('L', 0x1000_0000 + (i * 200 + j) * 4096, 0))
+                    .collect();
+                (i * 1_000_000, 0u32, acc)
+            })
+            .collect();
+        trace(&tasks)
+    };
+    let t = mk(20);
+    let m = sim::Machine::from_toml(sim::presets::preset("xeon-2s").unwrap()).unwrap();
+    let node1 = m.core_node.iter().position(|&n| n == 1).unwrap();
+    let per_access = |core: usize| {
+        let (r, _) = run("xeon-2s", &t, &[core], "round-robin", "bind:1", Some(1));
+        r.iter().map(|x| x.service_ps() as f64).sum::<f64>() / (r.len() * 200) as f64
+    };
+    let (far, near) = (per_access(0), per_access(node1));
+    let penalty = m.route_ps[0][1] as f64;
+    assert!(penalty > 0.0);
+    assert!(
+        ((far - near) - penalty).abs() / penalty < 0.10,
+        "node-0 worker {far:.0} ps/access, node-1 {near:.0}, the route's penalty {penalty} ps"
+    );
+    // `locality` learns where key 0's data lives from its first task and
+    // sends the rest to the node-1 worker.
+    let (r, _) = run(
+        "xeon-2s",
+        &mk(40),
+        &[0, node1],
+        "locality",
+        "bind:1",
+        Some(1),
+    );
+    let on_node1 = r.iter().filter(|x| x.node == 1).count();
+    assert!(on_node1 >= 39, "{on_node1} of 40 on node 1");
+}
+
+#[test]
+fn writers_of_one_line_on_two_workers_invalidate_each_other_on_one_they_do_not() {
+    let tasks: Vec<Spec> = (0..100u64)
+        .map(|i| {
+            (
+                i * 10_000,
+                (i % 2) as u32,
+                vec![('L', 0x8000, 5), ('S', 0x8000, 5)],
+            )
+        })
+        .collect();
+    let t = trace(&tasks);
+    let (_, two) = run("xeon-2s", &t, &[0, 1], "static", "first-touch", None);
+    assert!(two.coherence.invalidations > 50, "{:?}", two.coherence);
+    assert!(two.coherence.cache_to_cache > 50, "{:?}", two.coherence);
+    let (_, one) = run("xeon-2s", &t, &[0], "static", "first-touch", None);
+    assert_eq!(
+        (one.coherence.invalidations, one.coherence.cache_to_cache),
+        (0, 0)
+    );
+}
+
+#[test]
+fn replay_workers_writes_tasks_csv_and_a_tasks_summary_deterministically() {
+    let dir = tempfile::tempdir().unwrap();
+    let arrivals = poisson(500, 2000.0, 3);
+    let tasks: Vec<Spec> = arrivals
+        .iter()
+        .enumerate()
+        .map(|(i, &a)| {
+            let key = (i % 7) as u32;
+            let acc = (0..16)
+                .map(|j| ('L', 0x10_0000 * (key as u64 + 1) + 64 * j, 20))
+                .collect();
+            (a, key, acc)
+        })
+        .collect();
+    let path = dir.path().join("t.csv");
+    std::fs::write(&path, csv(&tasks)).unwrap();
+    let out = |tag: &str, sched: &str| {
+        let o = dir.path().join(tag);
+        common::stdout(&[
+            "replay",
+            path.to_str().unwrap(),
+            "--machine",
+            "xeon-2s",
+            "--workers",
+            "4",
+            "--scheduler",
+            sched,
+            "--out",
+            o.to_str().unwrap(),
+        ]);
+        o
+    };
+    for sched in policies::sched::SCHEDULERS.entries {
+        let a = out(&format!("{}-a", sched.name), sched.name);
+        let b = out(&format!("{}-b", sched.name), sched.name);
+        let csv_a = std::fs::read_to_string(a.join("tasks.csv")).unwrap();
+        assert_eq!(
+            csv_a,
+            std::fs::read_to_string(b.join("tasks.csv")).unwrap(),
+            "{}",
+            sched.name
+        );
+        assert!(csv_a.starts_with(
+            "task,key,worker,core,node,arrival_ns,start_ns,end_ns,queue_ns,service_ns,accesses,misses\n"
+        ));
+        assert_eq!(csv_a.lines().count(), 501, "{}", sched.name);
+        let s: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(a.join("summary.json")).unwrap())
+                .unwrap();
+        assert_eq!(s["tasks"]["count"], 500);
+        for k in ["mean", "p50", "p90", "p99", "p999", "max"] {
+            assert!(s["tasks"]["latency_ms"][k].as_f64().unwrap() > 0.0, "{k}");
+        }
+        assert!(s["tasks"]["queue_ms"]["mean"].is_number());
+        assert!(s["tasks"]["service_ms"]["mean"].as_f64().unwrap() > 0.0);
+        assert_eq!(s["accesses"], 500 * 16);
+    }
+}
+
+#[test]
+fn bad_task_traces_and_worker_specs_are_one_line_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.csv");
+    std::fs::write(
+        &bad,
+        "task,op,addr,size,gap_ns,arrival_ns,key\n0,L,64,8,,,\n",
+    )
+    .unwrap();
+    let good = dir.path().join("good.csv");
+    std::fs::write(&good, csv(&[(0, 0, vec![('L', 64, 0)])])).unwrap();
+    for (file, extra, want) in [
+        (
+            &bad,
+            vec!["--workers", "2"],
+            "line 2, record 0: access of task 0 outside the task",
+        ),
+        (
+            &good,
+            vec!["--workers", "0"],
+            "--workers 0: the machine has 56 cores",
+        ),
+        (
+            &good,
+            vec!["--workers", "0,0"],
+            "core 0 is given to two workers",
+        ),
+        (&good, vec!["--workers", "0,999"], "core 999 does not exist"),
+        (
+            &good,
+            vec!["--workers", "2", "--scheduler", "fastest"],
+            "unknown scheduler \"fastest\"",
+        ),
+    ] {
+        let mut args = vec!["replay", file.to_str().unwrap(), "--machine", "xeon-2s"];
+        args.extend(extra);
+        let o = common::numasim(&args);
+        assert!(!o.status.success(), "{args:?}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+        assert!(err.contains(want), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn trace_info_reports_tasks_keys_and_the_arrival_span() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("t.csv");
+    std::fs::write(
+        &p,
+        csv(&[
+            (1000, 3, vec![('L', 64, 5), ('S', 128, 0)]),
+            (2500, 1, vec![('L', 64, 0)]),
+        ]),
+    )
+    .unwrap();
+    let v: serde_json::Value = serde_json::from_str(&common::stdout(&[
+        "trace",
+        "info",
+        p.to_str().unwrap(),
+        "--json",
+    ]))
+    .unwrap();
+    assert_eq!(v["format"], "csv-tasks");
+    assert_eq!(
+        (
+            v["tasks"].as_u64(),
+            v["keys"].as_u64(),
+            v["accesses"].as_u64()
+        ),
+        (Some(2), Some(2), Some(3))
+    );
+    assert_eq!(
+        (
+            v["arrival_ns"]["first"].as_u64(),
+            v["arrival_ns"]["last"].as_u64()
+        ),
+        (Some(1000), Some(2500))
+    );
+}
