@@ -123,18 +123,43 @@ fn access_op(s: &[u8]) -> Option<Kind> {
     })
 }
 
+/// Most columns a task-trace row may have.
+const MAX_COLUMNS: usize = 32;
+
+/// Splits a CSV line at commas into trimmed cells (no quoting: task
+/// traces hold numbers and op letters only); None with too many cells.
+fn split<'a>(line: &'a [u8], out: &mut [&'a [u8]; MAX_COLUMNS]) -> Option<usize> {
+    let mut n = 0;
+    for c in line.split(|&b| b == b',') {
+        if n == MAX_COLUMNS {
+            return None;
+        }
+        out[n] = c.trim_ascii();
+        n += 1;
+    }
+    Some(n)
+}
+
 /// Reads a task trace in the CSV form.
-pub fn read_task_csv<R: Read>(inner: R) -> Result<TaskTrace> {
-    let mut rdr = csv::ReaderBuilder::new()
-        .has_headers(true)
-        .trim(csv::Trim::All)
-        .flexible(false)
-        .from_reader(inner);
+pub fn read_task_csv<R: Read>(mut inner: R) -> Result<TaskTrace> {
     let at = |line: u64, record: u64, p: Problem| TraceError::at_line(line, record, p);
-    let header = rdr
-        .byte_headers()
-        .map_err(|e| at(1, 0, Problem::Invalid(e.to_string())))?
-        .clone();
+    let mut text = Vec::new();
+    inner
+        .read_to_end(&mut text)
+        .map_err(|e| TraceError::at_line(0, 0, Problem::Io(e)))?;
+    let mut lines = text
+        .split(|&b| b == b'\n')
+        .map(|l| l.strip_suffix(b"\r").unwrap_or(l));
+    let mut cells: [&[u8]; MAX_COLUMNS] = [b""; MAX_COLUMNS];
+    let header_line = lines.next().unwrap_or(b"");
+    let Some(width) = split(header_line, &mut cells) else {
+        return Err(at(
+            1,
+            0,
+            Problem::Invalid(format!("more than {MAX_COLUMNS} columns")),
+        ));
+    };
+    let header: Vec<Vec<u8>> = cells[..width].iter().map(|c| c.to_vec()).collect();
     let find = |name: &str| {
         header
             .iter()
@@ -159,23 +184,26 @@ pub fn read_task_csv<R: Read>(inner: R) -> Result<TaskTrace> {
     let mut seen: HashMap<u32, ()> = HashMap::new();
     let mut last_arrival: HashMap<u32, u64> = HashMap::new();
     let mut tasks: Vec<Task> = Vec::new();
-    let mut row = csv::ByteRecord::new();
     let mut record = 0u64;
     let mut total = 0usize;
-    loop {
-        let more = rdr.read_byte_record(&mut row).map_err(|e| {
-            let line = e.position().map_or(0, |p| p.line());
-            at(line, record, Problem::Invalid(e.to_string()))
-        })?;
-        if !more {
-            break;
-        }
-        if row.len() == 1 && row[0].is_empty() {
+    // The task of the previous access row (most rows continue it).
+    let mut last: Option<(u32, usize)> = None;
+    for (i, text_line) in lines.enumerate() {
+        let line = i as u64 + 2;
+        if text_line.trim_ascii().is_empty() {
             continue;
         }
-        let line = row.position().map_or(0, |p| p.line());
+        let n = split(text_line, &mut cells).unwrap_or(MAX_COLUMNS + 1);
+        if n != width {
+            return Err(at(
+                line,
+                record,
+                Problem::Invalid(format!("row has {n} fields, header has {width}")),
+            ));
+        }
+        let row = &cells[..width];
         let bad = |msg: String| at(line, record, Problem::Invalid(msg));
-        let cell = |c: Option<usize>| c.and_then(|i| row.get(i)).unwrap_or(b"");
+        let cell = |c: Option<usize>| c.and_then(|i| row.get(i).copied()).unwrap_or(b"");
         let field = |c: Option<usize>, name: &str| -> Result<u64> {
             let v = cell(c);
             num(v).ok_or_else(|| {
@@ -215,6 +243,9 @@ pub fn read_task_csv<R: Read>(inner: R) -> Result<TaskTrace> {
                 });
             }
             b"E" | b"e" => {
+                if last.is_some_and(|(l, _)| l == id) {
+                    last = None;
+                }
                 if open.remove(&id).is_none() {
                     return Err(bad(if seen.contains_key(&id) {
                         format!("task {id} ends a second time")
@@ -226,10 +257,17 @@ pub fn read_task_csv<R: Read>(inner: R) -> Result<TaskTrace> {
             _ => {
                 let kind =
                     access_op(op).ok_or_else(|| at(line, record, Problem::UnknownOp(show(op))))?;
-                let Some(&t) = open.get(&id) else {
-                    return Err(bad(format!(
-                        "access of task {id} outside the task (no open begin)"
-                    )));
+                let t = match last {
+                    Some((l, t)) if l == id => t,
+                    _ => {
+                        let Some(&t) = open.get(&id) else {
+                            return Err(bad(format!(
+                                "access of task {id} outside the task (no open begin)"
+                            )));
+                        };
+                        last = Some((id, t));
+                        t
+                    }
                 };
                 if total >= MAX_TASK_RECORDS {
                     return Err(bad(format!(
