@@ -369,3 +369,99 @@ fn trace_info_reports_tasks_keys_and_the_arrival_span() {
         (Some(1000), Some(2500))
     );
 }
+
+fn have(tool: &str) -> bool {
+    std::process::Command::new(tool)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+#[test]
+fn a_recorded_request_loop_becomes_one_task_per_request() {
+    if !(have("gcc") && have("valgrind") && have("nm")) {
+        if std::env::var("NUMASIM_REQUIRE_VALGRIND").is_ok_and(|v| v == "1") {
+            panic!("gcc, valgrind and nm are required (NUMASIM_REQUIRE_VALGRIND=1)");
+        }
+        eprintln!(
+            "\n*** SKIPPED recorded request loop: gcc, valgrind or nm not installed (apt-get install valgrind gcc binutils) ***\n"
+        );
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let p = |n: &str| dir.path().join(n).display().to_string();
+    std::fs::write(
+        p("loop.c"),
+        "#include <stdlib.h>\nstatic long table[4096];\n\
+         __attribute__((noinline)) long handle(int req) { long s = 0;\n\
+         for (int i = 0; i < 64; i++) s += table[(req * 64 + i) & 4095];\n\
+         table[req & 4095] = s; return s; }\n\
+         int main(int argc, char **argv) { int n = atoi(argv[1]); long t = 0;\n\
+         for (int r = 0; r < n; r++) t += handle(r); return (int)(t & 1); }\n",
+    )
+    .unwrap();
+    let run = |c: &mut std::process::Command| {
+        let o = c.output().unwrap();
+        assert!(
+            o.status.success(),
+            "{c:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        String::from_utf8_lossy(&o.stdout).to_string()
+    };
+    // -no-pie: the handler runs at the address nm gives.
+    run(std::process::Command::new("gcc").args(["-O1", "-no-pie", "-o", &p("loop"), &p("loop.c")]));
+    let nm = run(std::process::Command::new("nm").arg(p("loop")));
+    let pc = nm
+        .lines()
+        .find_map(|l| l.strip_suffix(" T handle"))
+        .expect("nm shows handle");
+    run(std::process::Command::new("valgrind").args([
+        "--tool=lackey",
+        "--trace-mem=yes",
+        &format!("--log-file={}", p("loop.lackey")),
+        &p("loop"),
+        "23",
+    ]));
+    let pc = format!("0x{pc}");
+    let convert = [
+        "trace",
+        "convert",
+        &p("loop.lackey"),
+        &p("loop.csv"),
+        "--task-pc",
+        &pc,
+    ];
+    // Lackey has no times: arrivals must be given.
+    let o = common::numasim(&convert);
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("give --arrivals poisson:QPS[:SEED]"), "{err}");
+    assert!(
+        !dir.path().join("loop.csv").exists(),
+        "nothing half-written"
+    );
+    let mut with = convert.to_vec();
+    with.extend(["--arrivals", "poisson:10000:1", "--keys", "4"]);
+    common::stdout(&with);
+    let v: serde_json::Value = serde_json::from_str(&common::stdout(&[
+        "trace",
+        "info",
+        &p("loop.csv"),
+        "--json",
+    ]))
+    .unwrap();
+    assert_eq!(v["tasks"], 23, "one task per request the loop ran");
+    for sched in policies::sched::SCHEDULERS.entries {
+        common::stdout(&[
+            "replay",
+            &p("loop.csv"),
+            "--machine",
+            "xeon-2s",
+            "--workers",
+            "4",
+            "--scheduler",
+            sched.name,
+        ]);
+    }
+}

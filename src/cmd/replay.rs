@@ -91,6 +91,10 @@ pub struct ReplayArgs {
     #[arg(long, default_value = "round-robin",
           help = crate::policy::flag_help("Task scheduler for --workers", &policies::sched::SCHEDULERS))]
     pub scheduler: String,
+    /// With --workers: re-time the task arrivals as a Poisson process,
+    /// poisson:QPS[:SEED] (a recorded trace at any load).
+    #[arg(long)]
+    pub arrivals: Option<String>,
 }
 
 enum Model {

@@ -52,6 +52,29 @@ pub fn worker_cores(spec: &str, m: &sim::Machine) -> Result<Vec<usize>> {
     Ok(out)
 }
 
+/// `poisson:QPS[:SEED]`.
+pub fn parse_arrivals(spec: &str) -> Result<(f64, u64)> {
+    let mut it = spec.split(':');
+    let (Some("poisson"), Some(q)) = (it.next(), it.next()) else {
+        bail!("--arrivals {spec:?}: expected poisson:QPS[:SEED]");
+    };
+    let qps: f64 = q
+        .parse()
+        .ok()
+        .filter(|x: &f64| x.is_finite() && *x > 0.0)
+        .with_context(|| format!("--arrivals {spec:?}: QPS must be a positive number"))?;
+    let seed = match it.next() {
+        None => 1,
+        Some(s) => s
+            .parse()
+            .with_context(|| format!("--arrivals {spec:?}: SEED must be an integer"))?,
+    };
+    if it.next().is_some() {
+        bail!("--arrivals {spec:?}: expected poisson:QPS[:SEED]");
+    }
+    Ok((qps, seed))
+}
+
 /// One line of `tasks.csv` (times in ns).
 #[derive(serde::Serialize, Default)]
 struct TaskRow {
@@ -78,6 +101,11 @@ pub fn run(a: &ReplayArgs, workers: &str) -> Result<()> {
         .with_context(|| format!("{}: cannot open", a.trace.display()))?;
     let trace = traces::tasks::read_task_csv(std::io::BufReader::new(file))
         .map_err(|e| anyhow::anyhow!("{}: {e}", a.trace.display()))?;
+    let mut trace = trace;
+    if let Some(spec) = &a.arrivals {
+        let (qps, seed) = parse_arrivals(spec)?;
+        trace.retime_poisson(qps, seed);
+    }
     let cores = worker_cores(workers, &machine)?;
     let ctx = policies::registry::Ctx {
         seed: a.seed,

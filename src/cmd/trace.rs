@@ -209,6 +209,21 @@ pub struct ConvertArgs {
     /// Output format (native, native-zstd, csv, lackey), overriding the extension.
     #[arg(long, value_parser = parse_out_format)]
     pub to: Option<OutFormat>,
+    /// Write a task trace (CSV): a task begins at every instruction fetch of
+    /// this address (0x-hex or decimal; e.g. a request handler's entry from `nm`).
+    #[arg(long, value_parser = parse_addr)]
+    pub task_pc: Option<u64>,
+    /// With --task-pc: a task ends after the fetch of this address (default:
+    /// when the next one begins).
+    #[arg(long, value_parser = parse_addr)]
+    pub task_end_pc: Option<u64>,
+    /// With --task-pc: task i gets key i mod KEYS.
+    #[arg(long, default_value_t = 1)]
+    pub keys: u32,
+    /// With --task-pc: arrival times, poisson:QPS[:SEED] (needed when the
+    /// trace has no open-loop times; re-times one that has).
+    #[arg(long)]
+    pub arrivals: Option<String>,
 }
 
 #[derive(Args, Debug)]
@@ -279,7 +294,68 @@ fn generate(a: GenArgs) -> Result<()> {
     Ok(())
 }
 
+/// `trace convert --task-pc`: a record stream cut into tasks, as a task CSV.
+fn convert_tasks(a: &ConvertArgs, task_pc: u64) -> Result<()> {
+    if a.output.extension().and_then(|e| e.to_str()) != Some("csv") {
+        bail!(
+            "{}: task traces are written as CSV (a .csv name)",
+            a.output.display()
+        );
+    }
+    let mut input = open_trace(&a.input, a.format, false, 2)?;
+    let mut split = traces::tasks::TaskSplitter::new(task_pc, a.task_end_pc, a.keys);
+    let mut batch = Batch::new(input.source.fields());
+    let mut index = 0u64;
+    loop {
+        batch.clear();
+        if input
+            .source
+            .fill(&mut batch)
+            .map_err(|e| trace_err(&a.input, e))?
+            == 0
+        {
+            break;
+        }
+        for r in batch.iter() {
+            split
+                .push(&r, index)
+                .map_err(|e| anyhow::anyhow!("{}: {e}", a.input.display()))?;
+            index += 1;
+        }
+    }
+    let timed = split.timed();
+    let mut trace = split.trace;
+    if trace.tasks.is_empty() {
+        bail!(
+            "{}: no instruction fetch of {task_pc:#x}: no task begins (is the address the handler's, as the trace runs it?)",
+            a.input.display()
+        );
+    }
+    match &a.arrivals {
+        Some(spec) => {
+            let (qps, seed) = super::tasks::parse_arrivals(spec)?;
+            trace.retime_poisson(qps, seed);
+        }
+        None if !timed => bail!(
+            "{}: the trace has no arrival times; give --arrivals poisson:QPS[:SEED]",
+            a.input.display()
+        ),
+        None => {}
+    }
+    crate::output::write_file(&a.output, trace.to_csv().as_bytes())?;
+    eprintln!(
+        "wrote {} tasks ({} of the trace's {index} records) to {}",
+        trace.tasks.len(),
+        trace.accesses(),
+        a.output.display()
+    );
+    Ok(())
+}
+
 fn convert(a: ConvertArgs) -> Result<()> {
+    if let Some(pc) = a.task_pc {
+        return convert_tasks(&a, pc);
+    }
     let format = match a.to {
         Some(f) => f,
         None => out_format_of(&a.output)?,

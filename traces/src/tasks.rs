@@ -74,6 +74,18 @@ impl TaskTrace {
         ))
     }
 
+    /// Re-times the arrivals as a Poisson process of `qps` tasks per second
+    /// (seeded), keeping the tasks' order: a recorded trace replayed at any load.
+    pub fn retime_poisson(&mut self, qps: f64, seed: u64) {
+        let mut x = seed ^ 0xA11_1BE5;
+        let mut t = 0.0f64;
+        for task in &mut self.tasks {
+            let u = crate::workload::unit(crate::workload::splitmix(&mut x)).max(1e-300);
+            t += -u.ln() / qps * 1e9;
+            task.arrival_ns = t as u64;
+        }
+    }
+
     /// The trace in the CSV form above.
     pub fn to_csv(&self) -> String {
         let mut s = String::from("task,op,addr,size,gap_ns,arrival_ns,key\n");
@@ -91,6 +103,91 @@ impl TaskTrace {
             s.push_str(&format!("{},E,,,,,\n", t.id));
         }
         s
+    }
+}
+
+/// Cuts a record stream into tasks: a task begins at every instruction
+/// fetch of `task_pc` (that fetch is its first record) and runs until the
+/// next one begins or, with `end_pc`, through the fetch of `end_pc`.
+/// Records before the first task, or between an end and the next begin,
+/// belong to no task and are dropped. Task `i` gets key `i % keys`; its
+/// arrival is its first record's open-loop time (`time_ns`) if it has one,
+/// else 0 (re-time with [`TaskTrace::retime_poisson`]).
+pub struct TaskSplitter {
+    task_pc: u64,
+    end_pc: Option<u64>,
+    keys: u32,
+    open: bool,
+    timed: bool,
+    total: usize,
+    pub trace: TaskTrace,
+}
+
+impl TaskSplitter {
+    pub fn new(task_pc: u64, end_pc: Option<u64>, keys: u32) -> TaskSplitter {
+        TaskSplitter {
+            task_pc,
+            end_pc,
+            keys: keys.max(1),
+            open: false,
+            timed: true,
+            total: 0,
+            trace: TaskTrace::default(),
+        }
+    }
+
+    /// Takes the next record (`index`: its position in the input, for errors).
+    pub fn push(&mut self, r: &crate::record::Record, index: u64) -> Result<()> {
+        if r.kind == Kind::IFetch && r.addr == self.task_pc {
+            let id = u32::try_from(self.trace.tasks.len()).map_err(|_| {
+                TraceError::at_offset(0, index, Problem::Invalid("more than 2^32 tasks".into()))
+            })?;
+            let arrival = match r.timing() {
+                crate::record::Timing::At(ns) => ns,
+                _ => {
+                    self.timed = false;
+                    0
+                }
+            };
+            self.trace.tasks.push(Task {
+                id,
+                key: id % self.keys,
+                arrival_ns: arrival,
+                accesses: Vec::new(),
+            });
+            self.open = true;
+        }
+        if !self.open {
+            return Ok(());
+        }
+        if self.total >= MAX_TASK_RECORDS {
+            return Err(TraceError::at_offset(
+                0,
+                index,
+                Problem::Invalid(format!(
+                    "more than {MAX_TASK_RECORDS} access records in tasks: task traces are held in memory"
+                )),
+            ));
+        }
+        let task = self.trace.tasks.last_mut().expect("open task");
+        let mut a = r.core();
+        a.thread = task.id;
+        a.flags = FLAG_GAP;
+        let gap = match r.timing() {
+            crate::record::Timing::Gap(ns) => ns,
+            _ => 0,
+        };
+        task.accesses.push((a, gap));
+        self.total += 1;
+        if r.kind == Kind::IFetch && Some(r.addr) == self.end_pc {
+            self.open = false;
+        }
+        Ok(())
+    }
+
+    /// Every task had an arrival time from the trace.
+    pub fn timed(&self) -> bool {
+        self.timed
     }
 }
 
@@ -306,6 +403,31 @@ mod tests {
     use super::*;
 
     const EXAMPLE: &str = "task,op,addr,size,gap_ns,arrival_ns,key\n0,B,,,,1000,3\n0,L,0x10000040,8,5,,\n0,S,0x10000080,8,0,,\n0,E,,,,,\n";
+
+    #[test]
+    fn poisson_retiming_keeps_order_and_has_the_asked_rate() {
+        let mut t = TaskTrace {
+            tasks: (0..20_000)
+                .map(|i| Task {
+                    id: i,
+                    key: i % 3,
+                    arrival_ns: 0,
+                    accesses: Vec::new(),
+                })
+                .collect(),
+        };
+        t.retime_poisson(1000.0, 5);
+        assert!(
+            t.tasks
+                .windows(2)
+                .all(|w| w[0].arrival_ns <= w[1].arrival_ns)
+        );
+        let span_s = t.tasks.last().unwrap().arrival_ns as f64 / 1e9;
+        assert!((20_000.0 / span_s - 1000.0).abs() < 30.0, "{span_s}");
+        let mut u = t.clone();
+        u.retime_poisson(1000.0, 5);
+        assert_eq!(t, u, "seeded");
+    }
 
     #[test]
     fn the_issues_example_reads_and_round_trips() {
