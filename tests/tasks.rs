@@ -465,3 +465,54 @@ fn a_recorded_request_loop_becomes_one_task_per_request() {
         ]);
     }
 }
+
+#[test]
+fn compare_on_a_task_trace_pairs_rows_task_by_task() {
+    let dir = tempfile::tempdir().unwrap();
+    // Keys rewriting private working sets at low load: on the key's own
+    // worker the lines stay in its caches; moved between cores, each task
+    // takes them from the last one (cache-to-cache).
+    let mut tasks = Vec::new();
+    for i in 0..2000u64 {
+        let key = (i % 4) as u32;
+        let base = 0x100_0000 * (key as u64 + 1);
+        tasks.push((
+            i * 100_000,
+            key,
+            (0..64).map(|j| ('S', base + 64 * j, 0)).collect(),
+        ));
+    }
+    std::fs::write(dir.path().join("t.csv"), csv(&tasks)).unwrap();
+    let exp = dir.path().join("e.toml");
+    std::fs::write(
+        &exp,
+        "[experiment]\nname = \"affinity\"\nseeds = [1, 2]\n\n\
+         [workload]\ntrace = \"t.csv\"\nmachine = \"xeon-2s\"\nworkers = \"0,1,2,3,4\"\nmlp = 1\n\n\
+         [[row]]\nname = \"static\"\nscheduler = \"static\"\n\n\
+         [[row]]\nname = \"round_robin\"\nscheduler = \"round-robin\"\n",
+    )
+    .unwrap();
+    let run = |tag: &str| {
+        let out = dir.path().join(tag);
+        let text = common::stdout(&[
+            "compare",
+            exp.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        assert!(text.contains("paired by task"), "{text}");
+        std::fs::read_to_string(out.join("compare.csv")).unwrap()
+    };
+    let (a, b) = (run("a"), run("b"));
+    assert_eq!(a, b, "deterministic");
+    let mut lines = a.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    assert!(header.contains(&"tp99_us") && header.contains(&"tp99_ci_low_us"));
+    let col = |n: &str| header.iter().position(|h| *h == n).unwrap();
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    assert_eq!(rows.len(), 2);
+    assert_eq!(rows[0][col("requests")], "4000", "2000 tasks × 2 seeds");
+    // Round-robin moves keys between cores: slower, its whole CI above zero.
+    let lo: f64 = rows[1][col("tp99_ci_low_us")].parse().unwrap();
+    assert!(lo > 0.0, "{a}");
+}

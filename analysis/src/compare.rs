@@ -220,6 +220,12 @@ pub fn compare(
 
 /// The table as text.
 pub fn render(rows: &[Row], spike_k: f64) -> String {
+    render_in(rows, spike_k, "ms", "request")
+}
+
+/// The table as text, its latencies in `unit` (the rows hold latencies in
+/// that unit; `ms` for requests, `µs` for task traces), paired by `what`.
+pub fn render_in(rows: &[Row], spike_k: f64, unit: &str, what: &str) -> String {
     let mut s = format!(
         "{:<18} {:>7} {:>7} {:>8} {:>26} {:>8} {:>8} {:>6} {:>7} {:>7} {:>6} {:>9}\n",
         "row",
@@ -264,7 +270,7 @@ pub fn render(rows: &[Row], spike_k: f64) -> String {
             r.bandwidth_gbps
         ));
     }
-    s.push_str("(ms; TP99 difference against the first row, paired by request over all seeds, 95% bootstrap CI)\n");
+    s.push_str(&format!("({unit}; TP99 difference against the first row, paired by {what} over all seeds, 95% bootstrap CI)\n"));
     if let Some(r) = rows
         .iter()
         .find(|r| r.sampled_requests < r.requests as usize)
@@ -363,6 +369,23 @@ struct CsvRow<'a> {
 
 /// The table as CSV (header and one line per row).
 pub fn to_csv(rows: &[Row]) -> Result<String, TableError> {
+    to_csv_in(rows, "ms")
+}
+
+/// The table as CSV with latency columns named for `unit` (`ms` or `us`).
+pub fn to_csv_in(rows: &[Row], unit: &str) -> Result<String, TableError> {
+    let text = csv_ms(rows)?;
+    if unit == "ms" {
+        return Ok(text);
+    }
+    let (head, body) = text.split_once('\n').unwrap_or((&text, ""));
+    Ok(format!(
+        "{}\n{body}",
+        head.replace("_ms", &format!("_{unit}"))
+    ))
+}
+
+fn csv_ms(rows: &[Row]) -> Result<String, TableError> {
     let rows: Vec<CsvRow> = rows
         .iter()
         .map(|r| CsvRow {

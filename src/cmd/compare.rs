@@ -39,6 +39,21 @@ pub struct CompareArgs {
 }
 
 pub fn compare_cmd(a: CompareArgs) -> Result<()> {
+    if let Ok(text) = std::fs::read_to_string(&a.experiment)
+        && super::task_compare::is_trace_experiment(&text)
+    {
+        if a.duration.is_some() || a.qps.is_some() {
+            bail!(
+                "--duration and --qps apply to the request model; a task trace's load is its workload.arrivals"
+            );
+        }
+        return super::task_compare::run(
+            &a.experiment,
+            &text,
+            a.out.as_deref(),
+            a.seeds.as_deref(),
+        );
+    }
     let (mut exp, text) = load_experiment(&a.experiment, a.duration)?;
     if let Some(s) = &a.seeds {
         exp.experiment.seeds = s.clone();

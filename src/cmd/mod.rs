@@ -9,6 +9,7 @@ pub mod machine;
 pub mod policies;
 pub mod prefetch_file;
 pub mod replay;
+pub mod task_compare;
 pub mod tasks;
 pub mod trace;
 pub mod train;
