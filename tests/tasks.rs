@@ -516,3 +516,40 @@ fn compare_on_a_task_trace_pairs_rows_task_by_task() {
     let lo: f64 = rows[1][col("tp99_ci_low_us")].parse().unwrap();
     assert!(lo > 0.0, "{a}");
 }
+
+#[test]
+fn trace_gen_tasks_makes_a_service_whose_storm_invalidates() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("svc.csv");
+    let p = p.to_str().unwrap();
+    let invalidations = |bg: &str| {
+        common::stdout(&[
+            "trace",
+            "gen",
+            "tasks",
+            "-n",
+            "2000",
+            "--keys",
+            "8",
+            "--qps",
+            "1000000",
+            "--background-every",
+            bg,
+            "--sweep-lines",
+            "256",
+            "--dirty-lines",
+            "16",
+            "-o",
+            p,
+        ]);
+        let t = traces::tasks::read_task_csv(std::fs::File::open(p).unwrap()).unwrap();
+        let cores: Vec<usize> = (0..4).collect();
+        run("xeon-2s", &t, &cores, "static", "first-touch", None)
+            .1
+            .coherence
+            .invalidations
+    };
+    // The background tasks' writes of hot lines other cores hold invalidate them.
+    let (quiet, storm) = (invalidations("0"), invalidations("200"));
+    assert!(storm > quiet + 10 * 8 * 16 / 2, "{quiet} → {storm}");
+}

@@ -141,7 +141,9 @@ pub fn write_trace(
 #[derive(Args, Debug)]
 pub struct GenArgs {
     /// Pattern: sequential, stride, random, chase (pointer chase), zipf,
-    /// producer-consumer or false-sharing.
+    /// producer-consumer, false-sharing, or tasks (an inference-like
+    /// service as a task trace, CSV: --keys, --items, --lookups, --qps,
+    /// --background-every ...).
     pub pattern: String,
     /// Output file; format from the extension (.nst, .nst.zst, .csv, .lackey).
     #[arg(short, long)]
@@ -183,6 +185,33 @@ pub struct GenArgs {
     /// Random seed.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// `tasks`: keys (Zipf popularity --key-zipf).
+    #[arg(long, default_value_t = 16)]
+    pub keys: u32,
+    #[arg(long, default_value_t = 0.8)]
+    pub key_zipf: f64,
+    /// `tasks`: feature items per key (lines of its region; Zipf --item-zipf).
+    #[arg(long, default_value_t = 4096)]
+    pub items: u32,
+    #[arg(long, default_value_t = 0.9)]
+    pub item_zipf: f64,
+    /// `tasks`: lookups per request.
+    #[arg(long, default_value_t = 32)]
+    pub lookups: u32,
+    /// `tasks`: Poisson arrival rate (requests/s).
+    #[arg(long, default_value_t = 100_000.0)]
+    pub qps: f64,
+    /// `tasks`: a background task every this many requests (0: none).
+    #[arg(long, default_value_t = 0)]
+    pub background_every: u64,
+    /// `tasks`: lines a background task streams, and hot lines of every key it then writes.
+    #[arg(long, default_value_t = 16384)]
+    pub sweep_lines: u64,
+    #[arg(long, default_value_t = 64)]
+    pub dirty_lines: u32,
+    /// `tasks`: bytes between keys' regions.
+    #[arg(long, default_value = "1M", value_parser = parse_size)]
+    pub region: u64,
 }
 
 fn parse_size(s: &str) -> Result<u64, String> {
@@ -254,6 +283,9 @@ pub fn run(cmd: TraceCmd) -> Result<()> {
 }
 
 fn generate(a: GenArgs) -> Result<()> {
+    if a.pattern == "tasks" {
+        return generate_tasks(&a);
+    }
     let pattern = Pattern::from_name(&a.pattern).with_context(|| {
         let names: Vec<&str> = Pattern::NAMES.iter().map(|(n, _)| *n).collect();
         format!(
@@ -291,6 +323,60 @@ fn generate(a: GenArgs) -> Result<()> {
     })?;
     progress.finish();
     eprintln!("wrote {n} records to {}", a.out.display());
+    Ok(())
+}
+
+/// `trace gen tasks`: an inference-like service as a task trace (CSV).
+fn generate_tasks(a: &GenArgs) -> Result<()> {
+    if a.out.extension().and_then(|e| e.to_str()) != Some("csv") {
+        bail!(
+            "{}: task traces are written as CSV (a .csv name)",
+            a.out.display()
+        );
+    }
+    let finite_pos = |x: f64| x.is_finite() && x > 0.0;
+    if !finite_pos(a.qps)
+        || !(a.key_zipf.is_finite() && a.key_zipf >= 0.0)
+        || !(a.item_zipf.is_finite() && a.item_zipf >= 0.0)
+    {
+        bail!("--qps must be positive, --key-zipf and --item-zipf finite and not negative");
+    }
+    if a.keys == 0 || a.items == 0 || a.region < 64 {
+        bail!("--keys and --items must be at least 1, --region at least 64 bytes");
+    }
+    let g = traces::tasks::ServiceGen {
+        tasks: a.count,
+        keys: a.keys,
+        key_zipf: a.key_zipf,
+        items_per_key: a.items,
+        item_zipf: a.item_zipf,
+        lookups: a.lookups,
+        gap_ns: a.gap_ns.unwrap_or(20),
+        qps: a.qps,
+        background_every: a.background_every,
+        sweep_lines: a.sweep_lines,
+        dirty_lines: a.dirty_lines,
+        base: a.base,
+        region: a.region,
+        seed: a.seed,
+    };
+    let per = a.lookups as u64 + 1;
+    if a.count.saturating_mul(per) > traces::tasks::MAX_TASK_RECORDS as u64 {
+        bail!(
+            "{} requests × {per} accesses is over {} access records: task traces are held in memory",
+            a.count,
+            traces::tasks::MAX_TASK_RECORDS
+        );
+    }
+    let t = traces::tasks::generate_service(&g);
+    crate::output::write_file(&a.out, t.to_csv().as_bytes())?;
+    eprintln!(
+        "wrote {} tasks ({} keys, {} accesses) to {}",
+        t.tasks.len(),
+        t.keys(),
+        t.accesses(),
+        a.out.display()
+    );
     Ok(())
 }
 

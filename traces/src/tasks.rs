@@ -106,6 +106,93 @@ impl TaskTrace {
     }
 }
 
+/// An inference-like service as a task trace (`trace gen tasks`): requests
+/// whose keys have Zipf popularity, each looking up `lookups` feature items
+/// (lines) of its key's data region (Zipf over `items_per_key` items: hot
+/// items are shared by the key's requests), with a compute gap between
+/// lookups and a final store of its result line; Poisson arrivals. Every
+/// `background_every` requests a background task (key = `keys`) streams
+/// `sweep_lines` lines of its own region and then writes `dirty_lines` hot
+/// lines of every key — copies other cores hold, invalidated: the seed's
+/// invalidation storm as a mechanism. Regions are `region` bytes apart
+/// from `base` (key k at base + k·region; the sweep region after the last
+/// key's), so a placement policy homes them.
+#[derive(Clone, Debug)]
+pub struct ServiceGen {
+    pub tasks: u64,
+    pub keys: u32,
+    pub key_zipf: f64,
+    pub items_per_key: u32,
+    pub item_zipf: f64,
+    pub lookups: u32,
+    pub gap_ns: u64,
+    pub qps: f64,
+    pub background_every: u64,
+    pub sweep_lines: u64,
+    pub dirty_lines: u32,
+    pub base: u64,
+    pub region: u64,
+    pub seed: u64,
+}
+
+/// Generates the service's task trace (deterministic for a seed).
+pub fn generate_service(g: &ServiceGen) -> TaskTrace {
+    use crate::workload::{CdfSampler, splitmix, unit, zipf_cdf};
+    let keys = CdfSampler::new(zipf_cdf(g.keys.max(1), g.key_zipf));
+    let items = CdfSampler::new(zipf_cdf(g.items_per_key.max(1), g.item_zipf));
+    let mut x = g.seed ^ 0x5E2_71CE;
+    let mut t = 0.0f64;
+    let mut out = Vec::new();
+    let region = |k: u64| g.base + k * g.region;
+    let line = |k: u64, item: u64| region(k) + (item * 64) % g.region.max(64);
+    let mut id = 0u32;
+    for n in 0..g.tasks {
+        t += -unit(splitmix(&mut x)).max(1e-300).ln() / g.qps * 1e9;
+        let key = keys.sample(unit(splitmix(&mut x))) as u64;
+        let mut acc = Vec::with_capacity(g.lookups as usize + 1);
+        for _ in 0..g.lookups {
+            let item = items.sample(unit(splitmix(&mut x))) as u64;
+            acc.push((Access::new(id, Kind::Load, line(key, item), 8), g.gap_ns));
+        }
+        // The result: a per-request line after the items.
+        let result = g.items_per_key as u64 + n % 1024;
+        acc.push((Access::new(id, Kind::Store, line(key, result), 8), g.gap_ns));
+        for a in &mut acc {
+            a.0.flags = FLAG_GAP;
+        }
+        out.push(Task {
+            id,
+            key: key as u32,
+            arrival_ns: t as u64,
+            accesses: acc,
+        });
+        id += 1;
+        if g.background_every > 0 && (n + 1) % g.background_every == 0 {
+            let mut acc = Vec::new();
+            let sweep = g.keys as u64;
+            for l in 0..g.sweep_lines {
+                acc.push((Access::new(id, Kind::Load, line(sweep, l), 8), 0));
+            }
+            for k in 0..g.keys as u64 {
+                for item in 0..g.dirty_lines as u64 {
+                    acc.push((Access::new(id, Kind::Store, line(k, item), 8), 0));
+                }
+            }
+            for a in &mut acc {
+                a.0.flags = FLAG_GAP;
+            }
+            out.push(Task {
+                id,
+                key: g.keys,
+                arrival_ns: t as u64,
+                accesses: acc,
+            });
+            id += 1;
+        }
+    }
+    TaskTrace { tasks: out }
+}
+
 /// Cuts a record stream into tasks: a task begins at every instruction
 /// fetch of `task_pc` (that fetch is its first record) and runs until the
 /// next one begins or, with `end_pc`, through the fetch of `end_pc`.
@@ -403,6 +490,56 @@ mod tests {
     use super::*;
 
     const EXAMPLE: &str = "task,op,addr,size,gap_ns,arrival_ns,key\n0,B,,,,1000,3\n0,L,0x10000040,8,5,,\n0,S,0x10000080,8,0,,\n0,E,,,,,\n";
+
+    #[test]
+    fn the_service_generator_has_its_keys_background_and_storm() {
+        let g = ServiceGen {
+            tasks: 1000,
+            keys: 8,
+            key_zipf: 1.0,
+            items_per_key: 1000,
+            item_zipf: 0.9,
+            lookups: 16,
+            gap_ns: 50,
+            qps: 100_000.0,
+            background_every: 250,
+            sweep_lines: 100,
+            dirty_lines: 4,
+            base: 0x1000_0000,
+            region: 1 << 20,
+            seed: 3,
+        };
+        let t = generate_service(&g);
+        assert_eq!(t.tasks.len(), 1004, "1000 requests and 4 background tasks");
+        assert_eq!(t, generate_service(&g), "seeded");
+        let bg: Vec<&Task> = t.tasks.iter().filter(|x| x.key == 8).collect();
+        assert_eq!(bg.len(), 4);
+        // A sweep of 100 lines, then 4 hot lines of each of the 8 keys written.
+        assert_eq!(bg[0].accesses.len(), 100 + 32);
+        assert!(
+            bg[0].accesses[100..]
+                .iter()
+                .all(|(a, _)| a.kind == Kind::Store)
+        );
+        // Key 0 is the most popular (Zipf 1 over 8: about 37%).
+        let k0 = t.tasks.iter().filter(|x| x.key == 0).count() as f64 / 1000.0;
+        assert!((0.30..0.45).contains(&k0), "{k0}");
+        // Requests look up their own key's region and store one result.
+        let r = t.tasks.iter().find(|x| x.key == 3).unwrap();
+        assert_eq!(r.accesses.len(), 17);
+        assert!(
+            r.accesses
+                .iter()
+                .all(|(a, _)| (a.addr - 0x1000_0000) >> 20 == 3)
+        );
+        assert!(
+            t.tasks
+                .windows(2)
+                .all(|w| w[0].arrival_ns <= w[1].arrival_ns)
+        );
+        // And it round-trips through CSV.
+        assert_eq!(read_task_csv(t.to_csv().as_bytes()).unwrap(), t);
+    }
 
     #[test]
     fn poisson_retiming_keeps_order_and_has_the_asked_rate() {
