@@ -334,11 +334,10 @@ fn generate_tasks(a: &GenArgs) -> Result<()> {
             a.out.display()
         );
     }
-    let finite_pos = |x: f64| x.is_finite() && x > 0.0;
-    if !finite_pos(a.qps)
-        || !(a.key_zipf.is_finite() && a.key_zipf >= 0.0)
-        || !(a.item_zipf.is_finite() && a.item_zipf >= 0.0)
-    {
+    let not_negative = |x: f64| x.is_finite() && x >= 0.0;
+    let ok =
+        a.qps.is_finite() && a.qps > 0.0 && not_negative(a.key_zipf) && not_negative(a.item_zipf);
+    if !ok {
         bail!("--qps must be positive, --key-zipf and --item-zipf finite and not negative");
     }
     if a.keys == 0 || a.items == 0 || a.region < 64 {
