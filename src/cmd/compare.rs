@@ -52,6 +52,7 @@ pub fn compare_cmd(a: CompareArgs) -> Result<()> {
             &text,
             a.out.as_deref(),
             a.seeds.as_deref(),
+            a.threads,
         );
     }
     let (mut exp, text) = load_experiment(&a.experiment, a.duration)?;

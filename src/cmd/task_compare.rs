@@ -124,7 +124,13 @@ fn run_one(
     })
 }
 
-pub fn run(path: &Path, text: &str, out: Option<&Path>, seeds: Option<&[u64]>) -> Result<()> {
+pub fn run(
+    path: &Path,
+    text: &str,
+    out: Option<&Path>,
+    seeds: Option<&[u64]>,
+    threads: Option<usize>,
+) -> Result<()> {
     let origin = path.display().to_string();
     let mut exp: TaskExperiment =
         traces::config::parse_toml(text).map_err(|e| anyhow::anyhow!("{origin}: {e}"))?;
@@ -146,10 +152,15 @@ pub fn run(path: &Path, text: &str, out: Option<&Path>, seeds: Option<&[u64]>) -
     let jobs: Vec<(usize, u64)> = (0..exp.row.len())
         .flat_map(|r| exp.experiment.seeds.iter().map(move |&s| (r, s)))
         .collect();
-    let results: Vec<Result<RunResult>> = jobs
-        .par_iter()
-        .map(|&(r, s)| run_one(&m, &exp, &trace, &cores, &exp.row[r], s))
-        .collect();
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads.unwrap_or(0))
+        .build()
+        .context("thread pool")?;
+    let results: Vec<Result<RunResult>> = pool.install(|| {
+        jobs.par_iter()
+            .map(|&(r, s)| run_one(&m, &exp, &trace, &cores, &exp.row[r], s))
+            .collect()
+    });
     let mut by_row: Vec<Vec<RunResult>> = (0..exp.row.len()).map(|_| Vec::new()).collect();
     for ((r, _), res) in jobs.iter().zip(results) {
         by_row[*r].push(res?);
