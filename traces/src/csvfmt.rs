@@ -47,14 +47,15 @@ fn csv_err(e: csv::Error, record: u64) -> TraceError {
 
 /// Parses `0x`-prefixed hex or decimal.
 #[inline]
-fn parse_num(s: &[u8]) -> Option<u64> {
+pub(crate) fn parse_num(s: &[u8]) -> Option<u64> {
     match s {
         [b'0', b'x' | b'X', hex @ ..] => parse_hex(hex),
         _ => parse_dec(s),
     }
 }
 
-fn parse_op(s: &[u8]) -> Option<Kind> {
+/// An access op cell: `L|R|load`, `S|W|store`, `M|modify`, `I|ifetch`.
+pub(crate) fn parse_op(s: &[u8]) -> Option<Kind> {
     Some(match s {
         b"L" | b"l" | b"R" | b"r" => Kind::Load,
         b"S" | b"s" | b"W" | b"w" => Kind::Store,

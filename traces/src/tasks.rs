@@ -29,7 +29,7 @@ use std::collections::HashMap;
 use std::io::Read;
 
 use crate::error::{Problem, Result, TraceError};
-use crate::lines::{check_size, parse_dec, parse_hex, show};
+use crate::lines::{check_size, show};
 use crate::record::{Access, FLAG_GAP, Kind};
 
 /// Most access records a task trace may hold (about 2.4 GB).
@@ -286,27 +286,6 @@ pub fn is_task_csv(first_line: &[u8]) -> bool {
         .any(|c| c.trim_ascii().eq_ignore_ascii_case(b"task"))
 }
 
-fn num(s: &[u8]) -> Option<u64> {
-    match s {
-        [b'0', b'x' | b'X', hex @ ..] => parse_hex(hex),
-        _ => parse_dec(s),
-    }
-}
-
-fn access_op(s: &[u8]) -> Option<Kind> {
-    Some(match s {
-        b"L" | b"l" | b"R" | b"r" => Kind::Load,
-        b"S" | b"s" | b"W" | b"w" => Kind::Store,
-        b"M" | b"m" => Kind::Modify,
-        b"I" | b"i" => Kind::IFetch,
-        _ if s.eq_ignore_ascii_case(b"load") => Kind::Load,
-        _ if s.eq_ignore_ascii_case(b"store") => Kind::Store,
-        _ if s.eq_ignore_ascii_case(b"modify") => Kind::Modify,
-        _ if s.eq_ignore_ascii_case(b"ifetch") => Kind::IFetch,
-        _ => return None,
-    })
-}
-
 /// Most columns a task-trace row may have.
 const MAX_COLUMNS: usize = 32;
 
@@ -390,7 +369,7 @@ pub fn read_task_csv<R: Read>(mut inner: R) -> Result<TaskTrace> {
         let cell = |c: Option<usize>| c.and_then(|i| row.get(i).copied()).unwrap_or(b"");
         let field = |c: Option<usize>, name: &str| -> Result<u64> {
             let v = cell(c);
-            num(v).ok_or_else(|| {
+            crate::csvfmt::parse_num(v).ok_or_else(|| {
                 at(
                     line,
                     record,
@@ -439,8 +418,8 @@ pub fn read_task_csv<R: Read>(mut inner: R) -> Result<TaskTrace> {
                 }
             }
             _ => {
-                let kind =
-                    access_op(op).ok_or_else(|| at(line, record, Problem::UnknownOp(show(op))))?;
+                let kind = crate::csvfmt::parse_op(op)
+                    .ok_or_else(|| at(line, record, Problem::UnknownOp(show(op))))?;
                 let t = match last {
                     Some((l, t)) if l == id => t,
                     _ => {
