@@ -15,7 +15,7 @@ secs=${1:-20}
 shift || true
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-  targets=(lackey csv din champsim mldpc native detect whole config model engine workload)
+  targets=(lackey csv din champsim mldpc native detect whole config model engine workload tasks)
 fi
 export RUSTC_BOOTSTRAP=1
 cargo fuzz build --sanitizer none

@@ -185,3 +185,30 @@ fn bad_configuration_files_are_one_line_errors() {
     }
     expect_file("tests/expect/bad-config.txt", &report);
 }
+
+/// Task traces (tests/bad/tasks/): every marker rule through `replay
+/// --workers` and `trace info`, each a one-line error naming the file and
+/// the line.
+#[test]
+fn bad_task_traces_are_one_line_errors() {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(root_dir().join("tests/bad/tasks"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    let mut report = String::new();
+    for f in &files {
+        let name = f.file_name().unwrap().to_string_lossy().into_owned();
+        let rel = format!("tests/bad/tasks/{name}");
+        for args in [
+            vec!["replay", &rel, "--machine", "xeon-2s", "--workers", "2"],
+            vec!["trace", "info", &rel],
+        ] {
+            let out = cmd().args(&args).current_dir(root_dir()).output().unwrap();
+            let line = error_line(&out, &name);
+            assert!(line.contains(&rel), "{line} does not name the file");
+            report.push_str(&format!("numasim {}\n  {line}\n", args.join(" ")));
+        }
+    }
+    expect_file("tests/expect/bad-tasks.txt", &report);
+}

@@ -351,8 +351,10 @@ pub fn read_task_csv<R: Read>(mut inner: R) -> Result<TaskTrace> {
     let mut total = 0usize;
     // The task of the previous access row (most rows continue it).
     let mut last: Option<(u32, usize)> = None;
+    let mut end_line = 1u64;
     for (i, text_line) in lines.enumerate() {
         let line = i as u64 + 2;
+        end_line = line;
         if text_line.trim_ascii().is_empty() {
             continue;
         }
@@ -454,9 +456,9 @@ pub fn read_task_csv<R: Read>(mut inner: R) -> Result<TaskTrace> {
     }
     if let Some(id) = open.keys().min() {
         return Err(TraceError::at_line(
-            0,
+            end_line,
             record,
-            Problem::Truncated(format!("task {id} has no end")),
+            Problem::Truncated(format!("task {id} has no end by the end of the file")),
         ));
     }
     // Dispatch order: by arrival, ties in begin order (stable).
