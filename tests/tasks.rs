@@ -555,3 +555,98 @@ fn trace_gen_tasks_makes_a_service_whose_storm_invalidates() {
     let (quiet, storm) = (invalidations("0"), invalidations("200"));
     assert!(storm > quiet + 10 * 8 * 16 / 2, "{quiet} → {storm}");
 }
+
+#[test]
+fn the_timeline_is_trace_event_json_with_one_slice_per_task() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("svc.csv");
+    let tl = dir.path().join("tl.json");
+    common::stdout(&[
+        "trace",
+        "gen",
+        "tasks",
+        "-n",
+        "3000",
+        "--keys",
+        "8",
+        "--qps",
+        "2000000",
+        "--background-every",
+        "500",
+        "--sweep-lines",
+        "256",
+        "-o",
+        p.to_str().unwrap(),
+    ]);
+    let out = dir.path().join("out");
+    common::stdout(&[
+        "replay",
+        p.to_str().unwrap(),
+        "--machine",
+        "xeon-2s",
+        "--workers",
+        "4",
+        "--scheduler",
+        "least-loaded",
+        "--timeline",
+        tl.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&tl).unwrap()).unwrap();
+    let ev = v["traceEvents"].as_array().unwrap();
+    let slices: Vec<&serde_json::Value> = ev.iter().filter(|e| e["ph"] == "X").collect();
+    // The default window (2 s) covers this 1.5 ms run: every task is a slice.
+    let tasks = std::fs::read_to_string(out.join("tasks.csv"))
+        .unwrap()
+        .lines()
+        .count()
+        - 1;
+    assert_eq!(slices.len(), tasks);
+    let mut by_track: std::collections::BTreeMap<u64, Vec<(f64, f64)>> = Default::default();
+    for s in &slices {
+        for k in ["ts", "dur", "pid", "tid"] {
+            assert!(s[k].is_number(), "{k} in {s}");
+        }
+        by_track
+            .entry(s["tid"].as_u64().unwrap())
+            .or_default()
+            .push((s["ts"].as_f64().unwrap(), s["dur"].as_f64().unwrap()));
+    }
+    assert_eq!(by_track.len(), 4, "a track per worker");
+    for (tid, mut v) in by_track {
+        v.sort_by(|a, b| a.0.total_cmp(&b.0));
+        for w in v.windows(2) {
+            assert!(
+                w[0].0 + w[0].1 <= w[1].0 + 1e-6,
+                "track {tid}: {w:?} overlap"
+            );
+        }
+    }
+    // The queued-task counter ends at zero.
+    let last = ev.iter().filter(|e| e["ph"] == "C").last().unwrap();
+    assert_eq!(last["args"]["queued"], 0);
+    // A window outside the run holds no slice.
+    common::stdout(&[
+        "replay",
+        p.to_str().unwrap(),
+        "--machine",
+        "xeon-2s",
+        "--workers",
+        "4",
+        "--timeline",
+        tl.to_str().unwrap(),
+        "--timeline-window",
+        "1s..2s",
+    ]);
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&tl).unwrap()).unwrap();
+    assert!(
+        v["traceEvents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|e| e["ph"] != "X")
+    );
+}

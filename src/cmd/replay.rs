@@ -95,6 +95,13 @@ pub struct ReplayArgs {
     /// poisson:QPS[:SEED] (a recorded trace at any load).
     #[arg(long)]
     pub arrivals: Option<String>,
+    /// With --workers: write a Chrome trace-event / Perfetto timeline (JSON):
+    /// a track per worker with each task as a slice, and queued tasks.
+    #[arg(long)]
+    pub timeline: Option<PathBuf>,
+    /// Simulated time the timeline covers, START..END (e.g. 0..2s, 1ms..5ms).
+    #[arg(long, default_value = "0..2s")]
+    pub timeline_window: String,
 }
 
 enum Model {
