@@ -625,7 +625,7 @@ fn the_timeline_is_trace_event_json_with_one_slice_per_task() {
         }
     }
     // The queued-task counter ends at zero.
-    let last = ev.iter().filter(|e| e["ph"] == "C").last().unwrap();
+    let last = ev.iter().rfind(|e| e["ph"] == "C").unwrap();
     assert_eq!(last["args"]["queued"], 0);
     // A window outside the run holds no slice.
     common::stdout(&[

@@ -25,7 +25,7 @@ pub enum Command {
     Trace(trace::TraceCmd),
     /// Replay a trace: through the cachegrind-compatible cache model, or with
     /// --machine through the NUMA timing model.
-    Replay(replay::ReplayArgs),
+    Replay(Box<replay::ReplayArgs>),
     /// List every policy by kind (schedulers, placements, prefetchers, warm-ups, preloads).
     Policies,
     /// List and describe machine presets.
@@ -53,7 +53,7 @@ pub fn run(cmd: Command) -> Result<()> {
         Command::Trace(t) => trace::run(t),
         Command::Replay(r) => match r.workers.clone() {
             Some(w) => tasks::run(&r, &w),
-            None => replay::run(r),
+            None => replay::run(*r),
         },
         Command::Policies => policies::run(),
         Command::Machine(m) => machine::run(m),
