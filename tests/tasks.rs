@@ -650,3 +650,64 @@ fn the_timeline_is_trace_event_json_with_one_slice_per_task() {
             .all(|e| e["ph"] != "X")
     );
 }
+
+/// ⚑ No scheduler sees the future: the same trace, with every task that
+/// arrives after T made ten times heavier (and reading other memory) —
+/// every task arriving before T goes to the same worker. (It catches a
+/// dispatcher reading the trace ahead; that a task's memory time is
+/// published only at its end is by construction: the end is its own event.)
+#[test]
+fn no_task_dispatch_before_t_depends_on_tasks_after_t() {
+    let arrivals = poisson(3000, 400.0, 5);
+    let t_ns = arrivals[1500];
+    let mk = |heavy_after: Option<u64>| -> TaskTrace {
+        let tasks: Vec<Spec> = arrivals
+            .iter()
+            .enumerate()
+            .map(|(i, &a)| {
+                let key = (i % 6) as u32;
+                let base = 0x100_0000 * (key as u64 + 1);
+                let n = if heavy_after.is_some_and(|t| a > t) {
+                    160
+                } else {
+                    16
+                };
+                let far = if heavy_after.is_some_and(|t| a > t) {
+                    0x4000_0000
+                } else {
+                    0
+                };
+                (
+                    a,
+                    key,
+                    (0..n)
+                        .map(|j| ('L', far + base + 64 * (j % 64), 30))
+                        .collect(),
+                )
+            })
+            .collect();
+        trace(&tasks)
+    };
+    let (light, heavy) = (mk(None), mk(Some(t_ns)));
+    let cores: Vec<usize> = (0..4).chain(28..32).collect();
+    for s in policies::sched::SCHEDULERS.entries {
+        let (a, _) = run("xeon-2s", &light, &cores, s.name, "first-touch", None);
+        let (b, _) = run("xeon-2s", &heavy, &cores, s.name, "first-touch", None);
+        let before = |r: &[TaskRecord]| -> Vec<(u32, u32)> {
+            r.iter()
+                .filter(|x| x.arrival_ps <= t_ns * 1000)
+                .map(|x| (x.task, x.worker))
+                .collect()
+        };
+        assert!(before(&a).len() > 1000);
+        assert_eq!(
+            before(&a),
+            before(&b),
+            "{}: a dispatch before T changed",
+            s.name
+        );
+        // The change is real: the heavy run is slower after T.
+        let service = |r: &[TaskRecord]| r.iter().map(|x| x.service_ps()).sum::<u64>();
+        assert!(service(&b) > service(&a), "{}", s.name);
+    }
+}
