@@ -46,13 +46,15 @@ impl Queue {
         self.integrate_to(t);
         let start = t.max(self.busy_until);
         let wait = start - t;
-        let done = start + service;
+        // Saturating: inputs are bounded by validation; a clock at its end
+        // stays there rather than wrapping.
+        let done = start.saturating_add(service);
         self.busy_until = done;
         self.requests += 1;
         self.bytes += bytes;
-        self.busy_ps += service;
-        self.wait_ps += wait;
-        self.sojourn_ps += done - t;
+        self.busy_ps = self.busy_ps.saturating_add(service);
+        self.wait_ps = self.wait_ps.saturating_add(wait);
+        self.sojourn_ps = self.sojourn_ps.saturating_add(done - t);
         self.departures.push_back(done);
         self.last_departure = self.last_departure.max(done);
         wait

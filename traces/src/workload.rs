@@ -173,6 +173,50 @@ impl WorkloadSpec {
             "compute",
         )?;
         pos(self.far_tier.bandwidth_gbps, "far_tier.bandwidth_gbps")?;
+        // Every size and time within a range whose nanoseconds and bytes fit
+        // the model's 64-bit clocks and counters (a petabyte, a year).
+        let within = |x: f64, max: f64, what: &str| {
+            if x.is_finite() && (0.0..=max).contains(&x) {
+                Ok(())
+            } else {
+                Err(bad(format!("{what} must be from 0 to {max:e}, found {x}")))
+            }
+        };
+        within(self.duration_s, 3.2e7, "duration_s")?;
+        within(self.shards.popularity_zipf, 100.0, "shards.popularity_zipf")?;
+        within(self.shards.weights_gb, 1e6, "shards.weights_gb")?;
+        within(self.shards.state_mb, 1e9, "shards.state_mb")?;
+        within(
+            self.request.compute.batch_ms,
+            1e6,
+            "request.compute.batch_ms",
+        )?;
+        within(
+            self.request.compute.per_request_ms,
+            1e6,
+            "request.compute.per_request_ms",
+        )?;
+        within(self.request.compute.sigma, 10.0, "request.compute.sigma")?;
+        within(
+            self.request.features.item_kb,
+            1e6,
+            "request.features.item_kb",
+        )?;
+        within(self.request.features.zipf, 100.0, "request.features.zipf")?;
+        within(self.far_tier.latency_ms, 1e6, "far_tier.latency_ms")?;
+        within(self.far_tier.bandwidth_gbps, 1e6, "far_tier.bandwidth_gbps")?;
+        if self.far_tier.bandwidth_gbps < 1e-3 {
+            return Err(bad(format!(
+                "far_tier.bandwidth_gbps must be at least 0.001, found {}",
+                self.far_tier.bandwidth_gbps
+            )));
+        }
+        if let Some(b) = &self.background {
+            within(b.sweep_gb, 1e6, "background.sweep_gb")?;
+        }
+        for (i, m) in self.moves.iter().enumerate() {
+            within(m.at_s, 3.2e7, &format!("moves[{i}].at_s"))?;
+        }
         if self.shards.count == 0 || self.request.batch == 0 || self.request.features.items == 0 {
             return Err(bad(
                 "shards.count, request.batch and features.items must be at least 1".into(),

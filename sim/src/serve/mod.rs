@@ -619,7 +619,9 @@ impl<'a> ServeEngine<'a> {
         let wait = self.far.serve(t, svc, bytes as u64);
         self.totals.far_bytes += bytes as u64;
         window(&mut self.totals.windows, t).far_bytes += bytes as u64;
-        t + wait + svc + (self.spec.far_tier.latency_ms * 1e6) as u64
+        t.saturating_add(wait)
+            .saturating_add(svc)
+            .saturating_add((self.spec.far_tier.latency_ms * 1e6) as u64)
     }
 
     /// Reads `bytes` from `home`'s memory for a worker on `node`; returns completion.
@@ -631,7 +633,9 @@ impl<'a> ServeEngine<'a> {
             self.node_gbps[home],
             t,
         );
-        let mut done = t + self.node_mem[home].serve(t, svc, bytes as u64) + svc;
+        let mut done = t
+            .saturating_add(self.node_mem[home].serve(t, svc, bytes as u64))
+            .saturating_add(svc);
         self.totals.node_bytes[home] += bytes as u64;
         window(&mut self.totals.windows, t).memory_bytes += bytes as u64;
         for &li in &self.m.route[home][node] {
@@ -643,10 +647,12 @@ impl<'a> ServeEngine<'a> {
                 l.bandwidth_gbps,
                 t,
             );
-            done = done.max(t + self.links[li].serve(t, lsvc, bytes as u64) + lsvc);
+            let w = self.links[li].serve(t, lsvc, bytes as u64);
+            done = done.max(t.saturating_add(w).saturating_add(lsvc));
             self.totals.link_bytes[li] += bytes as u64;
         }
-        done + self.node_lat_ns[home] + self.m.route_ps[node][home] / 1000
+        done.saturating_add(self.node_lat_ns[home])
+            .saturating_add(self.m.route_ps[node][home] / 1000)
     }
 
     fn start_batch(&mut self, w: usize, t: u64) {
@@ -767,11 +773,11 @@ impl<'a> ServeEngine<'a> {
                 ns_of(pcie_bytes, pcie),
             );
             self.totals.pcie_bytes += pcie_bytes as u64;
-            ready + svc
+            ready.saturating_add(svc)
         } else {
             ready
         };
-        let end = transferred + compute_ns;
+        let end = transferred.saturating_add(compute_ns);
         let stall = ready - t;
         let wk = &mut self.workers[w];
         let read_mb = from_node.iter().sum::<f64>() / 1e6;
