@@ -385,6 +385,37 @@ pub fn write_monitor(
     )
 }
 
+/// `latency-histogram.svg` and `latency-cdf.svg` in `dir`: every row's
+/// latencies over all its seeds, overlaid (shared by `compare` on a
+/// workload and on a task trace).
+pub fn write_latency_plots(
+    dir: &std::path::Path,
+    title: &str,
+    names: &[String],
+    by_row: &[Vec<RunResult>],
+) -> Result<()> {
+    let series: Vec<(String, Vec<u64>)> = names
+        .iter()
+        .zip(by_row)
+        .map(|(n, runs)| {
+            (
+                n.clone(),
+                runs.iter()
+                    .flat_map(|r| r.latency_ns.iter().copied())
+                    .collect(),
+            )
+        })
+        .collect();
+    write_file(
+        &dir.join("latency-histogram.svg"),
+        analysis::plots::histogram_svg(title, &series)?.as_bytes(),
+    )?;
+    write_file(
+        &dir.join("latency-cdf.svg"),
+        analysis::plots::cdf_svg(title, &series)?.as_bytes(),
+    )
+}
+
 /// One line of `requests.csv` (times in ns).
 #[derive(serde::Serialize, Default)]
 struct RequestRow {

@@ -11,7 +11,8 @@ use sim::serve::RequestRecord;
 use analysis::compare::{self, RunResult};
 
 use crate::experiment::{
-    RowRun, load_experiment, parse_duration, requests_csv, run_row, write_monitor,
+    RowRun, load_experiment, parse_duration, requests_csv, run_row, write_latency_plots,
+    write_monitor,
 };
 use crate::machines::load_machine;
 use crate::manifest::manifest;
@@ -167,26 +168,11 @@ pub fn compare_cmd(a: CompareArgs) -> Result<()> {
             "windows_first_seed": windows,
         });
         write_json(&dir.join("compare.json"), &v)?;
-        let series: Vec<(String, Vec<u64>)> = names
-            .iter()
-            .zip(&by_row)
-            .map(|(n, runs)| {
-                (
-                    n.clone(),
-                    runs.iter()
-                        .flat_map(|r| r.latency_ns.iter().copied())
-                        .collect(),
-                )
-            })
-            .collect();
-        let title = format!("{}: request latency", exp.experiment.name);
-        write_file(
-            &dir.join("latency-histogram.svg"),
-            analysis::plots::histogram_svg(&title, &series)?.as_bytes(),
-        )?;
-        write_file(
-            &dir.join("latency-cdf.svg"),
-            analysis::plots::cdf_svg(&title, &series)?.as_bytes(),
+        write_latency_plots(
+            dir,
+            &format!("{}: request latency", exp.experiment.name),
+            &names,
+            &by_row,
         )?;
         for (n, recs) in names.iter().zip(&kept) {
             write_file(

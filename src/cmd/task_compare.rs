@@ -203,26 +203,11 @@ pub fn run(
                 "rows": table,
             }),
         )?;
-        let series: Vec<(String, Vec<u64>)> = names
-            .iter()
-            .zip(&by_row)
-            .map(|(n, runs)| {
-                (
-                    n.clone(),
-                    runs.iter()
-                        .flat_map(|r| r.latency_ns.iter().copied())
-                        .collect(),
-                )
-            })
-            .collect();
-        let title = format!("{}: task latency", exp.experiment.name);
-        write_file(
-            &dir.join("latency-histogram.svg"),
-            analysis::plots::histogram_svg(&title, &series)?.as_bytes(),
-        )?;
-        write_file(
-            &dir.join("latency-cdf.svg"),
-            analysis::plots::cdf_svg(&title, &series)?.as_bytes(),
+        crate::experiment::write_latency_plots(
+            dir,
+            &format!("{}: task latency", exp.experiment.name),
+            &names,
+            &by_row,
         )?;
         let inputs = vec![json!({
             "role": "experiment",

@@ -164,9 +164,8 @@ pub fn run(a: &ReplayArgs, workers: &str) -> Result<()> {
     let machine = crate::machines::load_machine(machine_arg)?;
     let file = std::fs::File::open(&a.trace)
         .with_context(|| format!("{}: cannot open", a.trace.display()))?;
-    let trace = traces::tasks::read_task_csv(std::io::BufReader::new(file))
+    let mut trace = traces::tasks::read_task_csv(std::io::BufReader::new(file))
         .map_err(|e| anyhow::anyhow!("{}: {e}", a.trace.display()))?;
-    let mut trace = trace;
     if let Some(spec) = &a.arrivals {
         let (qps, seed) = parse_arrivals(spec)?;
         trace.retime_poisson(qps, seed);
