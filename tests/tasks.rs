@@ -428,7 +428,7 @@ fn a_recorded_request_loop_becomes_one_task_per_request() {
         "trace",
         "convert",
         &p("loop.lackey"),
-        &p("loop.csv"),
+        &p("loop.nst"),
         "--task-pc",
         &pc,
     ];
@@ -438,7 +438,7 @@ fn a_recorded_request_loop_becomes_one_task_per_request() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("give --arrivals poisson:QPS[:SEED]"), "{err}");
     assert!(
-        !dir.path().join("loop.csv").exists(),
+        !dir.path().join("loop.nst").exists(),
         "nothing half-written"
     );
     let mut with = convert.to_vec();
@@ -447,15 +447,16 @@ fn a_recorded_request_loop_becomes_one_task_per_request() {
     let v: serde_json::Value = serde_json::from_str(&common::stdout(&[
         "trace",
         "info",
-        &p("loop.csv"),
+        &p("loop.nst"),
         "--json",
     ]))
     .unwrap();
     assert_eq!(v["tasks"], 23, "one task per request the loop ran");
+    assert_eq!(v["format"], "native-tasks");
     for sched in policies::sched::SCHEDULERS.entries {
         common::stdout(&[
             "replay",
-            &p("loop.csv"),
+            &p("loop.nst"),
             "--machine",
             "xeon-2s",
             "--workers",

@@ -142,10 +142,7 @@ pub fn run(
     }
     let base = path.parent().unwrap_or(Path::new("."));
     let tpath = base.join(&exp.workload.trace);
-    let f = std::fs::File::open(&tpath)
-        .with_context(|| format!("{}: cannot open the task trace", tpath.display()))?;
-    let trace = traces::tasks::read_task_csv(std::io::BufReader::new(f))
-        .map_err(|e| anyhow::anyhow!("{}: {e}", tpath.display()))?;
+    let (trace, _) = crate::task_io::load_tasks(&tpath)?;
     let m = crate::machines::load_machine(&exp.workload.machine)?;
     let cores = super::tasks::worker_cores(&exp.workload.workers, &m)
         .with_context(|| format!("{origin}: workload.workers"))?;

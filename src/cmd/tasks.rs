@@ -162,10 +162,7 @@ pub fn run(a: &ReplayArgs, workers: &str) -> Result<()> {
         bail!("--workers needs --machine (tasks run on the timing model)");
     };
     let machine = crate::machines::load_machine(machine_arg)?;
-    let file = std::fs::File::open(&a.trace)
-        .with_context(|| format!("{}: cannot open", a.trace.display()))?;
-    let mut trace = traces::tasks::read_task_csv(std::io::BufReader::new(file))
-        .map_err(|e| anyhow::anyhow!("{}: {e}", a.trace.display()))?;
+    let (mut trace, _) = crate::task_io::load_tasks(&a.trace)?;
     if let Some(spec) = &a.arrivals {
         let (qps, seed) = parse_arrivals(spec)?;
         trace.retime_poisson(qps, seed);

@@ -142,7 +142,7 @@ pub fn write_trace(
 pub struct GenArgs {
     /// Pattern: sequential, stride, random, chase (pointer chase), zipf,
     /// producer-consumer, false-sharing, or tasks (an inference-like
-    /// service as a task trace, CSV: --keys, --items, --lookups, --qps,
+    /// service as a task trace, .csv or .nst: --keys, --items, --lookups, --qps,
     /// --background-every ...).
     pub pattern: String,
     /// Output file; format from the extension (.nst, .nst.zst, .csv, .lackey).
@@ -238,7 +238,7 @@ pub struct ConvertArgs {
     /// Output format (native, native-zstd, csv, lackey), overriding the extension.
     #[arg(long, value_parser = parse_out_format)]
     pub to: Option<OutFormat>,
-    /// Write a task trace (CSV): a task begins at every instruction fetch of
+    /// Write a task trace (.csv, .nst or .nst.zst): a task begins at every instruction fetch of
     /// this address (0x-hex or decimal; e.g. a request handler's entry from `nm`).
     #[arg(long, value_parser = parse_addr)]
     pub task_pc: Option<u64>,
@@ -249,8 +249,9 @@ pub struct ConvertArgs {
     /// With --task-pc: task i gets key i mod KEYS.
     #[arg(long, default_value_t = 1)]
     pub keys: u32,
-    /// With --task-pc: arrival times, poisson:QPS[:SEED] (needed when the
-    /// trace has no open-loop times; re-times one that has).
+    /// With --task-pc or a task trace as input: arrival times,
+    /// poisson:QPS[:SEED] (needed when the trace has no open-loop times;
+    /// re-times one that has).
     #[arg(long)]
     pub arrivals: Option<String>,
 }
@@ -326,14 +327,9 @@ fn generate(a: GenArgs) -> Result<()> {
     Ok(())
 }
 
-/// `trace gen tasks`: an inference-like service as a task trace (CSV).
+/// `trace gen tasks`: an inference-like service as a task trace (CSV or
+/// native, by the output's extension).
 fn generate_tasks(a: &GenArgs) -> Result<()> {
-    if a.out.extension().and_then(|e| e.to_str()) != Some("csv") {
-        bail!(
-            "{}: task traces are written as CSV (a .csv name)",
-            a.out.display()
-        );
-    }
     let not_negative = |x: f64| x.is_finite() && x >= 0.0;
     let ok =
         a.qps.is_finite() && a.qps > 0.0 && not_negative(a.key_zipf) && not_negative(a.item_zipf);
@@ -368,7 +364,8 @@ fn generate_tasks(a: &GenArgs) -> Result<()> {
         );
     }
     let t = traces::tasks::generate_service(&g);
-    crate::output::write_file(&a.out, t.to_csv().as_bytes())?;
+    let meta = json!({ "source": "numasim trace gen tasks", "config": format!("{g:?}") });
+    crate::task_io::write_tasks(&a.out, &t, &meta)?;
     eprintln!(
         "wrote {} tasks ({} keys, {} accesses) to {}",
         t.tasks.len(),
@@ -379,14 +376,9 @@ fn generate_tasks(a: &GenArgs) -> Result<()> {
     Ok(())
 }
 
-/// `trace convert --task-pc`: a record stream cut into tasks, as a task CSV.
+/// `trace convert --task-pc`: a record stream cut into tasks, as a task
+/// trace (CSV or native, by the output's extension).
 fn convert_tasks(a: &ConvertArgs, task_pc: u64) -> Result<()> {
-    if a.output.extension().and_then(|e| e.to_str()) != Some("csv") {
-        bail!(
-            "{}: task traces are written as CSV (a .csv name)",
-            a.output.display()
-        );
-    }
     let mut input = open_trace(&a.input, a.format, false, 2)?;
     let mut split = traces::tasks::TaskSplitter::new(task_pc, a.task_end_pc, a.keys);
     let mut batch = Batch::new(input.source.fields());
@@ -427,7 +419,13 @@ fn convert_tasks(a: &ConvertArgs, task_pc: u64) -> Result<()> {
         ),
         None => {}
     }
-    crate::output::write_file(&a.output, trace.to_csv().as_bytes())?;
+    let meta = json!({
+        "source": "numasim trace convert --task-pc",
+        "from_format": input.source.format_name(),
+        "from_file": a.input.file_name().map(|n| n.to_string_lossy().into_owned()),
+        "task_pc": format!("{task_pc:#x}"),
+    });
+    crate::task_io::write_tasks(&a.output, &trace, &meta)?;
     eprintln!(
         "wrote {} tasks ({} of the trace's {index} records) to {}",
         trace.tasks.len(),
@@ -437,9 +435,42 @@ fn convert_tasks(a: &ConvertArgs, task_pc: u64) -> Result<()> {
     Ok(())
 }
 
+/// `trace convert` of a task trace: into the other task form (CSV ↔
+/// native), re-timed by `--arrivals` if given.
+fn convert_task_trace(a: &ConvertArgs) -> Result<()> {
+    if a.to.is_some_and(|f| f == OutFormat::Lackey) {
+        bail!(
+            "{}: a task trace cannot be written as lackey (no task markers)",
+            a.input.display()
+        );
+    }
+    let (mut t, form) = crate::task_io::load_tasks(&a.input)?;
+    if let Some(spec) = &a.arrivals {
+        let (qps, seed) = super::tasks::parse_arrivals(spec)?;
+        t.retime_poisson(qps, seed);
+    }
+    let meta = json!({
+        "source": "numasim trace convert",
+        "from_format": form.name(),
+        "from_file": a.input.file_name().map(|n| n.to_string_lossy().into_owned()),
+    });
+    crate::task_io::write_tasks(&a.output, &t, &meta)?;
+    eprintln!(
+        "converted {} tasks ({} accesses; {} → {})",
+        t.tasks.len(),
+        t.accesses(),
+        form.name(),
+        a.output.display()
+    );
+    Ok(())
+}
+
 fn convert(a: ConvertArgs) -> Result<()> {
     if let Some(pc) = a.task_pc {
         return convert_tasks(&a, pc);
+    }
+    if a.format.is_none() && crate::task_io::task_form_of(&a.input).is_some() {
+        return convert_task_trace(&a);
     }
     let format = match a.to {
         Some(f) => f,
@@ -482,28 +513,14 @@ pub struct TraceStats {
     pub with_time: u64,
 }
 
-/// The file starts with a task trace's CSV header.
-fn first_line_is_task_csv(path: &std::path::Path) -> bool {
-    use std::io::{BufRead, Read};
-    let Ok(f) = std::fs::File::open(path) else {
-        return false;
-    };
-    let mut line = Vec::new();
-    let mut r = std::io::BufReader::new(f.take(4096));
-    r.read_until(b'\n', &mut line).is_ok() && traces::tasks::is_task_csv(&line)
-}
-
 /// `trace info` of a task trace: tasks, keys, accesses, arrival span.
 fn task_info(a: &InfoArgs) -> Result<()> {
-    let f = std::fs::File::open(&a.input)
-        .with_context(|| format!("{}: cannot open", a.input.display()))?;
-    let t = traces::tasks::read_task_csv(std::io::BufReader::new(f))
-        .map_err(|e| anyhow::anyhow!("{}: {e}", a.input.display()))?;
+    let (t, form) = crate::task_io::load_tasks(&a.input)?;
     let (first, last) = t.arrival_span().unwrap_or((0, 0));
     if a.json {
         let v = json!({
             "file": a.input.display().to_string(),
-            "format": "csv-tasks",
+            "format": form.name(),
             "tasks": t.tasks.len(),
             "keys": t.keys(),
             "accesses": t.accesses(),
@@ -513,7 +530,7 @@ fn task_info(a: &InfoArgs) -> Result<()> {
         return Ok(());
     }
     println!("file:        {}", a.input.display());
-    println!("format:      csv-tasks");
+    println!("format:      {}", form.name());
     println!("tasks:       {}", t.tasks.len());
     println!("keys:        {}", t.keys());
     println!("accesses:    {}", t.accesses());
@@ -528,7 +545,7 @@ fn info(a: InfoArgs) -> Result<()> {
     if !a.line.is_power_of_two() || !a.page.is_power_of_two() {
         bail!("--line and --page must be powers of two");
     }
-    if a.format.is_none() && first_line_is_task_csv(&a.input) {
+    if a.format.is_none() && crate::task_io::task_form_of(&a.input).is_some() {
         return task_info(&a);
     }
     let mut input = open_trace(&a.input, a.format, true, 2)?;

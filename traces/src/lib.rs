@@ -33,6 +33,7 @@ pub mod readahead;
 pub mod record;
 pub mod source;
 pub mod synth;
+pub mod task_native;
 pub mod tasks;
 pub mod whole;
 pub mod workload;

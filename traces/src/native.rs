@@ -22,7 +22,7 @@ pub(crate) mod whole;
 pub mod write;
 
 use crate::error::{Problem, Result, TraceError};
-use crate::record::{Access, Batch, FLAG_GAP, FLAG_MASK, FLAG_PC, FLAG_TIME, Record};
+use crate::record::{Access, Batch, FLAG_GAP, FLAG_MASK, FLAG_PC, FLAG_TASK, FLAG_TIME, Record};
 use crate::record::{BATCH, Fields};
 use crate::source::RecordSource;
 
@@ -31,8 +31,10 @@ use write::NativeWriter;
 
 /// File magic, 8 bytes.
 pub const MAGIC: &[u8; 8] = b"NUMASIMT";
-/// Current format version.
-pub const VERSION: u16 = 1;
+/// Current format version. Version 2 adds task markers (header field bit
+/// [`FIELD_TASKS`], records flagged [`FLAG_TASK`]); a file without them is
+/// written as version 1, which every earlier reader reads.
+pub const VERSION: u16 = 2;
 /// Header bytes before the metadata blob.
 pub const HEADER_BYTES: usize = 32;
 /// Block header bytes.
@@ -50,6 +52,9 @@ pub const MAX_META: u32 = 1 << 20;
 
 const FIELD_PC: u32 = 1;
 const FIELD_TIME: u32 = 2;
+/// Header field bit (version 2): the file is a task trace — its records
+/// include task markers, read by [`crate::task_native`] only.
+pub const FIELD_TASKS: u32 = 4;
 
 /// Block payload encoding.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -94,6 +99,8 @@ pub struct NativeReader<R> {
     block_index: u64,
     offset: u64,
     records: u64,
+    /// Decompressed-stream offset of the last `fill`'s first record core.
+    fill_offset: u64,
     done: bool,
     dctx: Option<zstd::bulk::Decompressor<'static>>,
 }
@@ -111,9 +118,45 @@ fn read_exact_or_eof<R: Read>(r: &mut R, buf: &mut [u8]) -> std::io::Result<usiz
     Ok(got)
 }
 
+/// True if `head` (a file's first [`HEADER_BYTES`] or more) is a native
+/// task trace's header: the magic, version 2 or later, and [`FIELD_TASKS`].
+pub fn is_task_native(head: &[u8]) -> bool {
+    head.len() >= 16
+        && &head[0..8] == MAGIC
+        && u16::from_le_bytes([head[8], head[9]]) >= 2
+        && u32::from_le_bytes(head[12..16].try_into().expect("4 bytes")) & FIELD_TASKS != 0
+}
+
 impl<R: Read + Send> NativeReader<R> {
-    /// Reads and checks the header.
-    pub fn new(mut inner: R) -> Result<Self> {
+    /// Reads and checks the header of a plain trace (a task trace is
+    /// refused: its markers are not accesses).
+    pub fn new(inner: R) -> Result<Self> {
+        Self::open(inner, false)
+    }
+
+    /// Reads and checks the header of a task trace (or a plain one):
+    /// records may be task markers ([`FLAG_TASK`]).
+    pub fn new_tasks(inner: R) -> Result<Self> {
+        Self::open(inner, true)
+    }
+
+    /// True if the file's header says it holds task markers.
+    pub fn has_tasks(&self) -> bool {
+        self.layout.tasks
+    }
+
+    /// File offset the reader has reached (after the trailer, the file's length).
+    pub fn position(&self) -> u64 {
+        self.offset
+    }
+
+    /// Decompressed-stream offset of the first record core of the last
+    /// batch filled (record `i` of that batch is at `+ 16·i`).
+    pub fn fill_offset(&self) -> u64 {
+        self.fill_offset
+    }
+
+    fn open(mut inner: R, allow_tasks: bool) -> Result<Self> {
         let err = |offset: u64, p: Problem| TraceError::at_offset(offset, 0, p);
         let mut head = [0u8; HEADER_BYTES];
         let got = read_exact_or_eof(&mut inner, &mut head).map_err(|e| err(0, Problem::Io(e)))?;
@@ -153,10 +196,26 @@ impl<R: Read + Send> NativeReader<R> {
         }
         let rec_bytes = u16::from_le_bytes([head[10], head[11]]) as usize;
         let bits = u32::from_le_bytes(head[12..16].try_into().expect("4 bytes"));
-        if bits & !(FIELD_PC | FIELD_TIME) != 0 {
+        let known = FIELD_PC | FIELD_TIME | if version >= 2 { FIELD_TASKS } else { 0 };
+        if bits & !known != 0 {
             return Err(err(
                 12,
                 Problem::Invalid(format!("unknown field bits {bits:#x}")),
+            ));
+        }
+        let tasks = bits & FIELD_TASKS != 0;
+        if tasks && !allow_tasks {
+            return Err(err(
+                12,
+                Problem::Invalid(
+                    "a task trace (task markers): replay it with --workers, or convert it to a task CSV".into(),
+                ),
+            ));
+        }
+        if tasks && bits & FIELD_TIME == 0 {
+            return Err(err(
+                12,
+                Problem::Invalid("a task trace without the time column (arrivals and gaps)".into()),
             ));
         }
         let fields = Fields {
@@ -227,6 +286,7 @@ impl<R: Read + Send> NativeReader<R> {
                 codec,
                 rec_bytes,
                 block_records,
+                tasks,
             },
             meta: meta_json,
             raw: Vec::new(),
@@ -237,6 +297,7 @@ impl<R: Read + Send> NativeReader<R> {
             block_index: 0,
             offset: (HEADER_BYTES + meta.len()) as u64,
             records: 0,
+            fill_offset: 0,
             done: false,
             dctx: None,
         })
@@ -322,6 +383,8 @@ pub(crate) struct Layout {
     codec: Codec,
     rec_bytes: usize,
     block_records: u32,
+    /// Records may be task markers (a task trace).
+    tasks: bool,
 }
 
 /// A checked block header.
@@ -384,7 +447,7 @@ impl Layout {
 
     /// Flags a record may carry: the columns the file lacks are not allowed.
     fn allowed_flags(&self) -> u8 {
-        FLAG_MASK
+        (FLAG_MASK | if self.tasks { FLAG_TASK } else { 0 })
             & !(if self.fields.pc { 0 } else { FLAG_PC })
             & !(if self.fields.time {
                 0
@@ -678,6 +741,7 @@ impl<R: Read + Send> RecordSource for NativeReader<R> {
             return Ok(0);
         }
         let take = (self.block_n - self.block_pos).min(BATCH);
+        self.fill_offset = self.block_offset + (self.block_pos * 16) as u64;
         self.decode(take, out)?;
         self.block_pos += take;
         self.records += take as u64;
@@ -814,7 +878,7 @@ pub(crate) mod tests {
                 e.problem,
                 Problem::FutureVersion {
                     found: 9,
-                    supported: 1
+                    supported: 2
                 }
             ),
             "{e}"

@@ -67,8 +67,12 @@ pub const FLAG_PC: u8 = 1;
 pub const FLAG_GAP: u8 = 2;
 /// Record flag: `time` is the absolute issue time (ns) of this access (open loop).
 pub const FLAG_TIME: u8 = 4;
-/// All flag bits a valid record may carry.
+/// All flag bits a valid access record may carry.
 pub const FLAG_MASK: u8 = FLAG_PC | FLAG_GAP | FLAG_TIME;
+/// Record flag: a task marker, not an access (native format version 2, in
+/// files whose header says they hold tasks; see [`crate::task_native`]).
+/// No plain reader ever yields one.
+pub const FLAG_TASK: u8 = 8;
 
 /// When an access is issued, if the trace says.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

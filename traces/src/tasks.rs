@@ -342,15 +342,8 @@ pub fn read_task_csv<R: Read>(mut inner: R) -> Result<TaskTrace> {
         find("arrival_ns"),
         find("key"),
     );
-    // Open tasks: id → index in `tasks`; ended ids; last arrival per key.
-    let mut open: HashMap<u32, usize> = HashMap::new();
-    let mut seen: HashMap<u32, ()> = HashMap::new();
-    let mut last_arrival: HashMap<u32, u64> = HashMap::new();
-    let mut tasks: Vec<Task> = Vec::new();
+    let mut b = TaskBuilder::default();
     let mut record = 0u64;
-    let mut total = 0usize;
-    // The task of the previous access row (most rows continue it).
-    let mut last: Option<(u32, usize)> = None;
     let mut end_line = 1u64;
     for (i, text_line) in lines.enumerate() {
         let line = i as u64 + 2;
@@ -384,61 +377,17 @@ pub fn read_task_csv<R: Read>(mut inner: R) -> Result<TaskTrace> {
         let op = cell(Some(c_op));
         match op {
             b"B" | b"b" => {
-                if seen.insert(id, ()).is_some() {
-                    return Err(bad(format!("task {id} begins a second time")));
-                }
                 let arrival = field(c_arr, "arrival_ns")?;
                 let key = field(c_key, "key")?;
                 let key = u32::try_from(key)
                     .map_err(|_| bad(format!("task {id}: key {key} exceeds 32 bits")))?;
-                if let Some(&prev) = last_arrival.get(&key)
-                    && arrival < prev
-                {
-                    return Err(bad(format!(
-                        "task {id}: arrival_ns {arrival} is before the previous arrival of key {key} ({prev})"
-                    )));
-                }
-                last_arrival.insert(key, arrival);
-                open.insert(id, tasks.len());
-                tasks.push(Task {
-                    id,
-                    key,
-                    arrival_ns: arrival,
-                    accesses: Vec::new(),
-                });
+                b.begin(id, key, arrival).map_err(bad)?;
             }
-            b"E" | b"e" => {
-                if last.is_some_and(|(l, _)| l == id) {
-                    last = None;
-                }
-                if open.remove(&id).is_none() {
-                    return Err(bad(if seen.contains_key(&id) {
-                        format!("task {id} ends a second time")
-                    } else {
-                        format!("task {id} ends without a begin")
-                    }));
-                }
-            }
+            b"E" | b"e" => b.end(id).map_err(bad)?,
             _ => {
                 let kind = crate::csvfmt::parse_op(op)
                     .ok_or_else(|| at(line, record, Problem::UnknownOp(show(op))))?;
-                let t = match last {
-                    Some((l, t)) if l == id => t,
-                    _ => {
-                        let Some(&t) = open.get(&id) else {
-                            return Err(bad(format!(
-                                "access of task {id} outside the task (no open begin)"
-                            )));
-                        };
-                        last = Some((id, t));
-                        t
-                    }
-                };
-                if total >= MAX_TASK_RECORDS {
-                    return Err(bad(format!(
-                        "more than {MAX_TASK_RECORDS} access records: task traces are held in memory"
-                    )));
-                }
+                let t = b.open_task(id).map_err(bad)?;
                 let addr = field(c_addr, "addr")?;
                 let size = check_size(field(c_size, "size")?).map_err(|p| at(line, record, p))?;
                 let gap = if cell(c_gap).is_empty() {
@@ -446,24 +395,111 @@ pub fn read_task_csv<R: Read>(mut inner: R) -> Result<TaskTrace> {
                 } else {
                     field(c_gap, "gap_ns")?
                 };
-                let mut a = Access::new(id, kind, addr, size);
-                a.flags |= FLAG_GAP;
-                tasks[t].accesses.push((a, gap));
-                total += 1;
+                b.push(t, Access::new(id, kind, addr, size), gap);
             }
         }
         record += 1;
     }
-    if let Some(id) = open.keys().min() {
-        return Err(TraceError::at_line(
-            end_line,
-            record,
-            Problem::Truncated(format!("task {id} has no end by the end of the file")),
-        ));
+    b.finish()
+        .map_err(|p| TraceError::at_line(end_line, record, p))
+}
+
+/// The task rules of the module doc, applied record by record: the CSV
+/// and the native reader share them, so both refuse the same files with
+/// the same words.
+#[derive(Default)]
+pub(crate) struct TaskBuilder {
+    /// Open tasks: id → index in `tasks`; ids that have begun; last
+    /// arrival per key.
+    open: HashMap<u32, usize>,
+    seen: HashMap<u32, ()>,
+    last_arrival: HashMap<u32, u64>,
+    tasks: Vec<Task>,
+    total: usize,
+    /// The task of the previous access (most accesses continue it).
+    last: Option<(u32, usize)>,
+}
+
+impl TaskBuilder {
+    /// A begin marker.
+    pub(crate) fn begin(&mut self, id: u32, key: u32, arrival: u64) -> Result<(), String> {
+        if self.seen.insert(id, ()).is_some() {
+            return Err(format!("task {id} begins a second time"));
+        }
+        if let Some(&prev) = self.last_arrival.get(&key)
+            && arrival < prev
+        {
+            return Err(format!(
+                "task {id}: arrival_ns {arrival} is before the previous arrival of key {key} ({prev})"
+            ));
+        }
+        self.last_arrival.insert(key, arrival);
+        self.open.insert(id, self.tasks.len());
+        self.tasks.push(Task {
+            id,
+            key,
+            arrival_ns: arrival,
+            accesses: Vec::new(),
+        });
+        Ok(())
     }
-    // Dispatch order: by arrival, ties in begin order (stable).
-    tasks.sort_by_key(|t| t.arrival_ns);
-    Ok(TaskTrace { tasks })
+
+    /// An end marker.
+    pub(crate) fn end(&mut self, id: u32) -> Result<(), String> {
+        if self.last.is_some_and(|(l, _)| l == id) {
+            self.last = None;
+        }
+        if self.open.remove(&id).is_none() {
+            return Err(if self.seen.contains_key(&id) {
+                format!("task {id} ends a second time")
+            } else {
+                format!("task {id} ends without a begin")
+            });
+        }
+        Ok(())
+    }
+
+    /// The open task an access of task `id` joins (an index for [`TaskBuilder::push`]).
+    pub(crate) fn open_task(&mut self, id: u32) -> Result<usize, String> {
+        let t = match self.last {
+            Some((l, t)) if l == id => t,
+            _ => {
+                let Some(&t) = self.open.get(&id) else {
+                    return Err(format!(
+                        "access of task {id} outside the task (no open begin)"
+                    ));
+                };
+                self.last = Some((id, t));
+                t
+            }
+        };
+        if self.total >= MAX_TASK_RECORDS {
+            return Err(format!(
+                "more than {MAX_TASK_RECORDS} access records: task traces are held in memory"
+            ));
+        }
+        Ok(t)
+    }
+
+    /// Appends an access (with its gap) to task index `t`.
+    pub(crate) fn push(&mut self, t: usize, mut a: Access, gap: u64) {
+        a.flags = FLAG_GAP;
+        self.tasks[t].accesses.push((a, gap));
+        self.total += 1;
+    }
+
+    /// The trace in dispatch order, or the first task left open.
+    pub(crate) fn finish(self) -> Result<TaskTrace, Problem> {
+        if let Some(id) = self.open.keys().min() {
+            return Err(Problem::Truncated(format!(
+                "task {id} has no end by the end of the file"
+            )));
+        }
+        let mut tasks = self.tasks;
+        // Dispatch order: by arrival, ties in begin order (stable).
+        tasks.sort_by_key(|t| t.arrival_ns);
+        Ok(TaskTrace { tasks })
+    }
 }
 
 #[cfg(test)]

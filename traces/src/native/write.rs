@@ -21,6 +21,8 @@ pub struct NativeWriter<W: Write> {
     in_block: usize,
     total: u64,
     level: i32,
+    /// A task trace: markers allowed, header version 2 with FIELD_TASKS.
+    tasks: bool,
 }
 
 impl<W: Write> NativeWriter<W> {
@@ -37,11 +39,36 @@ impl<W: Write> NativeWriter<W> {
     /// As [`NativeWriter::new`], with blocks of at most `block_records`
     /// records (1..=[`MAX_BLOCK_RECORDS`]).
     pub fn with_block_records(
+        out: W,
+        fields: Fields,
+        codec: Codec,
+        meta: &serde_json::Value,
+        block_records: u32,
+    ) -> std::io::Result<Self> {
+        Self::open(out, fields, codec, meta, block_records, false)
+    }
+
+    /// A task trace's writer (version 2, time column, markers allowed):
+    /// used by [`crate::task_native::write_task_native`].
+    pub(crate) fn for_tasks(
+        out: W,
+        codec: Codec,
+        meta: &serde_json::Value,
+    ) -> std::io::Result<Self> {
+        let fields = Fields {
+            pc: false,
+            time: true,
+        };
+        Self::open(out, fields, codec, meta, DEFAULT_BLOCK_RECORDS, true)
+    }
+
+    fn open(
         mut out: W,
         fields: Fields,
         codec: Codec,
         meta: &serde_json::Value,
         block_records: u32,
+        tasks: bool,
     ) -> std::io::Result<Self> {
         if block_records == 0 || block_records > MAX_BLOCK_RECORDS {
             return Err(std::io::Error::other(format!(
@@ -53,9 +80,14 @@ impl<W: Write> NativeWriter<W> {
         let block_records = block_records as usize;
         let mut head = [0u8; HEADER_BYTES];
         head[0..8].copy_from_slice(MAGIC);
-        head[8..10].copy_from_slice(&VERSION.to_le_bytes());
+        let (version, bits) = if tasks {
+            (VERSION, field_bits(fields) | FIELD_TASKS)
+        } else {
+            (1u16, field_bits(fields))
+        };
+        head[8..10].copy_from_slice(&version.to_le_bytes());
         head[10..12].copy_from_slice(&(rec_bytes as u16).to_le_bytes());
-        head[12..16].copy_from_slice(&field_bits(fields).to_le_bytes());
+        head[12..16].copy_from_slice(&bits.to_le_bytes());
         head[16] = codec as u8;
         head[20..24].copy_from_slice(&(block_records as u32).to_le_bytes());
         head[24..28].copy_from_slice(&(meta.len() as u32).to_le_bytes());
@@ -76,6 +108,7 @@ impl<W: Write> NativeWriter<W> {
             in_block: 0,
             total: 0,
             level: 3,
+            tasks,
         })
     }
 
@@ -84,11 +117,12 @@ impl<W: Write> NativeWriter<W> {
     pub fn write(&mut self, r: &Record) -> std::io::Result<()> {
         if (r.flags & FLAG_PC != 0 && !self.fields.pc)
             || (r.flags & (FLAG_GAP | FLAG_TIME) != 0 && !self.fields.time)
+            || (r.flags & FLAG_TASK != 0 && !self.tasks)
         {
             return Err(std::io::Error::new(
                 std::io::ErrorKind::InvalidInput,
                 format!(
-                    "record {} carries a column (pc or time) the output was not opened with",
+                    "record {} carries a column (pc or time) or a task marker the output was not opened with",
                     self.total
                 ),
             ));
