@@ -37,6 +37,14 @@ pub struct CompareArgs {
     /// Override the workload's mean arrival rate (requests/s).
     #[arg(long)]
     pub qps: Option<f64>,
+    /// Which model runs a request workload: flow (the request model: byte
+    /// flows through queues, seconds for the article's 30 minutes) or lines
+    /// (every feature lookup as line reads through the task engine's
+    /// caches, directory, channels and links; docs/fidelity.md). A task
+    /// trace workload always runs at line level.
+    /// [default: flow]
+    #[arg(long, value_parser = ["flow", "lines"])]
+    pub fidelity: Option<String>,
 }
 
 pub fn compare_cmd(a: CompareArgs) -> Result<()> {
@@ -47,6 +55,9 @@ pub fn compare_cmd(a: CompareArgs) -> Result<()> {
             bail!(
                 "--duration and --qps apply to the request model; a task trace's load is its workload.arrivals"
             );
+        }
+        if a.fidelity.as_deref() == Some("flow") {
+            bail!("--fidelity flow: a task trace workload runs at line level only");
         }
         return super::task_compare::run(
             &a.experiment,
@@ -65,6 +76,9 @@ pub fn compare_cmd(a: CompareArgs) -> Result<()> {
             bail!("--qps must be positive");
         }
         exp.workload.qps = q;
+    }
+    if a.fidelity.as_deref() == Some("lines") {
+        return super::lines_compare::run(&exp, &a.experiment, &text, a.out.as_deref(), a.threads);
     }
     exp.check_size()
         .with_context(|| a.experiment.display().to_string())?;

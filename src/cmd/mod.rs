@@ -3,6 +3,7 @@
 pub mod bench;
 pub mod compare;
 pub mod dataset;
+pub mod lines_compare;
 pub mod live;
 pub mod loaded_latency;
 pub mod machine;

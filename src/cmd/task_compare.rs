@@ -84,20 +84,64 @@ fn run_one(
         seed,
         ..policies::registry::Ctx::for_machine(m)
     };
-    let sched = policies::sched::SCHEDULERS
-        .build(&row.scheduler, &ctx)
-        .map_err(|e| anyhow::anyhow!("row {}: {e}", row.name))?;
     let placement = policies::placement::PLACEMENTS
         .build(&row.placement, &ctx)
         .map_err(|e| anyhow::anyhow!("row {}: {e}", row.name))?;
-    let cfg = sim::Config {
+    let how = Replay {
+        row: &row.name,
+        scheduler: &row.scheduler,
+        prefetch: &row.prefetch,
         mlp: exp.workload.mlp,
+        seed,
+    };
+    let (lat, span, memory_bytes) = replay_tasks(m, &trace, cores, placement, &how)?;
+    Ok(RunResult {
+        seed,
+        requests: lat.len() as u64,
+        latency_sum_ns: lat.iter().map(|&x| x as u128).sum(),
+        latency_max_ns: lat.iter().copied().max().unwrap_or(0),
+        latency_ns: lat,
+        memory_bytes,
+        span_ns: span,
+        ..RunResult::default()
+    })
+}
+
+/// How one row replays: its name (for errors), scheduler, prefetchers,
+/// the cores' MLP and the seed.
+pub struct Replay<'a> {
+    pub row: &'a str,
+    pub scheduler: &'a str,
+    pub prefetch: &'a [String],
+    pub mlp: Option<u32>,
+    pub seed: u64,
+}
+
+/// Replays `trace` on workers at `cores` through the timing model:
+/// every task's latency (ps) in trace order, the last end (ns) and the
+/// memory bytes moved.
+pub fn replay_tasks(
+    m: &sim::Machine,
+    trace: &traces::tasks::TaskTrace,
+    cores: &[usize],
+    placement: Box<dyn sim::Placement>,
+    how: &Replay,
+) -> Result<(Vec<u64>, u64, u64)> {
+    let ctx = policies::registry::Ctx {
+        seed: how.seed,
+        ..policies::registry::Ctx::for_machine(m)
+    };
+    let sched = policies::sched::SCHEDULERS
+        .build(how.scheduler, &ctx)
+        .map_err(|e| anyhow::anyhow!("row {}: {e}", how.row))?;
+    let cfg = sim::Config {
+        mlp: how.mlp,
         ..sim::Config::default()
     };
     let mut engine = sim::Engine::new(m, cfg, placement)?;
-    crate::policy::attach_prefetchers(&mut engine, m, &row.prefetch, 1)?;
+    crate::policy::attach_prefetchers(&mut engine, m, how.prefetch, 1)?;
     let mut te = sim::tasks::TaskEngine::new(engine, m, cores, sched)
-        .map_err(|e| anyhow::anyhow!("workers {}: {e}", exp.workload.workers))?;
+        .map_err(|e| anyhow::anyhow!("workers {cores:?}: {e}"))?;
     let mut lat = vec![0u64; trace.tasks.len()];
     let index: std::collections::HashMap<u32, usize> = trace
         .tasks
@@ -106,22 +150,12 @@ fn run_one(
         .map(|(i, t)| (t.id, i))
         .collect();
     let mut span = 0u64;
-    te.run(&trace, |r| {
+    te.run(trace, |r| {
         lat[index[&r.task]] = r.latency_ps();
         span = span.max(r.end_ps / 1000);
     })
-    .map_err(|e| anyhow::anyhow!("row {}: {e}", row.name))?;
-    let s = te.engine.summary();
-    Ok(RunResult {
-        seed,
-        requests: lat.len() as u64,
-        latency_sum_ns: lat.iter().map(|&x| x as u128).sum(),
-        latency_max_ns: lat.iter().copied().max().unwrap_or(0),
-        latency_ns: lat,
-        memory_bytes: s.memory.bytes,
-        span_ns: span,
-        ..RunResult::default()
-    })
+    .map_err(|e| anyhow::anyhow!("row {}: {e}", how.row))?;
+    Ok((lat, span, te.engine.summary().memory.bytes))
 }
 
 pub fn run(

@@ -37,6 +37,7 @@ pub mod task_native;
 pub mod tasks;
 pub mod whole;
 pub mod workload;
+pub mod workload_lines;
 
 pub use error::{Location, Problem, TraceError};
 pub use format::{Format, open, open_whole};

@@ -51,7 +51,7 @@ pub const MAX_BLOCK_RECORDS: u32 = 1 << 22;
 pub const MAX_META: u32 = 1 << 20;
 
 const FIELD_PC: u32 = 1;
-const FIELD_TIME: u32 = 2;
+pub(crate) const FIELD_TIME: u32 = 2;
 /// Header field bit (version 2): the file is a task trace — its records
 /// include task markers, read by [`crate::task_native`] only.
 pub const FIELD_TASKS: u32 = 4;
@@ -116,15 +116,6 @@ fn read_exact_or_eof<R: Read>(r: &mut R, buf: &mut [u8]) -> std::io::Result<usiz
         }
     }
     Ok(got)
-}
-
-/// True if `head` (a file's first [`HEADER_BYTES`] or more) is a native
-/// task trace's header: the magic, version 2 or later, and [`FIELD_TASKS`].
-pub fn is_task_native(head: &[u8]) -> bool {
-    head.len() >= 16
-        && &head[0..8] == MAGIC
-        && u16::from_le_bytes([head[8], head[9]]) >= 2
-        && u32::from_le_bytes(head[12..16].try_into().expect("4 bytes")) & FIELD_TASKS != 0
 }
 
 impl<R: Read + Send> NativeReader<R> {
@@ -204,19 +195,8 @@ impl<R: Read + Send> NativeReader<R> {
             ));
         }
         let tasks = bits & FIELD_TASKS != 0;
-        if tasks && !allow_tasks {
-            return Err(err(
-                12,
-                Problem::Invalid(
-                    "a task trace (task markers): replay it with --workers, or convert it to a task CSV".into(),
-                ),
-            ));
-        }
-        if tasks && bits & FIELD_TIME == 0 {
-            return Err(err(
-                12,
-                Problem::Invalid("a task trace without the time column (arrivals and gaps)".into()),
-            ));
+        if let Some(why) = crate::task_native::refusal(bits, allow_tasks) {
+            return Err(err(12, Problem::Invalid(why.into())));
         }
         let fields = Fields {
             pc: bits & FIELD_PC != 0,

@@ -23,6 +23,29 @@ use crate::record::{Batch, FLAG_GAP, FLAG_TASK, FLAG_TIME, Kind, Record};
 use crate::source::RecordSource;
 use crate::tasks::{TaskBuilder, TaskTrace};
 
+/// True if `head` (a file's first [`HEADER_BYTES`] or more) is a native
+/// task trace's header: the magic, version 2 or later, and [`FIELD_TASKS`].
+pub fn is_task_native(head: &[u8]) -> bool {
+    head.len() >= 16
+        && &head[0..8] == crate::native::MAGIC
+        && u16::from_le_bytes([head[8], head[9]]) >= 2
+        && u32::from_le_bytes(head[12..16].try_into().expect("4 bytes")) & FIELD_TASKS != 0
+}
+
+/// Why a native header's field bits `bits` cannot be read, if they name
+/// a task trace: a plain reader (`allow_tasks` false) must not replay
+/// markers as loads, and a task trace needs the time column.
+pub(crate) fn refusal(bits: u32, allow_tasks: bool) -> Option<&'static str> {
+    let tasks = bits & FIELD_TASKS != 0;
+    if tasks && !allow_tasks {
+        Some("a task trace (task markers): replay it with --workers, or convert it to a task CSV")
+    } else if tasks && bits & crate::native::FIELD_TIME == 0 {
+        Some("a task trace without the time column (arrivals and gaps)")
+    } else {
+        None
+    }
+}
+
 /// Writes `t` as a native task trace (tasks one after another: begin,
 /// accesses, end), returning the inner writer.
 pub fn write_task_native<W: Write>(
@@ -142,7 +165,7 @@ impl TaskForm {
 /// The task form `prefix` (a stream's first bytes, decompressed) starts,
 /// if any.
 pub fn task_form(prefix: &[u8]) -> Option<TaskForm> {
-    if crate::native::is_task_native(prefix) {
+    if is_task_native(prefix) {
         return Some(TaskForm::Native);
     }
     let line = prefix.split(|&b| b == b'\n').next().unwrap_or(b"");
@@ -210,7 +233,7 @@ mod tests {
         let t = crate::tasks::read_task_csv(EXAMPLE.as_bytes()).unwrap();
         for codec in [Codec::None, Codec::Zstd] {
             let bytes = native(&t, codec);
-            assert!(crate::native::is_task_native(&bytes));
+            assert!(is_task_native(&bytes));
             assert_eq!(u16::from_le_bytes([bytes[8], bytes[9]]), 2, "version 2");
             let back = read_task_native(&bytes[..]).unwrap();
             assert_eq!(back, t);
@@ -237,7 +260,7 @@ mod tests {
             1,
             "plain files stay version 1"
         );
-        assert!(!crate::native::is_task_native(&plain));
+        assert!(!is_task_native(&plain));
         let e = read_task_native(&plain[..]).unwrap_err().to_string();
         assert!(e.contains("not a task trace"), "{e}");
         // A plain writer refuses a marker.

@@ -422,7 +422,7 @@ impl Iterator for ArrivalGen {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     pub(crate) fn small() -> WorkloadSpec {

@@ -1,0 +1,226 @@
+//! A request-level workload as a task trace, for `compare --fidelity
+//! lines`: the same requests the request model serves (same arrivals,
+//! shards, feature items and compute noise, drawn from the same per-request
+//! seeds), each a task whose feature lookups are line reads of its shard's
+//! region and whose compute is a gap. The mapping, and what it leaves out,
+//! is documented in `docs/fidelity.md`.
+//!
+//! - task id = request id, key = shard, arrival = the request's arrival;
+//! - lookup of item *i* of shard *s* → `ceil(item_bytes / 64)` line reads
+//!   at `base + s·region + i·item_stride`, back to back (the core's MLP
+//!   overlaps them);
+//! - compute → the gap before the task's first access:
+//!   `per_request_ms × lognormal(σ) + batch_ms / batch` (the batch's fixed
+//!   cost shared by a full batch's requests) `+ transfer_ns`;
+//! - background jobs and shard moves have no line-level mapping and are
+//!   refused here (the caller says so); items beyond `resident` (the far
+//!   tier) likewise.
+
+use crate::error::{Problem, Result, TraceError};
+use crate::tasks::{MAX_TASK_RECORDS, Task, TaskTrace};
+use crate::workload::{ArrivalGen, CdfSampler, WorkloadSpec, splitmix, unit, zipf_cdf};
+use crate::{Access, Kind};
+
+/// Where the derived accesses live.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LineLayout {
+    /// Address of shard 0's region.
+    pub base: u64,
+    /// Bytes between shards' regions (a multiple of the page size).
+    pub region: u64,
+    /// Bytes between items (the item size rounded up to whole lines).
+    pub item_stride: u64,
+    /// Line reads per item lookup.
+    pub lines_per_item: u64,
+}
+
+/// Line size the derivation reads in.
+pub const LINE: u64 = 64;
+
+impl LineLayout {
+    /// The layout of `spec`'s shards from `base`, regions rounded up to
+    /// `page` bytes.
+    pub fn of(spec: &WorkloadSpec, base: u64, page: u64) -> LineLayout {
+        let f = &spec.request.features;
+        let item_bytes = (f.item_kb * 1024.0).ceil().max(1.0) as u64;
+        let lines_per_item = item_bytes.div_ceil(LINE);
+        let item_stride = lines_per_item * LINE;
+        let region = (f.items as u64 * item_stride).div_ceil(page.max(1)) * page.max(1);
+        LineLayout {
+            base,
+            region,
+            item_stride,
+            lines_per_item,
+        }
+    }
+
+    /// The shard whose region holds `addr`, if any.
+    pub fn shard_of(&self, addr: u64, shards: u32) -> Option<u32> {
+        let off = addr.checked_sub(self.base)?;
+        let s = off / self.region;
+        (s < shards as u64).then_some(s as u32)
+    }
+}
+
+fn bad(msg: String) -> TraceError {
+    TraceError::at_offset(0, 0, Problem::Invalid(msg))
+}
+
+/// Whether the line model can run `spec`: no background job, no items on
+/// the far tier.
+pub fn check(spec: &WorkloadSpec) -> Result<()> {
+    if spec.background.is_some() {
+        return Err(bad(
+            "workload.background has no line-level mapping (a job beside the workers); remove it for --fidelity lines".into(),
+        ));
+    }
+    let f = &spec.request.features;
+    if f.resident < f.items {
+        return Err(bad(format!(
+            "workload.request.features: items beyond resident ({} of {}) live on the far tier, which the line model lacks; set resident = items for --fidelity lines",
+            f.items - f.resident,
+            f.items
+        )));
+    }
+    Ok(())
+}
+
+/// Derives the task trace of `spec` on `seed`. `transfer_ns` is added to
+/// every request's compute (its input's copy to the accelerator, which
+/// the line model has no device for).
+pub fn derive(
+    spec: &WorkloadSpec,
+    seed: u64,
+    layout: &LineLayout,
+    transfer_ns: u64,
+) -> Result<TaskTrace> {
+    check(spec)?;
+    let f = &spec.request.features;
+    let items = CdfSampler::new(zipf_cdf(f.items, f.zipf));
+    let per_request = f.lookups.max(1) as u64 * layout.lines_per_item;
+    let c = &spec.request.compute;
+    let fixed_ns = c.batch_ms * 1e6 / spec.request.batch.max(1) as f64;
+    let mut tasks = Vec::new();
+    let mut total = 0u64;
+    for a in ArrivalGen::new(spec, seed)? {
+        let id = u32::try_from(a.id).map_err(|_| {
+            bad(format!(
+                "more than {} requests: task ids are 32-bit",
+                u32::MAX
+            ))
+        })?;
+        total += per_request;
+        if total > MAX_TASK_RECORDS as u64 {
+            return Err(bad(format!(
+                "more than {MAX_TASK_RECORDS} line reads ({per_request} per request): shorten workload.duration_s or shrink the items"
+            )));
+        }
+        let region = layout.base + a.shard as u64 * layout.region;
+        let mut rng = a.seed;
+        let mut accesses = Vec::with_capacity(per_request as usize);
+        for _ in 0..f.lookups {
+            let item = items.sample(unit(splitmix(&mut rng))) as u64;
+            let at = region + item * layout.item_stride;
+            for l in 0..layout.lines_per_item {
+                let mut acc = Access::new(id, Kind::Load, at + l * LINE, 8);
+                acc.flags = crate::record::FLAG_GAP;
+                accesses.push((acc, 0));
+            }
+        }
+        if accesses.is_empty() {
+            let mut acc = Access::new(id, Kind::Load, region, 8);
+            acc.flags = crate::record::FLAG_GAP;
+            accesses.push((acc, 0));
+        }
+        // The request model's compute noise, drawn after the lookups from
+        // the same stream (Box–Muller), so both fidelities cost it alike.
+        let (u1, u2) = (
+            unit(splitmix(&mut rng)).max(1e-300),
+            unit(splitmix(&mut rng)),
+        );
+        let z = (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos();
+        let compute = c.per_request_ms * 1e6 * (c.sigma * z).exp() + fixed_ns;
+        accesses[0].1 = compute as u64 + transfer_ns;
+        tasks.push(Task {
+            id,
+            key: a.shard,
+            arrival_ns: a.arrival_ns,
+            accesses,
+        });
+    }
+    Ok(TaskTrace { tasks })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec() -> WorkloadSpec {
+        let mut s = crate::workload::tests::small();
+        s.background = None;
+        s.duration_s = 0.2;
+        s.request.features.item_kb = 0.2;
+        s.request.features.resident = s.request.features.items;
+        s
+    }
+
+    #[test]
+    fn requests_become_tasks_with_their_shards_items_and_compute() {
+        let s = spec();
+        let lay = LineLayout::of(&s, 1 << 32, 4096);
+        let t = derive(&s, 7, &lay, 0).unwrap();
+        let arrivals: Vec<_> = ArrivalGen::new(&s, 7).unwrap().collect();
+        assert_eq!(t.tasks.len(), arrivals.len());
+        let f = &s.request.features;
+        let c = &s.request.compute;
+        for (task, a) in t.tasks.iter().zip(&arrivals) {
+            assert_eq!(
+                (task.id as u64, task.key, task.arrival_ns),
+                (a.id, a.shard, a.arrival_ns)
+            );
+            assert_eq!(
+                task.accesses.len() as u64,
+                f.lookups as u64 * lay.lines_per_item
+            );
+            assert!(
+                task.accesses
+                    .iter()
+                    .all(|(x, _)| lay.shard_of(x.addr, s.shards.count) == Some(a.shard))
+            );
+            // The gap is the compute: within the log-normal's ±5σ of the mean.
+            let fixed = c.batch_ms * 1e6 / s.request.batch as f64;
+            let per = (task.accesses[0].1 as f64 - fixed) / (c.per_request_ms * 1e6);
+            assert!(
+                per > (-5.0 * c.sigma).exp() && per < (5.0 * c.sigma).exp(),
+                "{per}"
+            );
+            assert!(task.accesses[1..].iter().all(|&(_, g)| g == 0));
+        }
+        assert_eq!(t, derive(&s, 7, &lay, 0).unwrap(), "seeded");
+    }
+
+    #[test]
+    fn what_the_line_model_lacks_is_refused() {
+        let mut s = spec();
+        s.request.features.resident = 1;
+        let lay = LineLayout::of(&s, 0, 4096);
+        assert!(
+            derive(&s, 1, &lay, 0)
+                .unwrap_err()
+                .to_string()
+                .contains("far tier")
+        );
+        let mut s = spec();
+        s.background = Some(crate::workload::Background {
+            every_requests: 100,
+            sweep_gb: 1.0,
+            flushes_cache: true,
+        });
+        assert!(
+            derive(&s, 1, &lay, 0)
+                .unwrap_err()
+                .to_string()
+                .contains("background")
+        );
+    }
+}
