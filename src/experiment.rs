@@ -464,15 +464,26 @@ pub fn load_experiment(
 ) -> Result<(Experiment, String)> {
     let text = std::fs::read_to_string(path)
         .with_context(|| format!("{}: cannot read experiment", path.display()))?;
+    let exp = parse_experiment(path, &text, duration)?;
+    Ok((exp, text))
+}
+
+/// Parses an experiment's `text` as if read from `path` (relative paths in
+/// it resolve against `path`'s folder), with an optional duration override.
+pub fn parse_experiment(
+    path: &std::path::Path,
+    text: &str,
+    duration: Option<f64>,
+) -> Result<Experiment> {
     let base = path
         .parent()
         .map(std::path::Path::to_path_buf)
         .unwrap_or_default();
-    let mut exp = Experiment::parse(&text, &path.display().to_string(), &base)?;
+    let mut exp = Experiment::parse(text, &path.display().to_string(), &base)?;
     if let Some(d) = duration {
         exp.workload.duration_s = d;
     }
-    Ok((exp, text))
+    Ok(exp)
 }
 
 #[cfg(test)]

@@ -109,6 +109,15 @@ fn pooled(runs: &[RunResult]) -> Vec<u64> {
         .collect()
 }
 
+/// The bootstrap's seed for a row: from its name (FNV-1a), so a row's
+/// confidence interval does not depend on which other rows run beside it
+/// (a sweep's `rows` subset gives the same CIs as the full experiment).
+fn bootstrap_seed(name: &str) -> u64 {
+    name.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ b as u64).wrapping_mul(0x0100_0000_01b3)
+    }) ^ 0xB007
+}
+
 /// Computes the table. `rows[i]` holds row i's runs, one per seed, in the
 /// same seed order for every row.
 pub fn compare(
@@ -128,7 +137,7 @@ pub fn compare(
             let (d, lo, hi) = if i == 0 || base.len() != all.len() {
                 (0.0, 0.0, 0.0)
             } else {
-                paired_bootstrap_diff(&base, &all, 0.99, bootstrap, 0xB007 + i as u64)
+                paired_bootstrap_diff(&base, &all, 0.99, bootstrap, bootstrap_seed(name))
             };
             // Period on the first seed's request sequence.
             let period = runs

@@ -11,7 +11,7 @@ use sim::serve::RequestRecord;
 use analysis::compare::{self, RunResult};
 
 use crate::experiment::{
-    RowRun, load_experiment, parse_duration, requests_csv, run_row, write_latency_plots,
+    RowRun, parse_duration, parse_experiment, requests_csv, run_row, write_latency_plots,
     write_monitor,
 };
 use crate::machines::load_machine;
@@ -48,9 +48,15 @@ pub struct CompareArgs {
 }
 
 pub fn compare_cmd(a: CompareArgs) -> Result<()> {
-    if let Ok(text) = std::fs::read_to_string(&a.experiment)
-        && super::task_compare::is_trace_experiment(&text)
-    {
+    let text = std::fs::read_to_string(&a.experiment)
+        .with_context(|| format!("{}: cannot read experiment", a.experiment.display()))?;
+    compare_text(&a, &text)
+}
+
+/// `compare` on an experiment's `text` as if read from `a.experiment`
+/// (a sweep point's overridden experiment).
+pub fn compare_text(a: &CompareArgs, text: &str) -> Result<()> {
+    if super::task_compare::is_trace_experiment(text) {
         if a.duration.is_some() || a.qps.is_some() {
             bail!(
                 "--duration and --qps apply to the request model; a task trace's load is its workload.arrivals"
@@ -61,13 +67,13 @@ pub fn compare_cmd(a: CompareArgs) -> Result<()> {
         }
         return super::task_compare::run(
             &a.experiment,
-            &text,
+            text,
             a.out.as_deref(),
             a.seeds.as_deref(),
             a.threads,
         );
     }
-    let (mut exp, text) = load_experiment(&a.experiment, a.duration)?;
+    let mut exp = parse_experiment(&a.experiment, text, a.duration)?;
     if let Some(s) = &a.seeds {
         exp.experiment.seeds = s.clone();
     }
@@ -127,29 +133,31 @@ pub fn compare_cmd(a: CompareArgs) -> Result<()> {
         exp.experiment.spike_k,
         exp.experiment.bootstrap,
     );
-    println!(
-        "{} on {}: {:.0} QPS for {} s × {} seeds ({} requests per row)",
-        exp.experiment.name,
-        exp.workload.machine,
-        exp.workload.qps,
-        exp.workload.duration_s,
-        exp.experiment.seeds.len(),
-        table.first().map_or(0, |r| r.requests)
-    );
-    print!("{}", compare::render(&table, exp.experiment.spike_k));
-    eprintln!(
-        "simulated {simulated} requests in {secs:.2} s of wall time ({:.0} requests/s)",
-        simulated as f64 / secs.max(1e-9)
-    );
-    for (n, w) in names.iter().zip(wall.iter_mut()) {
-        if !w.is_empty() {
-            w.sort_unstable();
-            eprintln!(
-                "{n}: real prediction time p50 {} ns, p99 {} ns over {} predictions (wall clock; reported, not simulated)",
-                analysis::stats::quantile_sorted(w, 0.5),
-                analysis::stats::quantile_sorted(w, 0.99),
-                w.len()
-            );
+    if crate::output::loud() {
+        println!(
+            "{} on {}: {:.0} QPS for {} s × {} seeds ({} requests per row)",
+            exp.experiment.name,
+            exp.workload.machine,
+            exp.workload.qps,
+            exp.workload.duration_s,
+            exp.experiment.seeds.len(),
+            table.first().map_or(0, |r| r.requests)
+        );
+        print!("{}", compare::render(&table, exp.experiment.spike_k));
+        eprintln!(
+            "simulated {simulated} requests in {secs:.2} s of wall time ({:.0} requests/s)",
+            simulated as f64 / secs.max(1e-9)
+        );
+        for (n, w) in names.iter().zip(wall.iter_mut()) {
+            if !w.is_empty() {
+                w.sort_unstable();
+                eprintln!(
+                    "{n}: real prediction time p50 {} ns, p99 {} ns over {} predictions (wall clock; reported, not simulated)",
+                    analysis::stats::quantile_sorted(w, 0.5),
+                    analysis::stats::quantile_sorted(w, 0.99),
+                    w.len()
+                );
+            }
         }
     }
     if let Some(dir) = &a.out {

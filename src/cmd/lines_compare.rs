@@ -170,18 +170,20 @@ pub fn run(
         exp.experiment.spike_k,
         exp.experiment.bootstrap,
     );
-    println!(
-        "{} on {} at line level: {:.0} QPS for {} s × {} seeds ({} requests per row; {} line reads per request, {} workers)",
-        exp.experiment.name,
-        exp.workload.machine,
-        exp.workload.qps,
-        exp.workload.duration_s,
-        seeds.len(),
-        table.first().map_or(0, |r| r.requests),
-        exp.workload.request.features.lookups as u64 * layout.lines_per_item,
-        cores.len()
-    );
-    print!("{}", compare::render(&table, exp.experiment.spike_k));
+    if crate::output::loud() {
+        println!(
+            "{} on {} at line level: {:.0} QPS for {} s × {} seeds ({} requests per row; {} line reads per request, {} workers)",
+            exp.experiment.name,
+            exp.workload.machine,
+            exp.workload.qps,
+            exp.workload.duration_s,
+            seeds.len(),
+            table.first().map_or(0, |r| r.requests),
+            exp.workload.request.features.lookups as u64 * layout.lines_per_item,
+            cores.len()
+        );
+        print!("{}", compare::render(&table, exp.experiment.spike_k));
+    }
     if let Some(dir) = out {
         ensure_dir(dir)?;
         write_file(

@@ -10,6 +10,7 @@ pub mod machine;
 pub mod policies;
 pub mod prefetch_file;
 pub mod replay;
+pub mod sweep;
 pub mod task_compare;
 pub mod tasks;
 pub mod trace;
@@ -36,6 +37,10 @@ pub enum Command {
     LoadedLatency(loaded_latency::Args),
     /// Run every policy row of an experiment × seeds on the same workload and compare them.
     Compare(compare::CompareArgs),
+    /// Run an experiment over a grid of overrides (qps, duration, machine,
+    /// rows' policies, seeds …), locally in parallel or as a Slurm job array,
+    /// merged into sweep.csv; `sweep merge DIR` merges what is done.
+    Sweep(sweep::SweepArgs),
     /// Run one row of the seed experiment (the article's run_bench.py --scenario=...).
     Bench(bench::BenchArgs),
     /// Export a training dataset: dispatch decisions of a workload, or candidate prefetches of a trace.
@@ -60,6 +65,7 @@ pub fn run(cmd: Command) -> Result<()> {
         Command::Machine(m) => machine::run(m),
         Command::LoadedLatency(a) => loaded_latency::run(a),
         Command::Compare(a) => compare::compare_cmd(a),
+        Command::Sweep(a) => sweep::run(a),
         Command::Bench(a) => bench::bench_cmd(a),
         Command::Dataset(a) => dataset::run(a),
         Command::Train(a) => train::run(a),

@@ -203,20 +203,22 @@ pub fn run(
         exp.experiment.spike_k,
         exp.experiment.bootstrap,
     );
-    println!(
-        "{} on {}: task trace {} ({} tasks, {} keys) on {} workers × {} seeds",
-        exp.experiment.name,
-        exp.workload.machine,
-        exp.workload.trace.display(),
-        trace.tasks.len(),
-        trace.keys(),
-        cores.len(),
-        exp.experiment.seeds.len()
-    );
-    print!(
-        "{}",
-        compare::render_in(&table, exp.experiment.spike_k, "µs", "task")
-    );
+    if crate::output::loud() {
+        println!(
+            "{} on {}: task trace {} ({} tasks, {} keys) on {} workers × {} seeds",
+            exp.experiment.name,
+            exp.workload.machine,
+            exp.workload.trace.display(),
+            trace.tasks.len(),
+            trace.keys(),
+            cores.len(),
+            exp.experiment.seeds.len()
+        );
+        print!(
+            "{}",
+            compare::render_in(&table, exp.experiment.spike_k, "µs", "task")
+        );
+    }
     if let Some(dir) = out {
         ensure_dir(dir)?;
         write_file(

@@ -1,0 +1,341 @@
+//! `numasim sweep SWEEP.toml --out DIR`: every point of a sweep's grid is
+//! a `compare` of the experiment with the point's overrides, run in
+//! parallel on the local cores (or one point per Slurm array task), each
+//! into `DIR/points/<i>/`, then merged into `DIR/sweep.csv` and
+//! `DIR/sweep.json`. A point's folder appears whole (built under a
+//! temporary name, then renamed), so an interrupted sweep resumes: the
+//! points whose folders exist are not rerun. `docs/sweep.md`.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use rayon::prelude::*;
+use serde_json::json;
+
+use crate::output::{ensure_dir, write_file, write_json};
+use crate::sweep::Sweep;
+
+#[derive(clap::Args, Debug)]
+#[command(args_conflicts_with_subcommands = true)]
+pub struct SweepArgs {
+    #[command(subcommand)]
+    pub sub: Option<SweepSub>,
+    /// Sweep file (TOML): [sweep] experiment (and rows), [grid] or points.
+    pub sweep: Option<PathBuf>,
+    /// Output folder: points/<i>/, sweep.csv, sweep.json.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Run only point K (what a Slurm array task runs); no merge.
+    #[arg(long)]
+    pub point: Option<usize>,
+    /// Points run at once (default: every core).
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// Write DIR/sweep.sbatch (a job array, one task per point) and
+    /// DIR/merge.sbatch (a merge job after it), and submit both if sbatch
+    /// exists.
+    #[arg(long)]
+    pub slurm: bool,
+    /// With --slurm: at most K array tasks at once (--array=0-(N-1)%K).
+    #[arg(long)]
+    pub array_limit: Option<usize>,
+    /// With --slurm: an extra #SBATCH line for both jobs (repeatable),
+    /// e.g. --sbatch-option=--partition=debug.
+    #[arg(long = "sbatch-option", allow_hyphen_values = true)]
+    pub sbatch_options: Vec<String>,
+    /// With --slurm: write the job scripts, do not submit.
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+#[derive(clap::Subcommand, Debug)]
+pub enum SweepSub {
+    /// Merge the finished points of DIR into sweep.csv and sweep.json,
+    /// naming the missing ones.
+    Merge { dir: PathBuf },
+}
+
+/// What a sweep folder remembers of its sweep (so `merge` needs only DIR).
+#[derive(serde::Serialize, serde::Deserialize)]
+struct SweepRecord {
+    sweep: PathBuf,
+    keys: Vec<String>,
+    cells: Vec<Vec<String>>,
+}
+
+pub fn run(a: SweepArgs) -> Result<()> {
+    if let Some(SweepSub::Merge { dir }) = &a.sub {
+        return merge(dir);
+    }
+    let (Some(file), Some(out)) = (&a.sweep, &a.out) else {
+        bail!("sweep needs SWEEP.toml and --out DIR (or: sweep merge DIR)");
+    };
+    let s = Sweep::load(file)?;
+    let n = s.points.len();
+    ensure_dir(&out.join("points"))?;
+    let record = SweepRecord {
+        sweep: std::path::absolute(file).unwrap_or(file.clone()),
+        keys: s.keys.clone(),
+        cells: (0..n).map(|i| s.cells(i)).collect(),
+    };
+    write_json(
+        &out.join("sweep-points.json"),
+        &serde_json::to_value(&record)?,
+    )?;
+    if a.slurm {
+        return slurm(&a, file, out, n);
+    }
+    crate::output::set_quiet();
+    if let Some(k) = a.point {
+        if k >= n {
+            bail!("--point {k}: the sweep has {n} points (0..{})", n - 1);
+        }
+        return run_point(&s, out, k);
+    }
+    let todo: Vec<usize> = (0..n).filter(|&i| !point_dir(out, i).exists()).collect();
+    if todo.len() < n {
+        eprintln!(
+            "resuming: {} of {n} points already done, {} to run",
+            n - todo.len(),
+            todo.len()
+        );
+    }
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(a.threads.unwrap_or(0))
+        .build()
+        .context("thread pool")?;
+    let done = std::sync::atomic::AtomicU64::new((n - todo.len()) as u64);
+    let bar = std::sync::Mutex::new(crate::progress::Progress::new(n as u64, "points"));
+    let results: Vec<Result<()>> = pool.install(|| {
+        todo.par_iter()
+            .map(|&i| {
+                let r = run_point(&s, out, i);
+                let d = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+                bar.lock().expect("progress").update(d);
+                r
+            })
+            .collect()
+    });
+    bar.lock().expect("progress").finish();
+    for r in results {
+        r?;
+    }
+    merge(out)
+}
+
+fn point_dir(out: &Path, i: usize) -> PathBuf {
+    out.join("points").join(i.to_string())
+}
+
+/// Runs point `i` into `out/points/<i>/` (built whole under a temporary
+/// name, then renamed into place).
+fn run_point(s: &Sweep, out: &Path, i: usize) -> Result<()> {
+    let dest = point_dir(out, i);
+    if dest.exists() {
+        return Ok(());
+    }
+    let tmp = out
+        .join("points")
+        .join(format!(".{i}.partial-{}", std::process::id()));
+    if tmp.exists() {
+        std::fs::remove_dir_all(&tmp)
+            .with_context(|| format!("{}: cannot clear", tmp.display()))?;
+    }
+    let text = s.point_text(i)?;
+    let args = super::compare::CompareArgs {
+        experiment: s.experiment.clone(),
+        out: Some(tmp.clone()),
+        duration: None,
+        seeds: None,
+        threads: Some(1),
+        qps: None,
+        fidelity: s.fidelity.clone(),
+    };
+    super::compare::compare_text(&args, &text)
+        .with_context(|| format!("sweep point {i} ({})", describe(s, i)))?;
+    write_file(&tmp.join("experiment.toml"), text.as_bytes())?;
+    write_json(
+        &tmp.join("point.json"),
+        &json!({ "point": i, "values": values_json(&s.keys, &s.cells(i)) }),
+    )?;
+    match std::fs::rename(&tmp, &dest) {
+        Ok(()) => Ok(()),
+        // Another runner finished the same point first: its copy stands.
+        Err(_) if dest.exists() => {
+            let _ = std::fs::remove_dir_all(&tmp);
+            Ok(())
+        }
+        Err(e) => Err(e).with_context(|| format!("{}: cannot rename into place", dest.display())),
+    }
+}
+
+fn describe(s: &Sweep, i: usize) -> String {
+    s.keys
+        .iter()
+        .zip(s.cells(i))
+        .map(|(k, v)| format!("{k} = {v}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn values_json(keys: &[String], cells: &[String]) -> serde_json::Value {
+    keys.iter()
+        .zip(cells)
+        .map(|(k, v)| (k.clone(), json!(v)))
+        .collect::<serde_json::Map<_, _>>()
+        .into()
+}
+
+/// `sweep merge DIR`: every finished point's `compare.csv` lines behind
+/// its grid values, in point order; the missing points named on stderr.
+pub fn merge(out: &Path) -> Result<()> {
+    let rec_path = out.join("sweep-points.json");
+    let rec: SweepRecord =
+        serde_json::from_str(&std::fs::read_to_string(&rec_path).with_context(|| {
+            format!("{}: cannot read (not a sweep folder?)", rec_path.display())
+        })?)
+        .with_context(|| format!("{}: not a sweep record", rec_path.display()))?;
+    let mut w = csv::Writer::from_writer(Vec::new());
+    let mut header_written = false;
+    let mut missing = Vec::new();
+    let mut points = Vec::new();
+    for (i, cells) in rec.cells.iter().enumerate() {
+        let dir = point_dir(out, i);
+        let csv_path = dir.join("compare.csv");
+        if !dir.exists() {
+            missing.push(i);
+            continue;
+        }
+        let mut r = csv::Reader::from_path(&csv_path)
+            .with_context(|| format!("{}: cannot read", csv_path.display()))?;
+        if !header_written {
+            let mut h: Vec<String> = rec.keys.clone();
+            h.extend(r.headers()?.iter().map(String::from));
+            w.write_record(&h)?;
+            header_written = true;
+        }
+        for line in r.records() {
+            let line = line.with_context(|| format!("{}: bad line", csv_path.display()))?;
+            let mut v: Vec<String> = cells.clone();
+            v.extend(line.iter().map(String::from));
+            w.write_record(&v)?;
+        }
+        let cj: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(dir.join("compare.json")).context("compare.json")?,
+        )?;
+        points.push(json!({
+            "point": i,
+            "values": values_json(&rec.keys, cells),
+            "rows": cj["rows"],
+        }));
+    }
+    let bytes = w.into_inner().map_err(|e| anyhow::anyhow!("csv: {e}"))?;
+    write_file(&out.join("sweep.csv"), &bytes)?;
+    write_json(
+        &out.join("sweep.json"),
+        &json!({ "sweep": rec.sweep, "keys": rec.keys, "points": points }),
+    )?;
+    let n = rec.cells.len();
+    if missing.is_empty() {
+        eprintln!("merged {n} points into {}", out.join("sweep.csv").display());
+    } else {
+        eprintln!(
+            "merged {} of {n} points into {}; missing (not finished): {missing:?}",
+            n - missing.len(),
+            out.join("sweep.csv").display()
+        );
+    }
+    Ok(())
+}
+
+/// `--slurm`: the array job (one task per point) and the merge job that
+/// depends on it; submitted if `sbatch` is on PATH and not `--dry-run`.
+fn slurm(a: &SweepArgs, file: &Path, out: &Path, n: usize) -> Result<()> {
+    let exe = std::env::current_exe().context("numasim's own path")?;
+    let abs = |p: &Path| std::path::absolute(p).unwrap_or(p.to_path_buf());
+    let (file, out) = (abs(file), abs(out));
+    let logs = out.join("slurm");
+    ensure_dir(&logs)?;
+    let limit = a
+        .array_limit
+        .map(|k| format!("%{}", k.max(1)))
+        .unwrap_or_default();
+    let extra: String = a
+        .sbatch_options
+        .iter()
+        .map(|o| format!("#SBATCH {o}\n"))
+        .collect();
+    let q = |p: &Path| shell_quote(&p.display().to_string());
+    let array = format!(
+        "#!/bin/sh\n#SBATCH --job-name=numasim-sweep\n#SBATCH --array=0-{}{limit}\n#SBATCH --output={}/point-%a.out\n{extra}\
+         exec {} sweep {} --out {} --point \"$SLURM_ARRAY_TASK_ID\"\n",
+        n - 1,
+        logs.display(),
+        q(&exe),
+        q(&file),
+        q(&out)
+    );
+    let merge = format!(
+        "#!/bin/sh\n#SBATCH --job-name=numasim-merge\n#SBATCH --output={}/merge.out\n{extra}exec {} sweep merge {}\n",
+        logs.display(),
+        q(&exe),
+        q(&out)
+    );
+    write_file(&out.join("sweep.sbatch"), array.as_bytes())?;
+    write_file(&out.join("merge.sbatch"), merge.as_bytes())?;
+    let have_sbatch = std::process::Command::new("sbatch")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if a.dry_run || !have_sbatch {
+        eprintln!(
+            "wrote {} ({n} array tasks) and {}{}",
+            out.join("sweep.sbatch").display(),
+            out.join("merge.sbatch").display(),
+            if a.dry_run {
+                ""
+            } else {
+                "; sbatch is not installed: submit them by hand"
+            }
+        );
+        return Ok(());
+    }
+    let submit = |args: &[&str]| -> Result<String> {
+        let o = std::process::Command::new("sbatch")
+            .args(args)
+            .output()
+            .context("sbatch")?;
+        if !o.status.success() {
+            bail!(
+                "sbatch {args:?}: {}",
+                String::from_utf8_lossy(&o.stderr).trim()
+            );
+        }
+        let id = String::from_utf8_lossy(&o.stdout).trim().to_string();
+        Ok(id.split(';').next().unwrap_or("").to_string())
+    };
+    let sweep_sbatch = out.join("sweep.sbatch").display().to_string();
+    let merge_sbatch = out.join("merge.sbatch").display().to_string();
+    let array_id = submit(&["--parsable", &sweep_sbatch])?;
+    let merge_id = submit(&[
+        "--parsable",
+        &format!("--dependency=afterok:{array_id}"),
+        &merge_sbatch,
+    ])?;
+    write_json(
+        &out.join("slurm-jobs.json"),
+        &json!({ "array": array_id, "merge": merge_id, "points": n }),
+    )?;
+    println!("submitted array job {array_id} ({n} points) and merge job {merge_id}");
+    Ok(())
+}
+
+fn shell_quote(s: &str) -> String {
+    if s.chars()
+        .all(|c| c.is_ascii_alphanumeric() || "/._-+=:,".contains(c))
+    {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
