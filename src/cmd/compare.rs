@@ -84,7 +84,7 @@ pub fn compare_text(a: &CompareArgs, text: &str) -> Result<()> {
         exp.workload.qps = q;
     }
     if a.fidelity.as_deref() == Some("lines") {
-        return super::lines_compare::run(&exp, &a.experiment, &text, a.out.as_deref(), a.threads);
+        return super::lines_compare::run(&exp, &a.experiment, text, a.out.as_deref(), a.threads);
     }
     exp.check_size()
         .with_context(|| a.experiment.display().to_string())?;
