@@ -8,6 +8,7 @@ use sim::{Machine, Pin};
 /// A preset by name, or a TOML file by path.
 pub fn load_machine(arg: &str) -> Result<Machine> {
     if let Some(text) = sim::presets::preset(arg) {
+        crate::manifest::note_preset("machine", arg, text);
         return Machine::from_toml(text).with_context(|| format!("preset {arg}"));
     }
     let path = Path::new(arg);
@@ -20,6 +21,7 @@ pub fn load_machine(arg: &str) -> Result<Machine> {
     }
     let text = std::fs::read_to_string(path)
         .with_context(|| format!("{}: cannot read machine file", path.display()))?;
+    crate::manifest::note_file("machine", path, text.as_bytes());
     Machine::from_toml(&text).with_context(|| format!("{}", path.display()))
 }
 

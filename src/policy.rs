@@ -16,6 +16,7 @@ use policies::registry::{Ctx, ModelLoader, Registry, Timer};
 pub fn read_model(path: &Path) -> Result<Model> {
     let text = std::fs::read_to_string(path)
         .with_context(|| format!("{}: cannot read model", path.display()))?;
+    crate::manifest::note_file("model", path, text.as_bytes());
     Model::from_json(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
 }
 

@@ -74,6 +74,7 @@ impl Sweep {
         let origin = path.display().to_string();
         let text = std::fs::read_to_string(path)
             .with_context(|| format!("{origin}: cannot read the sweep file"))?;
+        crate::manifest::note_file("sweep", path, text.as_bytes());
         Sweep::parse(&text, path)
     }
 
@@ -97,6 +98,7 @@ impl Sweep {
                 experiment.display()
             )
         })?;
+        crate::manifest::note_file("experiment", &experiment, exp_text.as_bytes());
         let (keys, points) = match (&f.grid, &f.points) {
             (Some(_), Some(_)) => bail!("{origin}: give [grid] or points, not both"),
             (None, None) => bail!("{origin}: a sweep needs a [grid] (or a points list)"),

@@ -205,7 +205,7 @@ pub fn compare_text(a: &CompareArgs, text: &str) -> Result<()> {
         let inputs = vec![json!({
             "role": "experiment",
             "path": a.experiment.display().to_string(),
-            "checksum": format!("xxh3-128:{:032x}", xxhash_rust::xxh3::xxh3_128(text.as_bytes())),
+            "checksum": crate::manifest::checksum(text.as_bytes()),
         })];
         write_json(
             &dir.join("manifest.json"),

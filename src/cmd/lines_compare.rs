@@ -211,7 +211,7 @@ pub fn run(
         let inputs = vec![json!({
             "role": "experiment",
             "path": origin,
-            "checksum": format!("xxh3-128:{:032x}", xxhash_rust::xxh3::xxh3_128(text.as_bytes())),
+            "checksum": crate::manifest::checksum(text.as_bytes()),
         })];
         write_json(
             &dir.join("manifest.json"),

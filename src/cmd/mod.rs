@@ -10,6 +10,7 @@ pub mod machine;
 pub mod policies;
 pub mod prefetch_file;
 pub mod replay;
+pub mod reproduce;
 pub mod sweep;
 pub mod task_compare;
 pub mod tasks;
@@ -41,6 +42,9 @@ pub enum Command {
     /// rows' policies, seeds …), locally in parallel or as a Slurm job array,
     /// merged into sweep.csv; `sweep merge DIR` merges what is done.
     Sweep(sweep::SweepArgs),
+    /// Rerun the command a result folder's manifest.json records and
+    /// compare every output byte for byte.
+    Reproduce(reproduce::ReproduceArgs),
     /// Run one row of the seed experiment (the article's run_bench.py --scenario=...).
     Bench(bench::BenchArgs),
     /// Export a training dataset: dispatch decisions of a workload, or candidate prefetches of a trace.
@@ -66,6 +70,7 @@ pub fn run(cmd: Command) -> Result<()> {
         Command::LoadedLatency(a) => loaded_latency::run(a),
         Command::Compare(a) => compare::compare_cmd(a),
         Command::Sweep(a) => sweep::run(a),
+        Command::Reproduce(a) => reproduce::run(a),
         Command::Bench(a) => bench::bench_cmd(a),
         Command::Dataset(a) => dataset::run(a),
         Command::Train(a) => train::run(a),

@@ -120,7 +120,11 @@ pub fn run(a: SweepArgs) -> Result<()> {
     for r in results {
         r?;
     }
-    merge(out)
+    merge(out)?;
+    write_json(
+        &out.join("manifest.json"),
+        &crate::manifest::manifest(Vec::new(), json!({ "points": n, "keys": s.keys })),
+    )
 }
 
 fn point_dir(out: &Path, i: usize) -> PathBuf {
