@@ -11,6 +11,7 @@ mod npy;
 mod output;
 mod policy;
 mod progress;
+mod report;
 mod sweep;
 mod task_io;
 mod timeline;

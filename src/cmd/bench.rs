@@ -23,9 +23,12 @@ pub struct BenchArgs {
     /// Workload seed.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Write requests.csv and summary.json here.
+    /// Write requests.csv, summary.json, monitor.* and manifest.json here.
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// Also write OUT/report.html: tables, plots and manifest in one self-contained page.
+    #[arg(long)]
+    pub report: bool,
 }
 
 pub fn bench_cmd(a: BenchArgs) -> Result<()> {
@@ -92,6 +95,10 @@ pub fn bench_cmd(a: BenchArgs) -> Result<()> {
             &dir.join("summary.json"),
             &json!({ "scenario": row.name, "percentiles": p, "spike_share": spikes, "totals": totals }),
         )?;
+        write_json(
+            &dir.join("manifest.json"),
+            &crate::manifest::manifest(Vec::new(), json!({ "scenario": row.name, "seed": a.seed })),
+        )?;
     }
-    Ok(())
+    crate::report::after(a.report, a.out.as_deref())
 }

@@ -42,6 +42,9 @@ pub struct CompareArgs {
     /// (every feature lookup as line reads through the task engine's
     /// caches, directory, channels and links; docs/fidelity.md). A task
     /// trace workload always runs at line level.
+    /// Also write OUT/report.html: tables, plots and manifest in one self-contained page.
+    #[arg(long)]
+    pub report: bool,
     /// [default: flow]
     #[arg(long, value_parser = ["flow", "lines"])]
     pub fidelity: Option<String>,
@@ -65,13 +68,14 @@ pub fn compare_text(a: &CompareArgs, text: &str) -> Result<()> {
         if a.fidelity.as_deref() == Some("flow") {
             bail!("--fidelity flow: a task trace workload runs at line level only");
         }
-        return super::task_compare::run(
+        super::task_compare::run(
             &a.experiment,
             text,
             a.out.as_deref(),
             a.seeds.as_deref(),
             a.threads,
-        );
+        )?;
+        return crate::report::after(a.report, a.out.as_deref());
     }
     let mut exp = parse_experiment(&a.experiment, text, a.duration)?;
     if let Some(s) = &a.seeds {
@@ -84,7 +88,8 @@ pub fn compare_text(a: &CompareArgs, text: &str) -> Result<()> {
         exp.workload.qps = q;
     }
     if a.fidelity.as_deref() == Some("lines") {
-        return super::lines_compare::run(&exp, &a.experiment, text, a.out.as_deref(), a.threads);
+        super::lines_compare::run(&exp, &a.experiment, text, a.out.as_deref(), a.threads)?;
+        return crate::report::after(a.report, a.out.as_deref());
     }
     exp.check_size()
         .with_context(|| a.experiment.display().to_string())?;
@@ -215,5 +220,5 @@ pub fn compare_text(a: &CompareArgs, text: &str) -> Result<()> {
             ),
         )?;
     }
-    Ok(())
+    crate::report::after(a.report, a.out.as_deref())
 }

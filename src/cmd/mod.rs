@@ -42,6 +42,9 @@ pub enum Command {
     /// rows' policies, seeds …), locally in parallel or as a Slurm job array,
     /// merged into sweep.csv; `sweep merge DIR` merges what is done.
     Sweep(sweep::SweepArgs),
+    /// Write DIR/report.html: a result folder's tables, plots and manifest
+    /// in one self-contained page (no scripts, no external URLs).
+    Report { dir: std::path::PathBuf },
     /// Rerun the command a result folder's manifest.json records and
     /// compare every output byte for byte.
     Reproduce(reproduce::ReproduceArgs),
@@ -71,6 +74,11 @@ pub fn run(cmd: Command) -> Result<()> {
         Command::Compare(a) => compare::compare_cmd(a),
         Command::Sweep(a) => sweep::run(a),
         Command::Reproduce(a) => reproduce::run(a),
+        Command::Report { dir } => {
+            let p = crate::report::write_report(&dir)?;
+            eprintln!("wrote {}", p.display());
+            Ok(())
+        }
         Command::Bench(a) => bench::bench_cmd(a),
         Command::Dataset(a) => dataset::run(a),
         Command::Train(a) => train::run(a),

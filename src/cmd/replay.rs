@@ -45,6 +45,9 @@ pub struct ReplayArgs {
     /// Also write summary.json and manifest.json into this directory.
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// Also write OUT/report.html: tables, plots and manifest in one self-contained page.
+    #[arg(long)]
+    pub report: bool,
     /// Decode and simulate on one thread (by default the trace is decoded on
     /// a second thread; bench/replay_speed.sh measures both).
     #[arg(long)]
@@ -199,7 +202,7 @@ pub fn run(a: ReplayArgs) -> Result<()> {
             ),
         )?;
     }
-    Ok(())
+    crate::report::after(a.report, a.out.as_deref())
 }
 
 /// Replay through the NUMA timing model.
@@ -276,5 +279,5 @@ fn run_timing(a: ReplayArgs) -> Result<()> {
         )?;
         write_json(&dir.join("manifest.json"), &manifest(inputs, config))?;
     }
-    Ok(())
+    crate::report::after(a.report, a.out.as_deref())
 }

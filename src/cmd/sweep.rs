@@ -43,6 +43,9 @@ pub struct SweepArgs {
     /// e.g. --sbatch-option=--partition=debug.
     #[arg(long = "sbatch-option", allow_hyphen_values = true)]
     pub sbatch_options: Vec<String>,
+    /// Also write DIR/report.html: tables, plots and manifest in one self-contained page.
+    #[arg(long)]
+    pub report: bool,
     /// With --slurm: write the job scripts, do not submit.
     #[arg(long)]
     pub dry_run: bool,
@@ -124,7 +127,8 @@ pub fn run(a: SweepArgs) -> Result<()> {
     write_json(
         &out.join("manifest.json"),
         &crate::manifest::manifest(Vec::new(), json!({ "points": n, "keys": s.keys })),
-    )
+    )?;
+    crate::report::after(a.report, Some(out))
 }
 
 fn point_dir(out: &Path, i: usize) -> PathBuf {
@@ -154,6 +158,7 @@ fn run_point(s: &Sweep, out: &Path, i: usize) -> Result<()> {
         threads: Some(1),
         qps: None,
         fidelity: s.fidelity.clone(),
+        report: false,
     };
     super::compare::compare_text(&args, &text)
         .with_context(|| format!("sweep point {i} ({})", describe(s, i)))?;

@@ -269,5 +269,5 @@ pub fn run(a: &ReplayArgs, workers: &str) -> Result<()> {
         });
         write_json(&dir.join("manifest.json"), &manifest(vec![input], config))?;
     }
-    Ok(())
+    crate::report::after(a.report, a.out.as_deref())
 }
