@@ -225,6 +225,7 @@ pub fn run_row(
     seed: u64,
     keep: bool,
     record: Option<&sim::policy::FeatureSet>,
+    bandwidth_until_ns: Option<u64>,
 ) -> Result<RowRun> {
     let mut spec = exp.workload.clone();
     if !row.moves {
@@ -259,6 +260,9 @@ pub fn run_row(
         e.set_features(fs.clone());
     }
     e.record_dataset(record.is_some());
+    if let Some(until) = bandwidth_until_ns {
+        e.bin_bandwidth(sim::serve::BANDWIDTH_BIN_NS, until);
+    }
     // Every request's latency counts in the exact totals; a sample of
     // them (all, in a run of at most KEEP_PER_RUN) feeds the statistics.
     let share = exp.keep_share();

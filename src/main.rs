@@ -12,6 +12,7 @@ mod output;
 mod policy;
 mod progress;
 mod report;
+mod serve_timeline;
 mod sweep;
 mod task_io;
 mod timeline;

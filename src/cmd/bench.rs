@@ -26,6 +26,14 @@ pub struct BenchArgs {
     /// Write requests.csv, summary.json, monitor.* and manifest.json here.
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// Write a Chrome trace-event / Perfetto timeline (JSON) of the run:
+    /// batches and stalls per worker, queue lengths, memory bandwidth per
+    /// node, background sweeps, shard moves.
+    #[arg(long)]
+    pub timeline: Option<PathBuf>,
+    /// The simulated time the timeline covers, START..END.
+    #[arg(long, default_value = "0..2s")]
+    pub timeline_window: String,
     /// Also write OUT/report.html: tables, plots and manifest in one self-contained page.
     #[arg(long)]
     pub report: bool,
@@ -51,7 +59,24 @@ pub fn bench_cmd(a: BenchArgs) -> Result<()> {
     exp.check_size()?;
     let m = load_machine(&exp.workload.machine)?;
     let wall = std::time::Instant::now();
-    let run = run_row(&m, &exp, row, a.seed, a.out.is_some(), None)?;
+    let window = a
+        .timeline
+        .as_ref()
+        .map(|_| crate::timeline::parse_window(&a.timeline_window))
+        .transpose()?;
+    let run = run_row(
+        &m,
+        &exp,
+        row,
+        a.seed,
+        a.out.is_some() || window.is_some(),
+        None,
+        window.map(|w| w.1),
+    )?;
+    if let (Some(path), Some(w)) = (&a.timeline, window) {
+        let ev = crate::serve_timeline::events(&run.records, &run.totals, w);
+        write_file(path, crate::timeline::to_json(&ev)?.as_bytes())?;
+    }
     let (rr, totals, recs) = (run.result, run.totals, run.records);
     let secs = wall.elapsed().as_secs_f64();
     let p = analysis::stats::percentiles(&rr.latency_ns);

@@ -42,6 +42,17 @@ pub struct CompareArgs {
     /// (every feature lookup as line reads through the task engine's
     /// caches, directory, channels and links; docs/fidelity.md). A task
     /// trace workload always runs at line level.
+    /// Write a Chrome trace-event / Perfetto timeline (JSON) of one row's first seed (--timeline-row):
+    /// batches and stalls per worker, queue lengths, memory bandwidth per
+    /// node, background sweeps, shard moves.
+    #[arg(long)]
+    pub timeline: Option<PathBuf>,
+    /// The simulated time the timeline covers, START..END.
+    #[arg(long, default_value = "0..2s")]
+    pub timeline_window: String,
+    /// The row --timeline shows (default: the first).
+    #[arg(long)]
+    pub timeline_row: Option<String>,
     /// Also write OUT/report.html: tables, plots and manifest in one self-contained page.
     #[arg(long)]
     pub report: bool,
@@ -59,6 +70,13 @@ pub fn compare_cmd(a: CompareArgs) -> Result<()> {
 /// `compare` on an experiment's `text` as if read from `a.experiment`
 /// (a sweep point's overridden experiment).
 pub fn compare_text(a: &CompareArgs, text: &str) -> Result<()> {
+    let task_level =
+        super::task_compare::is_trace_experiment(text) || a.fidelity.as_deref() == Some("lines");
+    if a.timeline.is_some() && task_level {
+        bail!(
+            "--timeline on compare shows the request model's batches; for tasks use replay --workers --timeline"
+        );
+    }
     if super::task_compare::is_trace_experiment(text) {
         if a.duration.is_some() || a.qps.is_some() {
             bail!(
@@ -103,6 +121,20 @@ pub fn compare_text(a: &CompareArgs, text: &str) -> Result<()> {
         .collect();
     let clock = std::time::Instant::now();
     let keep = a.out.is_some();
+    let window = a
+        .timeline
+        .as_ref()
+        .map(|_| crate::timeline::parse_window(&a.timeline_window))
+        .transpose()?;
+    let shown = match &a.timeline_row {
+        None => 0,
+        Some(n) => exp.row.iter().position(|r| &r.name == n).with_context(|| {
+            format!(
+                "--timeline-row {n:?}: no such row in {}",
+                a.experiment.display()
+            )
+        })?,
+    };
     let results: Vec<Result<RowRun>> = pool.install(|| {
         jobs.par_iter()
             .map(|&(r, s)| {
@@ -111,8 +143,9 @@ pub fn compare_text(a: &CompareArgs, text: &str) -> Result<()> {
                     &exp,
                     &exp.row[r],
                     exp.experiment.seeds[s],
-                    keep && s == 0,
+                    (keep || (window.is_some() && r == shown)) && s == 0,
                     None,
+                    window.filter(|_| r == shown && s == 0).map(|w| w.1),
                 )
             })
             .collect()
@@ -127,6 +160,12 @@ pub fn compare_text(a: &CompareArgs, text: &str) -> Result<()> {
         by_row[r].push(run.result);
         wall[r].extend(run.predict_wall_ns);
         if s == 0 {
+            if let (Some(path), Some(w)) = (&a.timeline, window)
+                && r == shown
+            {
+                let ev = crate::serve_timeline::events(&run.records, &run.totals, w);
+                write_file(path, crate::timeline::to_json(&ev)?.as_bytes())?;
+            }
             kept[r] = run.records;
         }
     }

@@ -143,7 +143,7 @@ fn experiment_rows(a: &DatasetArgs) -> Result<(Vec<String>, Rows)> {
     exp.check_size()
         .with_context(|| a.input.display().to_string())?;
     let m = load_machine(&exp.workload.machine)?;
-    let run = run_row(&m, &exp, &row, a.seed, false, Some(&fs))?;
+    let run = run_row(&m, &exp, &row, a.seed, false, Some(&fs), None)?;
     let mut rows = run.dataset;
     rows.sort_by_key(|r| (r.time_ns, r.id));
     Ok((

@@ -159,6 +159,9 @@ fn run_point(s: &Sweep, out: &Path, i: usize) -> Result<()> {
         qps: None,
         fidelity: s.fidelity.clone(),
         report: false,
+        timeline: None,
+        timeline_window: "0..2s".into(),
+        timeline_row: None,
     };
     super::compare::compare_text(&args, &text)
         .with_context(|| format!("sweep point {i} ({})", describe(s, i)))?;

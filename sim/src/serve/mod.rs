@@ -55,7 +55,8 @@ use crate::policy::{FeatureSet, Preload, RequestView, Scheduler, Warmup, WorkerV
 use crate::queue::Queue;
 pub use judged::{Judged, PROB_BINS};
 pub use records::{
-    DatasetRow, Decision, MONITOR_WINDOW_NS, RequestRecord, ServeError, ServeTotals, WindowTotals,
+    BANDWIDTH_BIN_NS, DatasetRow, Decision, MONITOR_WINDOW_NS, RequestRecord, ServeError,
+    ServeTotals, WindowTotals,
 };
 use worker::{Pending, Queued, Worker};
 
@@ -319,6 +320,12 @@ impl<'a> ServeEngine<'a> {
         self.fset = fs;
     }
 
+    /// Keeps each node's memory bytes per `bin_ns` up to `until_ns` (for a
+    /// timeline's bandwidth counters: [`ServeTotals::node_bins`]).
+    pub fn bin_bandwidth(&mut self, bin_ns: u64, until_ns: u64) {
+        self.totals.bin_bandwidth(self.m.nodes(), bin_ns, until_ns);
+    }
+
     /// Records a dataset row per request (features at dispatch, outcome at its batch).
     pub fn record_dataset(&mut self, on: bool) {
         self.record = on;
@@ -525,7 +532,13 @@ impl<'a> ServeEngine<'a> {
                     self.node_gbps[node],
                     t,
                 );
-                self.node_mem[node].serve(t, svc, bytes as u64);
+                let wait = self.node_mem[node].serve(t, svc, bytes as u64);
+                let (from, to) = (
+                    t.saturating_add(wait),
+                    t.saturating_add(wait).saturating_add(svc),
+                );
+                self.totals.background.push((node as u32, from, to));
+                self.totals.add_bandwidth(node, from, to, bytes as u64);
                 self.totals.node_bytes[node] += bytes as u64;
                 window(&mut self.totals.windows, t).memory_bytes += bytes as u64;
                 if bg.flushes_cache {
@@ -633,9 +646,9 @@ impl<'a> ServeEngine<'a> {
             self.node_gbps[home],
             t,
         );
-        let mut done = t
-            .saturating_add(self.node_mem[home].serve(t, svc, bytes as u64))
-            .saturating_add(svc);
+        let start = t.saturating_add(self.node_mem[home].serve(t, svc, bytes as u64));
+        let mut done = start.saturating_add(svc);
+        self.totals.add_bandwidth(home, start, done, bytes as u64);
         self.totals.node_bytes[home] += bytes as u64;
         window(&mut self.totals.windows, t).memory_bytes += bytes as u64;
         for &li in &self.m.route[home][node] {

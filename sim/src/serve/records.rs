@@ -65,7 +65,49 @@ pub struct ServeTotals {
     /// The same counters per [`MONITOR_WINDOW_NS`] of simulated time (the
     /// monitoring chart), each counted when it happened.
     pub windows: Vec<WindowTotals>,
+    /// Background jobs: (node, start, end of its sweep through the node's
+    /// memory), ns.
+    pub background: Vec<(u32, u64, u64)>,
+    /// With [`ServeTotals::bin_bandwidth`]: bytes each node's memory
+    /// served per bin, spread over each transfer's service time.
+    #[serde(skip)]
+    pub node_bins: Vec<Vec<u64>>,
+    #[serde(skip)]
+    pub bin_ns: u64,
 }
+
+impl ServeTotals {
+    /// Keeps per-node memory bytes in bins of `bin_ns` up to `until_ns`
+    /// (a timeline's counter tracks; bounded by the window asked for).
+    pub fn bin_bandwidth(&mut self, nodes: usize, bin_ns: u64, until_ns: u64) {
+        let bins = until_ns.div_ceil(bin_ns.max(1)).min(1 << 20) as usize;
+        self.bin_ns = bin_ns.max(1);
+        self.node_bins = vec![vec![0; bins]; nodes];
+    }
+
+    /// Counts `bytes` node `node` served during `[from, to)` ns, spread
+    /// evenly over the bins it spans (nothing when bins are off).
+    pub fn add_bandwidth(&mut self, node: usize, from: u64, to: u64, bytes: u64) {
+        let Some(bins) = self.node_bins.get_mut(node) else {
+            return;
+        };
+        let (b, to) = (self.bin_ns, to.max(from + 1));
+        let (first, last) = ((from / b) as usize, ((to - 1) / b) as usize);
+        if first >= bins.len() {
+            return;
+        }
+        let per_ns = bytes as f64 / (to - from) as f64;
+        let last = last.min(bins.len() - 1);
+        for (i, bin) in bins.iter_mut().enumerate().take(last + 1).skip(first) {
+            let lo = from.max(i as u64 * b);
+            let hi = to.min((i as u64 + 1) * b);
+            *bin += (per_ns * (hi - lo) as f64).round() as u64;
+        }
+    }
+}
+
+/// Width of the per-node bandwidth bins a timeline asks for (ns).
+pub const BANDWIDTH_BIN_NS: u64 = 1_000_000;
 
 /// Length of a monitoring window: one second of simulated time.
 pub const MONITOR_WINDOW_NS: u64 = 1_000_000_000;
