@@ -208,6 +208,7 @@ pub fn write_report(dir: &Path) -> Result<PathBuf> {
         &[
             ("compare.csv", "Comparison (compare.csv)"),
             ("sweep.csv", "Sweep (sweep.csv)"),
+            ("validate.csv", "Simulated vs live (validate.csv)"),
         ],
     )?;
     let mut plots = Vec::new();

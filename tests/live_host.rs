@@ -211,10 +211,13 @@ fn live_replay_and_validate_run_end_to_end() {
             machine.to_str().unwrap(),
             "--out",
             out.to_str().unwrap(),
+            "--report",
         ])
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let report = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(report.contains("Simulated vs live (validate.csv)") && report.contains("<svg"));
     let csv = std::fs::read_to_string(out.join("validate.csv")).unwrap();
     assert!(csv.starts_with("trace,metric,sim,live,error_pct\n"));
     assert_eq!(csv.lines().count(), 1 + 2 * 3);

@@ -32,6 +32,9 @@ pub struct ValidateArgs {
     /// default the machine's per-core outstanding-miss limit (`core.mlp`).
     #[arg(long)]
     pub prefetch_queue: Option<usize>,
+    /// Also write OUT/report.html: the table, the plot and the manifest in one self-contained page.
+    #[arg(long)]
+    pub report: bool,
 }
 
 /// One line of `validate.csv`.
@@ -168,5 +171,12 @@ pub fn validate(a: ValidateArgs) -> Result<()> {
     )?;
     let svg = analysis::plots::pairs_svg("latency vs working set: simulated and live", &points)?;
     write_file(&a.out.join("validate.svg"), svg.as_bytes())?;
-    Ok(())
+    crate::output::write_json(
+        &a.out.join("manifest.json"),
+        &crate::manifest::manifest(
+            Vec::new(),
+            serde_json::json!({ "cpu": cpu, "prefetch": a.prefetch }),
+        ),
+    )?;
+    crate::report::after(a.report, Some(&a.out))
 }
