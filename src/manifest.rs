@@ -38,6 +38,12 @@ pub fn note_preset(role: &str, name: &str, text: &str) {
     note(json!({ "role": role, "preset": name, "checksum": checksum(text.as_bytes()) }));
 }
 
+/// The manifest entry of an experiment read from `path` as `text` (a
+/// sweep point's text is the experiment with its overrides).
+pub fn experiment_input(path: &str, text: &str) -> Value {
+    json!({ "role": "experiment", "path": path, "checksum": checksum(text.as_bytes()) })
+}
+
 /// The git commit numasim was built from (empty outside a checkout).
 pub fn git_commit() -> &'static str {
     env!("NUMASIM_GIT_COMMIT")

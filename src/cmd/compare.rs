@@ -246,11 +246,10 @@ pub fn compare_text(a: &CompareArgs, text: &str) -> Result<()> {
                 requests_csv(recs)?.as_bytes(),
             )?;
         }
-        let inputs = vec![json!({
-            "role": "experiment",
-            "path": a.experiment.display().to_string(),
-            "checksum": crate::manifest::checksum(text.as_bytes()),
-        })];
+        let inputs = vec![crate::manifest::experiment_input(
+            &a.experiment.display().to_string(),
+            text,
+        )];
         write_json(
             &dir.join("manifest.json"),
             &manifest(

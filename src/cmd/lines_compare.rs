@@ -208,11 +208,7 @@ pub fn run(
             &names,
             &by_row,
         )?;
-        let inputs = vec![json!({
-            "role": "experiment",
-            "path": origin,
-            "checksum": crate::manifest::checksum(text.as_bytes()),
-        })];
+        let inputs = vec![crate::manifest::experiment_input(&origin, text)];
         write_json(
             &dir.join("manifest.json"),
             &manifest(
