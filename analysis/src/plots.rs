@@ -293,6 +293,58 @@ pub fn monitor_svg(
     Ok(out)
 }
 
+/// Lines of (x, y) points, one per series, as an SVG document: the sweep
+/// report's metric against a swept parameter.
+pub fn lines_svg(
+    title: &str,
+    x_desc: &str,
+    y_desc: &str,
+    series: &[(String, Vec<(f64, f64)>)],
+) -> Result<String, PlotError> {
+    let all = || series.iter().flat_map(|(_, v)| v.iter().copied());
+    let (mut xmin, mut xmax) =
+        all().fold((f64::MAX, f64::MIN), |(a, b), p| (a.min(p.0), b.max(p.0)));
+    if xmin.partial_cmp(&xmax) != Some(std::cmp::Ordering::Less) {
+        (xmin, xmax) = (xmin.min(0.0) - 1.0, xmax.max(0.0) + 1.0);
+    }
+    let pad = (xmax - xmin) * 0.05;
+    let ymax = all().map(|p| p.1).fold(0.0f64, f64::max).max(1e-9) * 1.15;
+    let mut out = String::new();
+    {
+        let root = SVGBackend::with_string(&mut out, (900, 500)).into_drawing_area();
+        root.fill(&WHITE).map_err(err)?;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(title, ("sans-serif", 20))
+            .margin(15)
+            .x_label_area_size(40)
+            .y_label_area_size(60)
+            .build_cartesian_2d((xmin - pad)..(xmax + pad), 0.0..ymax)
+            .map_err(err)?;
+        chart
+            .configure_mesh()
+            .x_desc(x_desc)
+            .y_desc(y_desc)
+            .draw()
+            .map_err(err)?;
+        for (k, (name, pts)) in series.iter().enumerate() {
+            let c = COLORS[k % COLORS.len()];
+            let mut pts = pts.clone();
+            pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+            chart
+                .draw_series(LineSeries::new(pts.clone(), c.stroke_width(2)))
+                .map_err(err)?
+                .label(name.as_str())
+                .legend(legend_mark(c));
+            chart
+                .draw_series(pts.into_iter().map(|p| Circle::new(p, 4, c.filled())))
+                .map_err(err)?;
+        }
+        draw_legend(&mut chart, SeriesLabelPosition::UpperLeft)?;
+        root.present().map_err(err)?;
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -359,56 +411,4 @@ mod tests {
         let (a, b) = (solid("#1F77B4"), solid("#FF7F0E"));
         assert!(a >= b + 2, "learned {a} vs static {b} polylines");
     }
-}
-
-/// Lines of (x, y) points, one per series, as an SVG document: the sweep
-/// report's metric against a swept parameter.
-pub fn lines_svg(
-    title: &str,
-    x_desc: &str,
-    y_desc: &str,
-    series: &[(String, Vec<(f64, f64)>)],
-) -> Result<String, PlotError> {
-    let all = || series.iter().flat_map(|(_, v)| v.iter().copied());
-    let (mut xmin, mut xmax) =
-        all().fold((f64::MAX, f64::MIN), |(a, b), p| (a.min(p.0), b.max(p.0)));
-    if xmin.partial_cmp(&xmax) != Some(std::cmp::Ordering::Less) {
-        (xmin, xmax) = (xmin.min(0.0) - 1.0, xmax.max(0.0) + 1.0);
-    }
-    let pad = (xmax - xmin) * 0.05;
-    let ymax = all().map(|p| p.1).fold(0.0f64, f64::max).max(1e-9) * 1.15;
-    let mut out = String::new();
-    {
-        let root = SVGBackend::with_string(&mut out, (900, 500)).into_drawing_area();
-        root.fill(&WHITE).map_err(err)?;
-        let mut chart = ChartBuilder::on(&root)
-            .caption(title, ("sans-serif", 20))
-            .margin(15)
-            .x_label_area_size(40)
-            .y_label_area_size(60)
-            .build_cartesian_2d((xmin - pad)..(xmax + pad), 0.0..ymax)
-            .map_err(err)?;
-        chart
-            .configure_mesh()
-            .x_desc(x_desc)
-            .y_desc(y_desc)
-            .draw()
-            .map_err(err)?;
-        for (k, (name, pts)) in series.iter().enumerate() {
-            let c = COLORS[k % COLORS.len()];
-            let mut pts = pts.clone();
-            pts.sort_by(|a, b| a.0.total_cmp(&b.0));
-            chart
-                .draw_series(LineSeries::new(pts.clone(), c.stroke_width(2)))
-                .map_err(err)?
-                .label(name.as_str())
-                .legend(legend_mark(c));
-            chart
-                .draw_series(pts.into_iter().map(|p| Circle::new(p, 4, c.filled())))
-                .map_err(err)?;
-        }
-        draw_legend(&mut chart, SeriesLabelPosition::UpperLeft)?;
-        root.present().map_err(err)?;
-    }
-    Ok(out)
 }
