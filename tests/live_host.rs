@@ -258,3 +258,56 @@ fn node_pairs_bind_memory_and_measure_it() {
     let e = live::calibrate::node_pair(cpu, 999, 1 << 20, 1000, 1, sys).unwrap_err();
     assert!(e.to_string().contains("node 999 does not exist"), "{e}");
 }
+
+#[test]
+fn the_fingerprint_sees_a_prefetcher_on_a_unit_stride_walk_and_none_on_a_random_one() {
+    // 64 MiB: beyond this host's caches, so an unfollowed walk misses.
+    let f = live::fingerprint::fingerprint(64 << 20, 200_000, 3, 1).unwrap();
+    let v = live::fingerprint::verdict(&f);
+    eprintln!("fingerprint: {f:?}\nverdict: {v:?}");
+    let unit = f.walks.iter().find(|w| w.0 == 1).unwrap().1;
+    assert!(
+        v.detected && v.followed.contains(&1),
+        "unit stride {unit:.1} ns vs random {:.1} ns",
+        f.random_ns
+    );
+    // Another random cycle over the same set is not followed: it costs
+    // what the first one does, not under half of it.
+    let other = live::calibrate::chase(f.bytes, 200_000, 3, 2).unwrap().ns;
+    assert!(
+        other >= live::fingerprint::FOLLOWED * f.random_ns,
+        "a second random chase {other:.1} ns vs {:.1} ns",
+        f.random_ns
+    );
+}
+
+#[test]
+fn a_recorded_fingerprint_maps_to_the_same_machine_file_every_time() {
+    // Measured by `numasim live calibrate` on the 2-core EPYC VM, 2026-12-01.
+    let text = std::fs::read_to_string(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/prefetch/epyc-vm-2026-12-01.json"),
+    )
+    .unwrap();
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let f: live::fingerprint::Fingerprint =
+        serde_json::from_value(v["fingerprint"].clone()).unwrap();
+    let file = |f: &live::fingerprint::Fingerprint| {
+        let t = live::sysfs::probe(&fixture("vm-1node")).unwrap();
+        let mut spec = live::sysfs::to_machine(&t, "vm-1node").unwrap();
+        let note = live::fingerprint::apply(&mut spec, f, "host.prefetch.json");
+        spec.sources.push(note);
+        sim::Machine::new(spec).unwrap().to_toml()
+    };
+    let toml = file(&f);
+    assert_eq!(toml, file(&f), "a pure function of the measurements");
+    common::expect_file("tests/expect/fingerprint-machine.toml", &toml);
+    // The section reads back, and the verdict recorded beside it is the one computed.
+    let m = sim::Machine::from_toml(&toml).unwrap();
+    let p = m.spec.core.prefetch.as_ref().unwrap();
+    assert!(p.detected && p.backward && p.crosses_pages);
+    let recorded: live::fingerprint::Verdict =
+        serde_json::from_value(v["verdict"].clone()).unwrap();
+    assert_eq!(recorded, live::fingerprint::verdict(&f));
+    assert_eq!(p.followed_strides, recorded.followed);
+}

@@ -65,9 +65,7 @@ fn chase_in(
     repeats: usize,
     seed: u64,
 ) -> Result<(Point, u64), LiveError> {
-    const LINE: usize = 64;
-    let lines = (bytes as usize / LINE).max(2);
-    let words = buf.as_slice_u64();
+    let lines = (bytes as usize / 64).max(2);
     // Sattolo: a single random cycle over all lines.
     let mut order: Vec<u32> = (0..lines as u32).collect();
     let mut s = seed;
@@ -75,6 +73,22 @@ fn chase_in(
         let j = (splitmix(&mut s) % i as u64) as usize;
         order.swap(i, j);
     }
+    let (ns, spread) = walk_cycle(&mut buf, &order, loads, repeats);
+    let huge = crate::os::anon_huge_bytes();
+    Ok((Point { bytes, ns, spread }, huge))
+}
+
+/// ns per dependent load walking the lines of `buf` in the cyclic `order`
+/// (line indices): (median of `repeats` runs of `loads` loads, spread).
+pub(crate) fn walk_cycle(
+    buf: &mut PageBuf,
+    order: &[u32],
+    loads: u64,
+    repeats: usize,
+) -> (f64, f64) {
+    const LINE: usize = 64;
+    let lines = order.len();
+    let words = buf.as_slice_u64();
     let stride = LINE / 8;
     for k in 0..lines {
         let from = order[k] as usize;
@@ -82,12 +96,12 @@ fn chase_in(
         words[from * stride] = (to * stride) as u64;
     }
     let mut times = Vec::with_capacity(repeats);
-    let mut p = 0usize;
+    let mut p = order[0] as usize * stride;
     // Warm: one pass over the cycle.
     for _ in 0..lines.min(loads as usize) {
         p = words[p] as usize;
     }
-    for _ in 0..repeats {
+    for _ in 0..repeats.max(1) {
         let t = tsc::start();
         for _ in 0..loads {
             // SAFETY: every stored index is a valid word index of `words`.
@@ -96,17 +110,9 @@ fn chase_in(
         times.push(tsc::ns(t, tsc::stop()) / loads as f64);
     }
     std::hint::black_box(p);
-    let huge = crate::os::anon_huge_bytes();
     times.sort_by(f64::total_cmp);
     let med = times[times.len() / 2];
-    Ok((
-        Point {
-            bytes,
-            ns: med,
-            spread: (times[times.len() - 1] - times[0]) / med,
-        },
-        huge,
-    ))
+    (med, (times[times.len() - 1] - times[0]) / med)
 }
 
 /// The default sweep: 8 KiB to `max` bytes, four points per doubling.

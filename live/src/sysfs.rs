@@ -306,6 +306,7 @@ pub fn to_machine(t: &Topology, name: &str) -> Result<MachineSpec, LiveError> {
             mlp: 10,
             caches,
             l1i,
+            prefetch: None,
         },
         nodes,
         links,

@@ -76,6 +76,31 @@ pub struct CoreSpec {
     /// for instruction fetches.
     #[serde(default)]
     pub l1i: Option<CacheSpec>,
+    /// The host's hardware prefetchers as `numasim live calibrate`
+    /// fingerprinted them (recorded; the timing model does not read it yet).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefetch: Option<HostPrefetch>,
+}
+
+/// What stride walks showed of a host's hardware prefetchers
+/// (`live::fingerprint`; `docs/machine.md`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HostPrefetch {
+    /// Some constant-stride walk ran at under half a random chase's latency.
+    pub detected: bool,
+    /// The strides (lines) followed that way.
+    pub followed_strides: Vec<i64>,
+    /// A descending walk is followed.
+    pub backward: bool,
+    /// A stride of a 4 KiB page or more is followed.
+    pub crosses_pages: bool,
+    /// The largest stride followed (lines).
+    pub max_stride_lines: u64,
+    /// The random chase's latency over the unit-stride walk's.
+    pub unit_speedup: f64,
+    /// The file beside the machine file with the measurements.
+    pub measured: String,
 }
 
 /// A node's memory.

@@ -50,6 +50,10 @@ pub struct CalibrateArgs {
     /// Also sweep in transparent huge pages (madvise; .curve-huge.csv).
     #[arg(long)]
     pub huge_pages: bool,
+    /// Working set of the prefetcher fingerprint's stride walks (K/M/G;
+    /// beyond the caches). The walks and the verdict go to .prefetch.json.
+    #[arg(long, default_value = "64M", value_parser = parse_size)]
+    pub fingerprint_size: u64,
 }
 
 fn parse_size(s: &str) -> Result<u64, String> {
@@ -238,6 +242,17 @@ fn calibrate(a: CalibrateArgs) -> Result<()> {
             m.channel_gbps = (best * 10.0).round() / 10.0;
         }
     }
+    // The host's prefetchers: stride walks against a random chase.
+    let fp =
+        live::fingerprint::fingerprint(a.fingerprint_size, a.loads.min(400_000), a.repeats, 0xF1)?;
+    let measured = a.out.with_extension("prefetch.json");
+    let name = measured
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let note = live::fingerprint::apply(&mut spec, &fp, &name);
+    eprintln!("{note}");
+    notes.push(note);
     spec.sources.extend(notes);
     let m = sim::Machine::new(spec).context("the calibrated machine is not a valid description")?;
     write_file(&a.out, m.to_toml().as_bytes())?;
@@ -257,6 +272,10 @@ fn calibrate(a: CalibrateArgs) -> Result<()> {
     if let Some(h) = &huge_csv {
         write_file(&a.out.with_extension("curve-huge.csv"), h.as_bytes())?;
     }
+    write_json(
+        &measured,
+        &serde_json::json!({ "fingerprint": fp, "verdict": live::fingerprint::verdict(&fp) }),
+    )?;
     println!("levels (ns, effective capacity):");
     for l in &levels {
         println!("  {:8.2} ns  up to {} B", l.ns, l.capacity);
