@@ -26,7 +26,7 @@ fn d_first_touch() -> String {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct TraceWorkload {
-    /// The task trace (CSV), relative to the experiment file.
+    /// The task trace (CSV or native), relative to the experiment file.
     trace: PathBuf,
     machine: String,
     /// `--workers` syntax: a count or a core list.
