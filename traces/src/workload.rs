@@ -341,6 +341,23 @@ pub fn unit(x: u64) -> f64 {
     (x >> 11) as f64 / (1u64 << 53) as f64
 }
 
+/// A request's draws, from its own stream (`Arrival::seed`), in the one
+/// order both the request model and its line-level derivation take them:
+/// first each lookup's item ([`next_item`], `lookups` times), then the
+/// compute noise ([`compute_noise`]).
+#[inline]
+pub fn next_item(rng: &mut u64, items: &CdfSampler) -> u32 {
+    items.sample(unit(splitmix(rng)))
+}
+
+/// A standard normal draw (Box–Muller) for the log-normal compute noise:
+/// a request's cost is `per_request_ms × exp(σ·z)`.
+#[inline]
+pub fn compute_noise(rng: &mut u64) -> f64 {
+    let (u1, u2) = (unit(splitmix(rng)).max(1e-300), unit(splitmix(rng)));
+    (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
+}
+
 /// Generates the arrivals of a workload for a seed, in time order.
 pub struct ArrivalGen {
     spec: WorkloadSpec,

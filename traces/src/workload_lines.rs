@@ -18,7 +18,7 @@
 
 use crate::error::{Problem, Result, TraceError};
 use crate::tasks::{MAX_TASK_RECORDS, Task, TaskTrace};
-use crate::workload::{ArrivalGen, CdfSampler, WorkloadSpec, splitmix, unit, zipf_cdf};
+use crate::workload::{ArrivalGen, CdfSampler, WorkloadSpec, compute_noise, next_item, zipf_cdf};
 use crate::{Access, Kind};
 
 /// Where the derived accesses live.
@@ -119,7 +119,7 @@ pub fn derive(
         let mut rng = a.seed;
         let mut accesses = Vec::with_capacity(per_request as usize);
         for _ in 0..f.lookups {
-            let item = items.sample(unit(splitmix(&mut rng))) as u64;
+            let item = next_item(&mut rng, &items) as u64;
             let at = region + item * layout.item_stride;
             for l in 0..layout.lines_per_item {
                 let mut acc = Access::new(id, Kind::Load, at + l * LINE, 8);
@@ -133,12 +133,8 @@ pub fn derive(
             accesses.push((acc, 0));
         }
         // The request model's compute noise, drawn after the lookups from
-        // the same stream (Box–Muller), so both fidelities cost it alike.
-        let (u1, u2) = (
-            unit(splitmix(&mut rng)).max(1e-300),
-            unit(splitmix(&mut rng)),
-        );
-        let z = (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos();
+        // the same stream, so both fidelities cost it alike.
+        let z = compute_noise(&mut rng);
         let compute = c.per_request_ms * 1e6 * (c.sigma * z).exp() + fixed_ns;
         accesses[0].1 = compute as u64 + transfer_ns;
         tasks.push(Task {

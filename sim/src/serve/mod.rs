@@ -46,7 +46,9 @@ mod worker;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
-use traces::workload::{Arrival, ArrivalGen, CdfSampler, WorkloadSpec, splitmix, unit, zipf_cdf};
+use traces::workload::{
+    Arrival, ArrivalGen, CdfSampler, WorkloadSpec, compute_noise, next_item, zipf_cdf,
+};
 
 use crate::cache::{Cache, Replacement};
 use crate::geometry::Geometry;
@@ -713,7 +715,7 @@ impl<'a> ServeEngine<'a> {
             let mut rng = a.seed;
             let mut misses = 0u32;
             for _ in 0..f.lookups {
-                let item = self.item_cdf.sample(unit(splitmix(&mut rng)));
+                let item = next_item(&mut rng, &self.item_cdf);
                 let block = item as u64 * shards + s as u64 + 1;
                 batch_lookups += 1;
                 batch_addr += item as f64 * item_bytes / 1e6;
@@ -755,12 +757,8 @@ impl<'a> ServeEngine<'a> {
                     label: missed,
                 });
             }
-            // Log-normal compute noise from the request's own stream (Box–Muller).
-            let (u1, u2) = (
-                unit(splitmix(&mut rng)).max(1e-300),
-                unit(splitmix(&mut rng)),
-            );
-            let z = (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos();
+            // Log-normal compute noise from the request's own stream.
+            let z = compute_noise(&mut rng);
             compute_ns += (self.spec.request.compute.per_request_ms
                 * 1e6
                 * (self.spec.request.compute.sigma * z).exp()) as u64;

@@ -3,7 +3,7 @@
 //! items, what of them the worker node's cache holds, the worker's past
 //! batches as known at that moment.
 
-use traces::workload::{Arrival, splitmix, unit};
+use traces::workload::{Arrival, next_item};
 
 use super::{ServeEngine, judge, window};
 
@@ -15,7 +15,7 @@ impl ServeEngine<'_> {
         let mut rng = a.seed;
         (0..self.spec.request.features.lookups)
             .map(|_| {
-                let item = self.item_cdf.sample(unit(splitmix(&mut rng)));
+                let item = next_item(&mut rng, &self.item_cdf);
                 (item, item as u64 * shards + a.shard as u64 + 1)
             })
             .collect()
