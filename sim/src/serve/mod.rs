@@ -539,7 +539,7 @@ impl<'a> ServeEngine<'a> {
                     t.saturating_add(wait),
                     t.saturating_add(wait).saturating_add(svc),
                 );
-                self.totals.background.push((node as u32, from, to));
+                self.totals.add_background(node, from, to);
                 self.totals.add_bandwidth(node, from, to, bytes as u64);
                 self.totals.node_bytes[node] += bytes as u64;
                 window(&mut self.totals.windows, t).memory_bytes += bytes as u64;

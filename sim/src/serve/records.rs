@@ -65,8 +65,10 @@ pub struct ServeTotals {
     /// The same counters per [`MONITOR_WINDOW_NS`] of simulated time (the
     /// monitoring chart), each counted when it happened.
     pub windows: Vec<WindowTotals>,
-    /// Background jobs: (node, start, end of its sweep through the node's
-    /// memory), ns.
+    /// With [`ServeTotals::bin_bandwidth`]: the background jobs that start
+    /// within the bins, as (node, start, end of its sweep through the
+    /// node's memory), ns — bounded by the timeline's window.
+    #[serde(skip)]
     pub background: Vec<(u32, u64, u64)>,
     /// With [`ServeTotals::bin_bandwidth`]: bytes each node's memory
     /// served per bin, spread over each transfer's service time.
@@ -83,6 +85,14 @@ impl ServeTotals {
         let bins = until_ns.div_ceil(bin_ns.max(1)).min(1 << 20) as usize;
         self.bin_ns = bin_ns.max(1);
         self.node_bins = vec![vec![0; bins]; nodes];
+    }
+
+    /// Notes a background job's sweep, if it starts within the bins.
+    pub fn add_background(&mut self, node: usize, from: u64, to: u64) {
+        let bins = self.node_bins.get(node).map_or(0, Vec::len) as u64;
+        if from < bins * self.bin_ns {
+            self.background.push((node as u32, from, to));
+        }
     }
 
     /// Counts `bytes` node `node` served during `[from, to)` ns, spread
