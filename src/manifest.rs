@@ -21,6 +21,24 @@ pub fn checksum(bytes: &[u8]) -> String {
     format!("xxh3-128:{:032x}", xxhash_rust::xxh3::xxh3_128(bytes))
 }
 
+/// The checksum of a file's bytes, read in 1 MiB pieces (a trace may not
+/// fit in memory).
+pub fn checksum_file(path: &Path) -> std::io::Result<String> {
+    use std::io::Read;
+    let mut f = std::fs::File::open(path)?;
+    let mut h = xxhash_rust::xxh3::Xxh3::new();
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        match f.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => h.update(&buf[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(format!("xxh3-128:{:032x}", h.digest128()))
+}
+
 fn note(v: Value) {
     let mut n = NOTED.lock().unwrap_or_else(|e| e.into_inner());
     if !n.contains(&v) {

@@ -52,6 +52,9 @@ fn a_replay_reproduces_and_a_changed_trace_is_named() {
     let o = reproduce(&tmp.path().join("run"));
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(String::from_utf8_lossy(&o.stdout).starts_with("identical: "));
+    // The inputs are checked too: the trace's checksum now (the file read
+    // in pieces) is the one the replay recorded while decoding it.
+    assert!(!String::from_utf8_lossy(&o.stderr).contains("input changed"));
     // Another trace under the same name: the outputs differ and the input is named.
     common::ok(&[
         "trace",

@@ -63,9 +63,7 @@ fn changed_inputs(m: &Value, cwd: &Path) -> Vec<String> {
         let now = if let Some(name) = i["preset"].as_str() {
             sim::presets::preset(name).map(|t| crate::manifest::checksum(t.as_bytes()))
         } else if let Some(p) = i["path"].as_str() {
-            std::fs::read(cwd.join(p))
-                .ok()
-                .map(|b| crate::manifest::checksum(&b))
+            crate::manifest::checksum_file(&cwd.join(p)).ok()
         } else {
             continue;
         };
