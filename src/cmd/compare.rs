@@ -37,11 +37,6 @@ pub struct CompareArgs {
     /// Override the workload's mean arrival rate (requests/s).
     #[arg(long)]
     pub qps: Option<f64>,
-    /// Which model runs a request workload: flow (the request model: byte
-    /// flows through queues, seconds for the article's 30 minutes) or lines
-    /// (every feature lookup as line reads through the task engine's
-    /// caches, directory, channels and links; docs/fidelity.md). A task
-    /// trace workload always runs at line level.
     /// Write a Chrome trace-event / Perfetto timeline (JSON) of one row's first seed (--timeline-row):
     /// batches and stalls per worker, queue lengths, memory bandwidth per
     /// node, background sweeps, shard moves.
@@ -56,6 +51,11 @@ pub struct CompareArgs {
     /// Also write OUT/report.html: tables, plots and manifest in one self-contained page.
     #[arg(long)]
     pub report: bool,
+    /// Which model runs a request workload: flow (the request model: byte
+    /// flows through queues, seconds for the article's 30 minutes) or lines
+    /// (every feature lookup as line reads through the task engine's
+    /// caches, directory, channels and links; docs/fidelity.md). A task
+    /// trace workload always runs at line level.
     /// [default: flow]
     #[arg(long, value_parser = ["flow", "lines"])]
     pub fidelity: Option<String>,
@@ -70,14 +70,13 @@ pub fn compare_cmd(a: CompareArgs) -> Result<()> {
 /// `compare` on an experiment's `text` as if read from `a.experiment`
 /// (a sweep point's overridden experiment).
 pub fn compare_text(a: &CompareArgs, text: &str) -> Result<()> {
-    let task_level =
-        super::task_compare::is_trace_experiment(text) || a.fidelity.as_deref() == Some("lines");
-    if a.timeline.is_some() && task_level {
+    let trace_workload = super::task_compare::is_trace_experiment(text);
+    if a.timeline.is_some() && (trace_workload || a.fidelity.as_deref() == Some("lines")) {
         bail!(
             "--timeline on compare shows the request model's batches; for tasks use replay --workers --timeline"
         );
     }
-    if super::task_compare::is_trace_experiment(text) {
+    if trace_workload {
         if a.duration.is_some() || a.qps.is_some() {
             bail!(
                 "--duration and --qps apply to the request model; a task trace's load is its workload.arrivals"
