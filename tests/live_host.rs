@@ -185,8 +185,8 @@ fn live_replay_and_validate_run_end_to_end() {
             .collect::<Vec<_>>()
     };
     let cpu = live::os::allowed_cpus().unwrap()[0];
-    let s = live::replay::replay(&acc(&small), &[cpu], 1).unwrap();
-    let b = live::replay::replay(&acc(&big), &[cpu], 1).unwrap();
+    let s = live::replay::replay(&acc(&small), &[cpu], 1, false).unwrap();
+    let b = live::replay::replay(&acc(&big), &[cpu], 1, false).unwrap();
     assert_eq!(s.accesses, 200_000);
     assert!(
         b.mean_ns > 5.0 * s.mean_ns,

@@ -1,9 +1,10 @@
 //! Live replay: a trace's data accesses executed on the real machine.
 //!
-//! The trace's footprint is remapped into one page-aligned allocation,
-//! preserving every address's offset within its page (so line and page
-//! structure are the trace's); pages are first touched by the thread that
-//! will use them (first-touch) or bound with `mbind`. Each trace thread runs
+//! The trace's footprint is remapped into one page-aligned allocation: its
+//! pages in address order, untouched pages left out, every address keeping
+//! its offset within its page (so line and page structure, and the strides
+//! between touched pages, are the trace's); pages are first touched, by a
+//! write, by the thread that will use them (first-touch). Each trace thread runs
 //! pinned to a CPU and executes its loads and stores in trace order; each
 //! load's address depends on the previous load's value (plus zero), so the
 //! loads are serialised like a pointer chase — compare with `--mlp 1` in
@@ -36,16 +37,26 @@ pub struct LiveResult {
 
 /// Replays `records` (data accesses; instruction fetches are skipped) with
 /// trace thread `t` pinned to `cpus[t % cpus.len()]`, after `warm` passes
-/// that are not timed.
-pub fn replay(records: &[Access], cpus: &[u32], warm: usize) -> Result<LiveResult, LiveError> {
+/// that are not timed; in transparent huge pages when `huge` (as `live
+/// calibrate --huge-pages` measures: the model has no TLB).
+pub fn replay(
+    records: &[Access],
+    cpus: &[u32],
+    warm: usize,
+    huge: bool,
+) -> Result<LiveResult, LiveError> {
     if cpus.is_empty() {
         return Err(LiveError::Invalid("no CPUs to replay on".into()));
     }
-    let mut pages: HashMap<u64, usize> = HashMap::new();
+    let data = || records.iter().filter(|a| a.kind != Kind::IFetch);
+    let mut sorted: Vec<u64> = data().map(|a| a.addr >> 12).collect();
+    sorted.sort_unstable();
+    sorted.dedup();
+    let pages: HashMap<u64, usize> = sorted.iter().enumerate().map(|(i, &p)| (p, i)).collect();
+    drop(sorted);
     let mut per_thread: HashMap<u32, Vec<(usize, bool)>> = HashMap::new();
-    for a in records.iter().filter(|a| a.kind != Kind::IFetch) {
-        let n = pages.len();
-        let idx = *pages.entry(a.addr >> 12).or_insert(n);
+    for a in data() {
+        let idx = pages[&(a.addr >> 12)];
         // Word offset in the allocation (8-byte aligned within the page).
         let off = idx * 4096 + (a.addr as usize & 4095) / 8 * 8;
         per_thread
@@ -55,7 +66,12 @@ pub fn replay(records: &[Access], cpus: &[u32], warm: usize) -> Result<LiveResul
     }
     let mut threads: Vec<(u32, Vec<(usize, bool)>)> = per_thread.into_iter().collect();
     threads.sort_by_key(|(t, _)| *t);
-    let mut buf = PageBuf::new(pages.len().max(1) * 4096)?;
+    let bytes = pages.len().max(1) * 4096;
+    let mut buf = if huge {
+        PageBuf::huge(bytes)?
+    } else {
+        PageBuf::new(bytes)?
+    };
     let base = buf.as_mut_ptr() as usize;
     let words = buf.len() / 8;
     let handles: Vec<_> = threads
@@ -73,6 +89,15 @@ pub fn replay(records: &[Access], cpus: &[u32], warm: usize) -> Result<LiveResul
                 let zero = std::hint::black_box(0usize);
                 let mut dep = 0usize;
                 let mut chunks = Vec::with_capacity(ops.len() / CHUNK + 1);
+                // First touch, by a write: a page only ever read stays
+                // mapped to the kernel's shared zero page, and every load
+                // of it would hit in the cache whatever the trace does.
+                for &(i, _) in &ops {
+                    if let Some(x) = w.get_mut(i) {
+                        // SAFETY: `x` is a valid, aligned word of the buffer.
+                        unsafe { std::ptr::write_volatile(x, std::ptr::read_volatile(x)) };
+                    }
+                }
                 for pass in 0..=warm {
                     for c in ops.chunks(CHUNK) {
                         let t = tsc::start();

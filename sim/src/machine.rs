@@ -77,7 +77,8 @@ pub struct CoreSpec {
     #[serde(default)]
     pub l1i: Option<CacheSpec>,
     /// The host's hardware prefetchers as `numasim live calibrate`
-    /// fingerprinted them (recorded; the timing model does not read it yet).
+    /// fingerprinted them, and the prefetchers that model them (`model`,
+    /// what `validate` runs by default; other commands take `--prefetch`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prefetch: Option<HostPrefetch>,
 }
@@ -99,6 +100,33 @@ pub struct HostPrefetch {
     pub max_stride_lines: u64,
     /// The random chase's latency over the unit-stride walk's.
     pub unit_speedup: f64,
+    /// The most concurrent region streams followed (unit strides in
+    /// randomly placed regions, walked round-robin).
+    #[serde(default)]
+    pub streams: u32,
+    /// Lines in flight ahead of a unit-stride walk (random chase over the
+    /// walk's latency, Little's law).
+    #[serde(default)]
+    pub ahead_lines: u32,
+    /// The same for longer strides up to `reach_lines`.
+    #[serde(default)]
+    pub stride_ahead: u32,
+    /// The longest stride given `stride_ahead` (lines; 0: every stride).
+    #[serde(default)]
+    pub reach_lines: u64,
+    /// The lookahead of strides beyond `reach_lines`.
+    #[serde(default)]
+    pub far_ahead: u32,
+    /// A miss brings the next line.
+    #[serde(default)]
+    pub next_line: bool,
+    /// A miss brings the other half of its 128-byte pair.
+    #[serde(default)]
+    pub adjacent_line: bool,
+    /// The prefetchers the model runs for this host (`SPEC@LEVEL`, as
+    /// `--prefetch` takes them); `numasim validate` runs these by default.
+    #[serde(default)]
+    pub model: Vec<String>,
     /// The file beside the machine file with the measurements.
     pub measured: String,
 }

@@ -47,7 +47,8 @@ pub struct CalibrateArgs {
     /// Repeats per point (the median is used).
     #[arg(long, default_value_t = 5)]
     pub repeats: usize,
-    /// Also sweep in transparent huge pages (madvise; .curve-huge.csv).
+    /// Also sweep in transparent huge pages (madvise; .curve-huge.csv), and
+    /// take the machine's levels from that sweep (the model has no TLB).
     #[arg(long)]
     pub huge_pages: bool,
     /// Working set of the prefetcher fingerprint's stride walks (K/M/G;
@@ -125,6 +126,7 @@ fn calibrate(a: CalibrateArgs) -> Result<()> {
     let levels = live::calibrate::levels(&curve, 0.4);
     let mut huge_csv = None;
     let mut huge_note = None;
+    let mut huge_curve = None;
     if a.huge_pages {
         let mut hc = Vec::new();
         let mut rows = Vec::new();
@@ -160,6 +162,7 @@ fn calibrate(a: CalibrateArgs) -> Result<()> {
                 .join(", ")
         ));
         huge_csv = Some(analysis::table::to_csv(&rows)?);
+        huge_curve = Some((hc, hl));
     }
     let mut notes = vec![format!(
         "calibrated by numasim live calibrate: pointer chase {} loads × {} repeats per size (median), TSC at {:.3} GHz ({}); levels {}",
@@ -173,8 +176,17 @@ fn calibrate(a: CalibrateArgs) -> Result<()> {
             .collect::<Vec<_>>()
             .join(", ")
     )];
-    notes.extend(live::calibrate::apply(&mut spec, &curve, &levels));
-    notes.extend(huge_note);
+    // In huge pages the plateaus are the caches' and memory's without page
+    // walks, which the model does not have: the machine comes from them
+    // (and `validate` replays in huge pages too).
+    match &huge_curve {
+        Some((hc, hl)) => {
+            notes.extend(huge_note);
+            notes.push("the machine's levels come from the huge-page sweep (the model has no TLB; validate replays in huge pages)".to_string());
+            notes.extend(live::calibrate::apply(&mut spec, hc, hl));
+        }
+        None => notes.extend(live::calibrate::apply(&mut spec, &curve, &levels)),
+    }
     // Every (CPU node, memory node) pair: memory bound with mbind, a chase
     // over the largest working set and one thread's streaming read.
     let mut pair = std::collections::BTreeMap::new();
@@ -277,7 +289,7 @@ fn calibrate(a: CalibrateArgs) -> Result<()> {
         &serde_json::json!({ "fingerprint": fp, "verdict": live::fingerprint::verdict(&fp) }),
     )?;
     println!("levels (ns, effective capacity):");
-    for l in &levels {
+    for l in huge_curve.as_ref().map_or(&levels, |h| &h.1) {
         println!("  {:8.2} ns  up to {} B", l.ns, l.capacity);
     }
     println!(
@@ -334,7 +346,7 @@ fn live_replay(a: ReplayArgs) -> Result<()> {
         Some(c) => c,
         None => live::os::allowed_cpus()?,
     };
-    let r = live::replay::replay(&acc, &cpus, a.warm)?;
+    let r = live::replay::replay(&acc, &cpus, a.warm, false)?;
     println!(
         "{}: {} accesses, latency mean {:.2} ns, p50 {:.2}, p99 {:.2} (per {}-access chunk, dependent loads)",
         a.trace.display(),

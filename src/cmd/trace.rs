@@ -141,7 +141,9 @@ pub fn write_trace(
 #[derive(Args, Debug)]
 pub struct GenArgs {
     /// Pattern: sequential, stride, random, chase (pointer chase), zipf,
-    /// producer-consumer, false-sharing, or tasks (an inference-like
+    /// producer-consumer, false-sharing, interleaved (--streams strided
+    /// streams in turn), gapped (a strided stream with random skips:
+    /// --skip-lines, --skip-prob), or tasks (an inference-like
     /// service as a task trace, .csv or .nst: --keys, --items, --lookups, --qps,
     /// --background-every ...).
     pub pattern: String,
@@ -182,6 +184,20 @@ pub struct GenArgs {
     /// stamped as time_ns.
     #[arg(long)]
     pub rate: Option<f64>,
+    /// `stride`: wrap modulo the footprint (an odd stride in lines then
+    /// visits every line of a power-of-two footprint once per pass) instead
+    /// of restarting at its first address.
+    #[arg(long)]
+    pub modular: bool,
+    /// `interleaved`: streams per thread, each over its share of the footprint.
+    #[arg(long, default_value_t = 2)]
+    pub streams: u32,
+    /// `gapped`: most lines one skip jumps over (uniform from 1).
+    #[arg(long, default_value_t = 16)]
+    pub skip_lines: u64,
+    /// `gapped`: probability a step is followed by a skip.
+    #[arg(long, default_value_t = 0.25)]
+    pub skip_prob: f64,
     /// Random seed.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -307,6 +323,10 @@ fn generate(a: GenArgs) -> Result<()> {
         base: a.base,
         gap_ns: a.gap_ns,
         rate_per_us: a.rate,
+        modular: a.modular,
+        streams: a.streams,
+        skip_lines: a.skip_lines,
+        skip_prob: a.skip_prob,
         seed: a.seed,
     };
     let format = match a.to {

@@ -25,8 +25,10 @@ pub struct ValidateArgs {
     #[arg(long)]
     pub cpu: Option<u32>,
     /// Prefetchers standing in for the host's hardware prefetchers in the
-    /// simulated run, SPEC[@LEVEL], repeatable ("none" to model none).
-    #[arg(long, default_values_t = ["stream:16:16".to_string()])]
+    /// simulated run, SPEC[@LEVEL], repeatable ("none" to model none);
+    /// default the machine's calibrated ones (`core.prefetch.model`, from
+    /// `live calibrate`), or `stream:16:16` when it has none.
+    #[arg(long)]
     pub prefetch: Vec<String>,
     /// Its prefetch queue (fills in flight beyond the private levels);
     /// default the machine's per-core outstanding-miss limit (`core.mlp`).
@@ -60,14 +62,43 @@ fn harness_overhead(cpu: u32) -> Result<f64> {
         .map(|i| Access::new(0, traces::Kind::Load, (i % 256) * 64, 8))
         .collect();
     let mut runs: Vec<f64> = (0..5)
-        .map(|_| live::replay::replay(&lines, &[cpu], 1).map(|r| r.p50_ns))
+        .map(|_| live::replay::replay(&lines, &[cpu], 1, true).map(|r| r.p50_ns))
         .collect::<Result<_, _>>()?;
     runs.sort_by(f64::total_cmp);
     Ok((runs[2] - chase).max(0.0))
 }
 
+/// The PCs of the live replay's load and store: it issues every access of
+/// a trace from one loop, so the host's instruction-indexed prefetchers see
+/// one load instruction; the simulated run gives its accesses these PCs.
+const REPLAY_LOAD_PC: u64 = 0x1000;
+const REPLAY_STORE_PC: u64 = 0x1004;
+
+/// The prefetchers the simulated run uses (see `ValidateArgs::prefetch`).
+fn prefetchers(given: &[String], m: &sim::Machine) -> Vec<String> {
+    let chosen: Vec<String> = if !given.is_empty() {
+        given.to_vec()
+    } else {
+        match &m.spec.core.prefetch {
+            Some(p) if p.detected && !p.model.is_empty() => p.model.clone(),
+            Some(p) if !p.detected => Vec::new(),
+            _ => vec!["stream:16:16".to_string()],
+        }
+    };
+    chosen.into_iter().filter(|p| p != "none").collect()
+}
+
 pub fn validate(a: ValidateArgs) -> Result<()> {
     let m = crate::machines::load_machine(&a.machine)?;
+    let specs = prefetchers(&a.prefetch, &m);
+    println!(
+        "simulated prefetchers: {}",
+        if specs.is_empty() {
+            "none".to_string()
+        } else {
+            specs.join(" ")
+        }
+    );
     let cpu = match a.cpu {
         Some(c) => c,
         None => live::os::allowed_cpus()?[0],
@@ -100,19 +131,16 @@ pub fn validate(a: ValidateArgs) -> Result<()> {
             },
             placement,
         )?;
-        let specs: Vec<String> = a
-            .prefetch
-            .iter()
-            .filter(|p| *p != "none")
-            .cloned()
-            .collect();
         crate::policy::attach_prefetchers(
             &mut e,
             &m,
             &specs,
             1.min(m.spec.core.caches.len().saturating_sub(1)),
         )?;
-        let fields = traces::Fields::default();
+        let fields = traces::Fields {
+            pc: true,
+            ..traces::Fields::default()
+        };
         // Two passes, the first to warm the caches as the live replay does;
         // the second timed per chunk of accesses, as the live replay is.
         let mut chunks = Vec::with_capacity(acc.len() / live::replay::CHUNK + 1);
@@ -120,7 +148,14 @@ pub fn validate(a: ValidateArgs) -> Result<()> {
             for chunk in acc.chunks(live::replay::CHUNK) {
                 let mut b = Batch::new(fields);
                 for x in chunk {
-                    b.push(traces::Record::access(0, x.kind, x.addr, x.size));
+                    let mut r = traces::Record::access(0, x.kind, x.addr, x.size);
+                    r.pc = if matches!(x.kind, traces::Kind::Store | traces::Kind::Modify) {
+                        REPLAY_STORE_PC
+                    } else {
+                        REPLAY_LOAD_PC
+                    };
+                    r.flags |= traces::record::FLAG_PC;
+                    b.push(r);
                 }
                 let before = e.latency_totals();
                 e.feed(&b)
@@ -136,7 +171,10 @@ pub fn validate(a: ValidateArgs) -> Result<()> {
             }
         }
         let s = live::replay::chunk_stats(&mut chunks);
-        let mut live = live::replay::replay(&acc, &[cpu], 1)?;
+        if std::env::var_os("NUMASIM_DEBUG_PF").is_some() {
+            eprintln!("{:?}", e.prefetchers());
+        }
+        let mut live = live::replay::replay(&acc, &[cpu], 1, true)?;
         for x in [&mut live.mean_ns, &mut live.p50_ns, &mut live.p99_ns] {
             *x = (*x - overhead).max(0.0);
         }
@@ -175,7 +213,7 @@ pub fn validate(a: ValidateArgs) -> Result<()> {
         &a.out.join("manifest.json"),
         &crate::manifest::manifest(
             Vec::new(),
-            serde_json::json!({ "cpu": cpu, "prefetch": a.prefetch }),
+            serde_json::json!({ "cpu": cpu, "prefetch": specs }),
         ),
     )?;
     crate::report::after(a.report, Some(&a.out))

@@ -8,7 +8,10 @@
 //! Patterns (`threads` interleave round-robin, one record each):
 //! - `sequential`: each thread walks its own region `size` bytes at a time,
 //!   wrapping at the footprint;
-//! - `stride`: as sequential, stepping `stride` bytes;
+//! - `stride`: as sequential, stepping `stride` bytes (with `modular`, the
+//!   offset wraps modulo the footprint instead of restarting at 0, so a
+//!   stride of an odd number of lines over a power-of-two footprint visits
+//!   every line once per pass);
 //! - `random`: uniformly random line-aligned addresses over a footprint
 //!   shared by all threads;
 //! - `chase`: pointer chase — one random cycle through every line of the
@@ -16,7 +19,11 @@
 //!   as lmbench's `lat_mem_rd` does;
 //! - `zipf`: lines of a shared footprint drawn with Zipf(`zipf_s`)
 //!   popularity; ranks are scattered over the footprint by a random
-//!   permutation so the hot set is not contiguous.
+//!   permutation so the hot set is not contiguous;
+//! - `interleaved`: `streams` streams stepping `stride` bytes, each over
+//!   its share of the thread's footprint, one access of each in turn;
+//! - `gapped`: a stream stepping `stride` bytes that, after a step, skips
+//!   1..=`skip_lines` further lines (uniform) with probability `skip_prob`.
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -46,11 +53,15 @@ pub enum Pattern {
     /// Every thread stores to its own `size`-byte slot of the same lines
     /// (false sharing: no byte is shared, every line is).
     FalseSharing,
+    /// Several strided streams in one thread, one access of each in turn.
+    Interleaved,
+    /// A strided stream with random forward skips.
+    Gapped,
 }
 
 impl Pattern {
     /// Names accepted on the command line.
-    pub const NAMES: [(&'static str, Pattern); 7] = [
+    pub const NAMES: [(&'static str, Pattern); 9] = [
         ("sequential", Pattern::Sequential),
         ("stride", Pattern::Stride),
         ("random", Pattern::Random),
@@ -58,6 +69,8 @@ impl Pattern {
         ("zipf", Pattern::Zipf),
         ("producer-consumer", Pattern::ProducerConsumer),
         ("false-sharing", Pattern::FalseSharing),
+        ("interleaved", Pattern::Interleaved),
+        ("gapped", Pattern::Gapped),
     ];
 
     /// Parses a pattern name.
@@ -96,7 +109,29 @@ pub struct GenConfig {
     /// with `gap_ns`.
     #[serde(default)]
     pub rate_per_us: Option<f64>,
+    /// `stride`: wrap the offset modulo the footprint.
+    #[serde(default)]
+    pub modular: bool,
+    /// `interleaved`: streams per thread.
+    #[serde(default = "default_streams")]
+    pub streams: u32,
+    /// `gapped`: most lines one skip jumps over.
+    #[serde(default = "default_skip_lines")]
+    pub skip_lines: u64,
+    /// `gapped`: probability a step is followed by a skip.
+    #[serde(default = "default_skip_prob")]
+    pub skip_prob: f64,
     pub seed: u64,
+}
+
+fn default_streams() -> u32 {
+    2
+}
+fn default_skip_lines() -> u64 {
+    16
+}
+fn default_skip_prob() -> f64 {
+    0.25
 }
 
 impl Default for GenConfig {
@@ -113,6 +148,10 @@ impl Default for GenConfig {
             base: 0x1000_0000,
             gap_ns: None,
             rate_per_us: None,
+            modular: false,
+            streams: default_streams(),
+            skip_lines: default_skip_lines(),
+            skip_prob: default_skip_prob(),
             seed: 1,
         }
     }
@@ -165,8 +204,28 @@ impl Generator {
                 "footprint too large for chase/zipf (max 2^32 lines)".into()
             ));
         }
-        if cfg.pattern == Pattern::Stride && cfg.stride == 0 {
+        if matches!(
+            cfg.pattern,
+            Pattern::Stride | Pattern::Interleaved | Pattern::Gapped
+        ) && cfg.stride == 0
+        {
             return Err(bad("stride must be at least 1".into()));
+        }
+        if cfg.pattern == Pattern::Interleaved
+            && (cfg.streams == 0 || cfg.footprint / cfg.streams as u64 <= cfg.stride)
+        {
+            return Err(bad(format!(
+                "interleaved needs 1 or more streams, each over more than one stride of the footprint; got {} streams over {} bytes",
+                cfg.streams, cfg.footprint
+            )));
+        }
+        if cfg.pattern == Pattern::Gapped
+            && (!(0.0..=1.0).contains(&cfg.skip_prob) || cfg.skip_lines == 0)
+        {
+            return Err(bad(format!(
+                "gapped needs a skip probability in [0, 1] and at least 1 skip line; got {} and {}",
+                cfg.skip_prob, cfg.skip_lines
+            )));
         }
         if cfg.pattern == Pattern::FalseSharing && cfg.threads as u64 * cfg.size as u64 > LINE {
             return Err(bad(format!(
@@ -186,7 +245,12 @@ impl Generator {
         }
         let mut rng = ChaCha8Rng::seed_from_u64(cfg.seed);
         let mut perm = Vec::new();
-        let mut cursor = vec![0u64; cfg.threads as usize];
+        let per_thread = if cfg.pattern == Pattern::Interleaved {
+            cfg.streams as usize + 1
+        } else {
+            1
+        };
+        let mut cursor = vec![0u64; cfg.threads as usize * per_thread];
         let mut zipf = None;
         match cfg.pattern {
             Pattern::Chase => {
@@ -251,10 +315,44 @@ impl Generator {
                 };
                 let off = self.cursor[t];
                 let mut next = off + step;
-                if next + c.size as u64 > c.footprint {
+                if c.modular && c.pattern == Pattern::Stride {
+                    next %= c.footprint;
+                    if next + c.size as u64 > c.footprint {
+                        next = 0;
+                    }
+                } else if next + c.size as u64 > c.footprint {
                     next = 0;
                 }
                 self.cursor[t] = next;
+                c.base + t as u64 * c.footprint + off
+            }
+            Pattern::Interleaved => {
+                // Per thread: the turn, then each stream's offset in its region.
+                let n = c.streams as usize;
+                let at = t * (n + 1);
+                let k = self.cursor[at] as usize;
+                self.cursor[at] = ((k + 1) % n) as u64;
+                let region = c.footprint / n as u64;
+                let off = self.cursor[at + 1 + k];
+                let next = off + c.stride;
+                self.cursor[at + 1 + k] = if next + c.size as u64 > region {
+                    0
+                } else {
+                    next
+                };
+                c.base + t as u64 * c.footprint + k as u64 * region + off
+            }
+            Pattern::Gapped => {
+                let off = self.cursor[t];
+                let mut next = off + c.stride;
+                if self.rng.random_bool(c.skip_prob) {
+                    next += self.rng.random_range(1..=c.skip_lines) * LINE;
+                }
+                self.cursor[t] = if next + c.size as u64 > c.footprint {
+                    0
+                } else {
+                    next
+                };
                 c.base + t as u64 * c.footprint + off
             }
             Pattern::Random => c.base + self.rng.random_range(0..self.lines) * LINE,
@@ -361,6 +459,73 @@ mod tests {
         let t1: Vec<u64> = v.iter().filter(|r| r.thread == 1).map(|r| r.addr).collect();
         assert_eq!(t0, vec![0, 16, 32, 48, 0]);
         assert_eq!(t1, vec![64, 80, 96, 112, 64]);
+    }
+
+    #[test]
+    fn a_modular_stride_visits_every_line_once_per_pass() {
+        let v = run(GenConfig {
+            pattern: Pattern::Stride,
+            count: 64,
+            footprint: 64 * 64,
+            stride: 3 * 64,
+            modular: true,
+            base: 0,
+            ..Default::default()
+        });
+        let lines: Vec<u64> = v.iter().map(|r| r.addr / 64).collect();
+        assert_eq!(&lines[..4], &[0, 3, 6, 9]);
+        assert_eq!(lines[22], 2, "66 mod 64");
+        let set: HashSet<u64> = lines.iter().copied().collect();
+        assert_eq!(set.len(), 64);
+    }
+
+    #[test]
+    fn interleaved_streams_take_turns_in_their_regions() {
+        let v = run(GenConfig {
+            pattern: Pattern::Interleaved,
+            count: 7,
+            footprint: 3 * 256,
+            stride: 64,
+            streams: 3,
+            base: 0,
+            ..Default::default()
+        });
+        let a: Vec<u64> = v.iter().map(|r| r.addr).collect();
+        assert_eq!(a, vec![0, 256, 512, 64, 320, 576, 128]);
+        assert!(
+            Generator::new(GenConfig {
+                pattern: Pattern::Interleaved,
+                streams: 0,
+                ..Default::default()
+            })
+            .is_err()
+        );
+    }
+
+    #[test]
+    fn gapped_streams_skip_whole_lines_forward() {
+        let v = run(GenConfig {
+            pattern: Pattern::Gapped,
+            count: 10_000,
+            footprint: 1 << 30,
+            stride: 64,
+            skip_lines: 4,
+            skip_prob: 0.5,
+            base: 0,
+            ..Default::default()
+        });
+        let steps: Vec<u64> = v.windows(2).map(|w| (w[1].addr - w[0].addr) / 64).collect();
+        assert!(
+            steps.iter().all(|&s| (1..=5).contains(&s)),
+            "1 line, or 1 + 1..=4 skipped"
+        );
+        let skipped = steps.iter().filter(|&&s| s > 1).count() as f64 / steps.len() as f64;
+        assert!((skipped - 0.5).abs() < 0.03, "skip share {skipped}");
+        let mean = steps.iter().sum::<u64>() as f64 / steps.len() as f64;
+        assert!(
+            (mean - 2.25).abs() < 0.1,
+            "1 + 0.5 × 2.5 lines per step, got {mean}"
+        );
     }
 
     #[test]

@@ -13,6 +13,7 @@ registry! {
     next_line: [ENTRY],
     ip_stride: [ENTRY],
     stream: [ENTRY],
+    adjacent: [ENTRY],
     delta: [ENTRY],
     learned: [ENTRY],
 }
@@ -20,10 +21,27 @@ registry! {
 /// A prefetcher's `[:D[:K]]`: degree D (1..=64, default `default_degree`)
 /// and distance K (default 1).
 fn degree_distance(spec: &Spec, default_degree: u64) -> Result<(u32, u32), PolicyError> {
+    let (d, k, _) = degree_distance_and(spec, default_degree, &[])?;
+    Ok((d, k))
+}
+
+/// `[:D[:K[:X...]]]`: [`degree_distance`] and the further numbers named
+/// `extra` (those given; none allowed beyond them).
+fn degree_distance_and(
+    spec: &Spec,
+    default_degree: u64,
+    extra: &[&str],
+) -> Result<(u32, u32, Vec<u64>), PolicyError> {
     let nums = spec.numbers("prefetcher")?;
-    if nums.len() > 2 {
+    if nums.len() > 2 + extra.len() {
+        let names: String = ["D", "K"]
+            .iter()
+            .chain(extra)
+            .map(|n| format!(":{n}"))
+            .collect();
+        let count = ["two", "three", "four", "five"][extra.len().min(3)];
         return Err(PolicyError(format!(
-            "prefetcher {:?}: at most two numbers, :D:K",
+            "prefetcher {:?}: at most {count} numbers, {names}",
             spec.full
         )));
     }
@@ -42,7 +60,11 @@ fn degree_distance(spec: &Spec, default_degree: u64) -> Result<(u32, u32), Polic
             1 << 20
         )));
     }
-    Ok((degree as u32, distance as u32))
+    Ok((
+        degree as u32,
+        distance as u32,
+        nums[2.min(nums.len())..].to_vec(),
+    ))
 }
 
 #[cfg(test)]
@@ -82,6 +104,9 @@ pub(crate) mod tests {
             "next-line:4",
             "ip-stride:4:2",
             "stream",
+            "stream:8:1:32",
+            "ip-stride:13:1:128:5",
+            "adjacent",
             "delta:3",
         ] {
             assert!(create(n, 64, 4).is_ok(), "{n}");
@@ -89,8 +114,19 @@ pub(crate) mod tests {
         assert!(create("ip-stride:x", 64, 4).is_err());
         assert_eq!(
             create("ghost", 64, 4).err().unwrap().0,
-            "unknown prefetcher \"ghost\"; expected one of next-line[:D], ip-stride[:D[:K]], stream[:D[:K]], delta[:D], learned:FILE[:BASE]"
+            "unknown prefetcher \"ghost\"; expected one of next-line[:D], ip-stride[:D[:K[:R[:F]]]], stream[:D[:K[:T]]], adjacent, delta[:D], learned:FILE[:BASE]"
         );
+        for (bad, why) in [
+            ("ip-stride:1:1:1:1:1", "at most four numbers, :D:K:R:F"),
+            ("ip-stride:1:1:4:65", "F must be 0..=64"),
+            ("stream:1:1:0", "T (regions tracked) must be 1..=1024"),
+            ("stream:1:1:1:1", "at most three numbers, :D:K:T"),
+            ("next-line:1:1:1", "at most two numbers, :D:K"),
+            ("adjacent:1", "takes no parameters"),
+        ] {
+            let e = create(bad, 64, 4).err().unwrap().0;
+            assert!(e.ends_with(why), "{bad}: {e}");
+        }
         assert!(create("learned:m.json", 64, 4).is_err(), "no loader");
         assert!(create("stream:0", 64, 4).is_err());
     }

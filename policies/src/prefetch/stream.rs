@@ -1,7 +1,8 @@
-//! `stream[:D[:K]]`: per core, up to 16 tracked 4 KiB regions; two accesses
-//! to consecutive or near lines in one direction confirm a stream, and each
-//! further access prefetches D lines K ahead in that direction (a simplified
-//! IBM POWER / Intel L2 streamer).
+//! `stream[:D[:K[:T]]]`: per core, up to T tracked 4 KiB regions (default
+//! 16; `numasim live calibrate` measures the host's); two accesses to
+//! consecutive or near lines in one direction confirm a stream, and each
+//! further access prefetches D lines K ahead in that direction (a
+//! simplified IBM POWER / Intel L2 streamer).
 
 use sim::policy::{AccessView, Prefetcher};
 
@@ -20,6 +21,8 @@ struct Tracker {
 pub struct Stream {
     degree: u32,
     distance: u32,
+    /// Regions tracked per core.
+    tracked: usize,
     trackers: Vec<Vec<Tracker>>,
     clock: u64,
 }
@@ -31,15 +34,28 @@ impl Stream {
         Stream {
             degree,
             distance: distance.max(1),
+            tracked: TRACKERS,
             trackers: vec![Vec::new(); cores.max(1)],
             clock: 0,
         }
     }
 }
 
+impl Stream {
+    /// Tracks `n` regions per core (at least 1).
+    pub fn with_trackers(mut self, n: usize) -> Self {
+        self.tracked = n.max(1);
+        self
+    }
+}
+
 impl Prefetcher for Stream {
     fn name(&self) -> String {
-        format!("stream:{}:{}", self.degree, self.distance)
+        if self.tracked == TRACKERS {
+            format!("stream:{}:{}", self.degree, self.distance)
+        } else {
+            format!("stream:{}:{}:{}", self.degree, self.distance, self.tracked)
+        }
     }
 
     fn on_access(&mut self, seen: AccessView, line: u64, out: &mut Vec<u64>) {
@@ -48,7 +64,7 @@ impl Prefetcher for Stream {
         let n = self.trackers.len();
         let ts = &mut self.trackers[seen.core % n];
         let Some(t) = ts.iter_mut().find(|t| t.region == region) else {
-            if ts.len() == TRACKERS {
+            if ts.len() >= self.tracked {
                 let oldest = (0..ts.len()).min_by_key(|&i| ts[i].age).unwrap_or(0);
                 ts.swap_remove(oldest);
             }
@@ -85,14 +101,24 @@ impl Prefetcher for Stream {
 /// Registry entry.
 pub const ENTRY: Entry<dyn Prefetcher> = Entry {
     name: "stream",
-    params: "[:D[:K]]",
-    help: "per 4 KiB region, a confirmed ascending or descending run: D lines K ahead",
+    params: "[:D[:K[:T]]]",
+    help: "per 4 KiB region (T tracked, default 16), a confirmed ascending or descending run: D lines K ahead",
     build,
 };
 
 fn build(spec: &Spec, ctx: &Ctx) -> Result<Box<dyn Prefetcher>, PolicyError> {
-    let (degree, distance) = super::degree_distance(spec, 2)?;
-    Ok(Box::new(Stream::new(degree, distance, ctx.cores)))
+    let (degree, distance, more) = super::degree_distance_and(spec, 2, &["T"])?;
+    let tracked = more.first().copied();
+    if tracked == Some(0) || tracked.is_some_and(|t| t > 1024) {
+        return Err(PolicyError(format!(
+            "prefetcher {:?}: T (regions tracked) must be 1..=1024",
+            spec.full
+        )));
+    }
+    Ok(Box::new(
+        Stream::new(degree, distance, ctx.cores)
+            .with_trackers(tracked.unwrap_or(TRACKERS as u64) as usize),
+    ))
 }
 
 #[cfg(test)]
@@ -115,5 +141,24 @@ mod tests {
             q.on_access(seen(None, l * 64, true), l, &mut out);
         }
         assert_eq!(out, vec![296]);
+    }
+
+    #[test]
+    fn it_follows_as_many_streams_as_it_tracks() {
+        // Three streams in three pages walked round-robin: three trackers
+        // follow all of them; two lose each one before it confirms.
+        for (tracked, prefetches) in [(3usize, true), (2, false)] {
+            let mut p = Stream::new(1, 1, 1).with_trackers(tracked);
+            let mut issued = 0;
+            for k in 0..8u64 {
+                for region in [10u64, 30, 20] {
+                    let mut out = Vec::new();
+                    let line = region * 64 + k;
+                    p.on_access(seen(None, line * 64, true), line, &mut out);
+                    issued += out.len();
+                }
+            }
+            assert_eq!(issued > 0, prefetches, "{tracked} trackers: {issued}");
+        }
     }
 }

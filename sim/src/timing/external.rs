@@ -11,14 +11,16 @@ use super::cores::Served;
 
 impl Engine<'_> {
     /// Applies access `a` on `core` at `t_ps`; returns its latency (ps) and
-    /// whether it was an L1 hit (one that never occupies a miss slot).
+    /// whether it was an L1 hit that did not wait for a prefetch in flight
+    /// (one that never occupies a miss slot).
     /// Calls must come in non-decreasing `t_ps` order for the queues.
     pub fn issue_on(&mut self, core: usize, a: &Access, t_ps: u64, pc: Option<u64>) -> (u64, bool) {
         let (lat, served) = self.access(core, a, t_ps, pc);
         self.now_ps = self.now_ps.max(t_ps);
         self.stats.elapsed_ps = self.stats.elapsed_ps.max(t_ps + lat);
         self.stats.record(a, t_ps, lat, served);
-        (lat, matches!(served, Served::Private(0)))
+        let waited = std::mem::take(&mut self.waited);
+        (lat, matches!(served, Served::Private(0)) && !waited)
     }
 
     /// Picoseconds per core cycle (the least time between two accesses of a core).

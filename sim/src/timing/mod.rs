@@ -132,6 +132,10 @@ pub struct Engine<'m> {
     pf: Vec<PfSlot>,
     /// Pool of line buffers for [`Engine::consult`].
     pf_bufs: Vec<Vec<u64>>,
+    /// The access just applied hit a prefetched line still in flight and
+    /// waited for it: like a miss, it holds one of the core's outstanding
+    /// slots until done (an L1 hit otherwise never does).
+    waited: bool,
 }
 
 impl<'m> Engine<'m> {
@@ -221,6 +225,7 @@ impl<'m> Engine<'m> {
             now_ps: 0,
             pf: Vec::new(),
             pf_bufs: Vec::new(),
+            waited: false,
             cfg,
         })
     }

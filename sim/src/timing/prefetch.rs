@@ -45,6 +45,7 @@ impl Engine<'_> {
                     if ready > t {
                         slot.stats.late += 1;
                         lat = lat.max(ready - t);
+                        self.waited = true;
                     }
                 } else {
                     // Gone from the level before its use.

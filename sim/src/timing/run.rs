@@ -158,7 +158,7 @@ impl Engine<'_> {
             th.accesses += 1;
             th.latency_ps += lat as u128;
             th.last_done = th.last_done.max(done);
-            if !matches!(served, Served::Private(0)) {
+            if !matches!(served, Served::Private(0)) || std::mem::take(&mut self.waited) {
                 th.inflight.push(Reverse(done));
             }
             self.stats.elapsed_ps = self.stats.elapsed_ps.max(done);

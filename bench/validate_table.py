@@ -1,0 +1,36 @@
+#!/usr/bin/env python3
+"""Joins two `numasim validate` tables (calibrated prefetchers, the fixed
+stand-in) into one Markdown table of mean and p50 errors per pattern, with
+the mean absolute error over the patterns at the end."""
+import csv
+import sys
+
+
+def read(path):
+    rows = {}
+    for r in csv.DictReader(open(path)):
+        rows.setdefault(r["trace"], {})[r["metric"]] = r
+    return rows
+
+
+cal, old = read(sys.argv[1]), read(sys.argv[2])
+print("| pattern | live mean ns | sim mean ns | mean error | p50 error | stand-in mean error | stand-in p50 error |")
+print("|---|---:|---:|---:|---:|---:|---:|")
+abs_cal, abs_old = [], []
+for t, m in cal.items():
+    o = old.get(t, {})
+    e = float(m["mean_ns"]["error_pct"])
+    oe = float(o["mean_ns"]["error_pct"]) if o else float("nan")
+    abs_cal.append(abs(e))
+    abs_old.append(abs(oe))
+    print(
+        f"| {t} | {float(m['mean_ns']['live']):.2f} | {float(m['mean_ns']['sim']):.2f} | {e:+.1f}% "
+        f"| {float(m['p50_ns']['error_pct']):+.1f}% | {oe:+.1f}% "
+        f"| {float(o['p50_ns']['error_pct']) if o else float('nan'):+.1f}% |"
+    )
+n = len(abs_cal)
+within = sum(1 for e in abs_cal if e <= 15.0)
+print(
+    f"\nmean |error| of the means over {n} patterns: calibrated {sum(abs_cal) / n:.1f}%, "
+    f"stand-in {sum(abs_old) / n:.1f}%; within 15%: {within} of {n}"
+)
