@@ -297,6 +297,33 @@ pub fn apply(
     notes
 }
 
+/// [`apply`] for a curve measured in huge pages: there are no page walks,
+/// so a plateau past the LLC's is not the TLB's reach — the last one is
+/// memory, and any between (in a VM, the host's LLC shared with other
+/// guests, hit or missed run by run) are noted, not modelled.
+pub fn apply_huge(
+    spec: &mut sim::machine::MachineSpec,
+    curve: &[Point],
+    levels: &[Level],
+) -> Vec<String> {
+    let private = spec.core.caches.len();
+    let has_llc = spec.nodes.iter().any(|n| n.llc.is_some());
+    let k = private + has_llc as usize;
+    if levels.len() <= k + 1 {
+        return apply(spec, curve, levels);
+    }
+    let mut keep: Vec<Level> = levels[..k].to_vec();
+    keep.push(levels[levels.len() - 1]);
+    let mut notes = apply(spec, curve, &keep);
+    for l in &levels[k..levels.len() - 1] {
+        notes.push(format!(
+            "a plateau at {:.1} ns up to {} B between the LLC and memory (huge pages, so not page walks; not modelled)",
+            l.ns, l.capacity
+        ));
+    }
+    notes
+}
+
 /// Core-to-core transfer latency (ns): two threads pinned to `a` and `b`
 /// alternately CAS one line from odd to even and back, `rounds` times.
 pub fn core_to_core(a: u32, b: u32, rounds: u64) -> Result<f64, LiveError> {
@@ -500,6 +527,22 @@ mod tests {
         );
         assert_eq!(spec.nodes[0].memory.as_ref().unwrap().latency_ns, 131.16);
         assert!(notes.iter().any(|n| n.contains("TLB")), "{notes:?}");
+        // Measured in huge pages, the last plateau is memory and the one
+        // between is noted; the caches map as before.
+        let before = spec.core.caches.clone();
+        let notes = apply_huge(&mut spec, &[], &levels);
+        assert_eq!(spec.core.caches, before);
+        assert_eq!(spec.nodes[0].memory.as_ref().unwrap().latency_ns, 202.45);
+        assert!(
+            notes
+                .iter()
+                .any(|n| n.contains("131.2 ns") && n.contains("between the LLC and memory")),
+            "{notes:?}"
+        );
+        // With one plateau per level and memory there is nothing to drop.
+        let notes = apply_huge(&mut spec, &[], &levels[..4]);
+        assert_eq!(spec.nodes[0].memory.as_ref().unwrap().latency_ns, 131.16);
+        assert!(!notes.iter().any(|n| n.contains("between")));
     }
 
     #[test]

@@ -101,6 +101,10 @@ pub struct Verdict {
     pub reach_lines: u64,
     /// The lookahead of the strides beyond `reach_lines` (0 when none).
     pub far_ahead: u32,
+    /// Every ascending stride followed (lines) with its lookahead
+    /// (random chase / walk, rounded, 1..=64): the curve the model's
+    /// `ip-stride-table` runs.
+    pub curve: Vec<(u64, u32)>,
     /// A miss brings the next line (2k → 2k+1 costs one miss, not two).
     pub next_line: bool,
     /// A miss brings the other half of its 128-byte pair (2k+1 → 2k too).
@@ -230,7 +234,16 @@ pub fn verdict(f: &Fingerprint) -> Verdict {
     let pair_hit = |ns: f64| 2.0 * ns < (1.0 + FOLLOWED) * f.random_ns;
     let speedup = if unit > 0.0 { f.random_ns / unit } else { 0.0 };
     let (stride_ahead, reach_lines, far_ahead) = stride_steps(f, &followed);
+    let mut curve: Vec<(u64, u32)> = f
+        .walks
+        .iter()
+        .filter(|(s, ns)| *s >= 1 && followed.contains(s) && *ns > 0.0)
+        .map(|&(s, ns)| (s as u64, (f.random_ns / ns).round().clamp(1.0, 64.0) as u32))
+        .collect();
+    curve.sort_unstable();
+    curve.dedup_by_key(|p| p.0);
     Verdict {
+        curve,
         stride_ahead,
         reach_lines,
         far_ahead,
@@ -314,9 +327,8 @@ fn stride_steps(f: &Fingerprint, followed: &[i64]) -> (u32, u64, u32) {
 /// The prefetchers the model runs for a verdict (`SPEC@LEVEL`, as
 /// `--prefetch` takes them), pure:
 /// - a stride followed across pages is an instruction-stride prefetcher
-///   (a region streamer stops at a page): `ip-stride:S:1:R:F@L1D`, S lines
-///   ahead (`stride_ahead`) for strides up to R lines, F beyond
-///   (`reach_lines`, `far_ahead`; `ip-stride:S:1@L1D` without a step);
+///   (a region streamer stops at a page): `ip-stride-table:1=A:2=A…@L1D`,
+///   each ascending stride walked with its lookahead (`curve`);
 /// - the unit-stride walk's lookahead A (`ahead_lines`) is a region
 ///   streamer's: `stream:A:1@L2`, `stream:A:1:N@L2` when N > 1 streams
 ///   were followed at once;
@@ -328,14 +340,9 @@ pub fn model(v: &Verdict) -> Vec<String> {
         return m;
     }
     let ahead = v.ahead_lines.max(1);
-    let near = v.stride_ahead.max(1);
-    if v.crosses_pages && v.reach_lines == 0 {
-        m.push(format!("ip-stride:{near}:1@L1D"));
-    } else if v.crosses_pages {
-        m.push(format!(
-            "ip-stride:{near}:1:{}:{}@L1D",
-            v.reach_lines, v.far_ahead
-        ));
+    if v.crosses_pages && !v.curve.is_empty() {
+        let pts: Vec<String> = v.curve.iter().map(|(s, a)| format!("{s}={a}")).collect();
+        m.push(format!("ip-stride-table:{}@L1D", pts.join(":")));
     }
     if v.streams >= 2 {
         m.push(format!("stream:{ahead}:1:{}@L2", v.streams));
@@ -500,7 +507,7 @@ mod tests {
         assert_eq!(
             model(&v),
             [
-                "ip-stride:9:1:64:5@L1D",
+                "ip-stride-table:1=20:2=10:4=8:16=10:64=8:256=4:1024=5@L1D",
                 "stream:20:1:4@L2",
                 "next-line:1@L1D"
             ]
@@ -512,7 +519,7 @@ mod tests {
         };
         let v = verdict(&flat);
         assert_eq!((v.stride_ahead, v.reach_lines, v.far_ahead), (10, 0, 0));
-        assert_eq!(model(&v)[0], "ip-stride:10:1@L1D");
+        assert_eq!(model(&v)[0], "ip-stride-table:1=20:2=10:64=9:1024=11@L1D");
         let none = Fingerprint {
             walks: vec![(1, 95.0), (-1, 99.0)],
             streams: vec![(1, 95.0)],

@@ -183,7 +183,7 @@ fn calibrate(a: CalibrateArgs) -> Result<()> {
         Some((hc, hl)) => {
             notes.extend(huge_note);
             notes.push("the machine's levels come from the huge-page sweep (the model has no TLB; validate replays in huge pages)".to_string());
-            notes.extend(live::calibrate::apply(&mut spec, hc, hl));
+            notes.extend(live::calibrate::apply_huge(&mut spec, hc, hl));
         }
         None => notes.extend(live::calibrate::apply(&mut spec, &curve, &levels)),
     }
@@ -265,6 +265,17 @@ fn calibrate(a: CalibrateArgs) -> Result<()> {
     let note = live::fingerprint::apply(&mut spec, &fp, &name);
     eprintln!("{note}");
     notes.push(note);
+    // The unit-stride walk is a second Little's-law reading of the lines a
+    // core keeps in flight (its prefetches' lookahead): the larger one
+    // stands (a noisy streaming read must not cap the prefetch queue below
+    // what the walk showed).
+    let ahead = live::fingerprint::verdict(&fp).ahead_lines;
+    if ahead > spec.core.mlp {
+        notes.push(format!(
+            "core.mlp raised to {ahead}: the unit-stride walk kept that many lines in flight (random chase / walk)"
+        ));
+        spec.core.mlp = ahead;
+    }
     spec.sources.extend(notes);
     let m = sim::Machine::new(spec).context("the calibrated machine is not a valid description")?;
     write_file(&a.out, m.to_toml().as_bytes())?;

@@ -6,6 +6,13 @@
 //! longer than R lines (R = 0, the default: none) get F lines instead of D
 //! (F = 0, the default: they are not followed) — the reach and the
 //! lookahead beyond it that `numasim live calibrate` measures on the host.
+//!
+//! `ip-stride-table:S=A[:S=A...]`: the same table, with a lookahead per
+//! stride: a confirmed stride of s lines prefetches A(s) lines along it,
+//! from one stride ahead, A interpolated linearly in log2 s between the
+//! listed strides (ascending, in lines; the first entry's A below it, the
+//! last's above it, |s| for descending strides) — the curve `live
+//! calibrate` measures, one entry per stride walked.
 
 use std::collections::HashMap;
 
@@ -28,6 +35,9 @@ pub struct IpStride {
     reach: u64,
     /// Lines prefetched along a stride beyond `reach` (0: none).
     far_degree: u32,
+    /// (log2 stride in lines, lines ahead), ascending: when not empty, the
+    /// degree for each stride (`ip-stride-table`).
+    curve: Vec<(f64, f64)>,
     line_bits: u32,
     /// Per core: PC → entry. Bounded per core (a real table has 256 entries).
     table: Vec<HashMap<u64, PcEntry>>,
@@ -42,6 +52,7 @@ impl IpStride {
             distance: distance.max(1),
             reach: 0,
             far_degree: 0,
+            curve: Vec::new(),
             line_bits,
             table: vec![HashMap::new(); cores.max(1)],
         }
@@ -58,9 +69,34 @@ impl IpStride {
     }
 }
 
+impl IpStride {
+    /// The lookahead (lines) for a stride of `bytes`, from the curve.
+    fn curve_degree(&self, bytes: u64) -> u32 {
+        let x = ((bytes >> self.line_bits).max(1) as f64).log2();
+        let c = &self.curve;
+        let a = match c.iter().position(|p| p.0 >= x) {
+            None => c[c.len() - 1].1,
+            Some(0) => c[0].1,
+            Some(i) => {
+                let (x0, a0) = c[i - 1];
+                let (x1, a1) = c[i];
+                a0 + (a1 - a0) * (x - x0) / (x1 - x0)
+            }
+        };
+        a.round().clamp(1.0, 64.0) as u32
+    }
+}
+
 impl Prefetcher for IpStride {
     fn name(&self) -> String {
-        if self.reach == 0 {
+        if !self.curve.is_empty() {
+            let pts: Vec<String> = self
+                .curve
+                .iter()
+                .map(|&(x, a)| format!("{}={a}", x.exp2().round()))
+                .collect();
+            format!("ip-stride-table:{}", pts.join(":"))
+        } else if self.reach == 0 {
             format!("ip-stride:{}:{}", self.degree, self.distance)
         } else {
             format!(
@@ -93,13 +129,15 @@ impl Prefetcher for IpStride {
         if e.confidence < 1 {
             return;
         }
-        let degree = if self.reach > 0 && e.stride.unsigned_abs() > self.reach {
+        let step = e.stride;
+        let degree = if !self.curve.is_empty() {
+            self.curve_degree(step.unsigned_abs())
+        } else if self.reach > 0 && step.unsigned_abs() > self.reach {
             self.far_degree
         } else {
             self.degree
         };
         let lb = self.line_bits;
-        let step = e.stride;
         if step.unsigned_abs() >= 1 << lb {
             // Stride of at least a line: D targets, K strides ahead.
             for k in 0..degree as i64 {
@@ -141,6 +179,41 @@ fn build(spec: &Spec, ctx: &Ctx) -> Result<Box<dyn Prefetcher>, PolicyError> {
     ))
 }
 
+/// Registry entry of the per-stride form.
+pub const TABLE_ENTRY: Entry<dyn Prefetcher> = Entry {
+    name: "ip-stride-table",
+    params: ":S=A[:S=A...]",
+    help: "ip-stride with A(s) lines ahead for a stride of s lines, interpolated in log2 s (a calibrated curve)",
+    build: build_table,
+};
+
+fn build_table(spec: &Spec, ctx: &Ctx) -> Result<Box<dyn Prefetcher>, PolicyError> {
+    let bad = |why: &str| {
+        PolicyError(format!(
+            "prefetcher {:?}: {why} (expected :S=A[:S=A...], strides S ascending in lines, lookaheads A 1..=64)",
+            spec.full
+        ))
+    };
+    let rest = spec.rest.ok_or_else(|| bad("no curve"))?;
+    let mut curve: Vec<(f64, f64)> = Vec::new();
+    for pt in rest.split(':') {
+        let (st, a) = pt.split_once('=').ok_or_else(|| bad("an entry without '='"))?;
+        let st: u64 = st.parse().map_err(|_| bad("a stride that is not a number"))?;
+        let a: f64 = a.parse().map_err(|_| bad("a lookahead that is not a number"))?;
+        if st == 0 || !(1.0..=64.0).contains(&a) {
+            return Err(bad("a stride of 0 or a lookahead out of range"));
+        }
+        let x = (st as f64).log2();
+        if curve.last().is_some_and(|p| p.0 >= x) {
+            return Err(bad("strides not ascending"));
+        }
+        curve.push((x, a));
+    }
+    let mut p = IpStride::new(1, 1, ctx.line.max(1).trailing_zeros(), ctx.cores);
+    p.curve = curve;
+    Ok(Box::new(p))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -168,6 +241,37 @@ mod tests {
         out.clear();
         p.on_access(seen(None, 0x1400, true), 0x1400 >> 6, &mut out);
         assert!(out.is_empty());
+    }
+
+    #[test]
+    fn the_table_interpolates_the_lookahead_in_log_stride() {
+        let ctx = Ctx {
+            line: 64,
+            cores: 1,
+            ..Ctx::default()
+        };
+        let p = build_table(&Spec::parse("ip-stride-table:1=20:4=10:64=4"), &ctx).unwrap();
+        assert_eq!(p.name(), "ip-stride-table:1=20:4=10:64=4");
+        let mut t = IpStride::new(1, 1, 6, 1);
+        t.curve = vec![(0.0, 20.0), (2.0, 10.0), (6.0, 4.0)];
+        // 1 line: 20; 2 lines: halfway to 4 lines in log2: 15; 16 lines:
+        // halfway from 4 to 64: 7; beyond the last: 4; within a line: 20.
+        for (lines, want) in [(1u64, 20), (2, 15), (4, 10), (16, 7), (4096, 4)] {
+            assert_eq!(t.curve_degree(lines * 64), want, "{lines} lines");
+        }
+        assert_eq!(t.curve_degree(8), 20);
+        // A confirmed stride of 2 lines prefetches 15 lines along it.
+        let mut out = Vec::new();
+        for k in 0..3u64 {
+            out.clear();
+            let a = 0x10000 + k * 128;
+            t.on_access(seen(Some(0x400), a, true), a >> 6, &mut out);
+        }
+        assert_eq!(out.len(), 15);
+        assert_eq!(out[0], (0x10000 + 3 * 128) >> 6);
+        for bad in ["ip-stride-table", "ip-stride-table:4=2:1=3", "ip-stride-table:1=0", "ip-stride-table:x=1"] {
+            assert!(build_table(&Spec::parse(bad), &ctx).is_err(), "{bad}");
+        }
     }
 
     #[test]

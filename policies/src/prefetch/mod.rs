@@ -11,7 +11,7 @@ registry! {
     /// Every cache prefetcher, by name.
     pub static PREFETCHERS: dyn Prefetcher = ("prefetcher", "prefetchers");
     next_line: [ENTRY],
-    ip_stride: [ENTRY],
+    ip_stride: [ENTRY, TABLE_ENTRY],
     stream: [ENTRY],
     adjacent: [ENTRY],
     delta: [ENTRY],
@@ -114,7 +114,7 @@ pub(crate) mod tests {
         assert!(create("ip-stride:x", 64, 4).is_err());
         assert_eq!(
             create("ghost", 64, 4).err().unwrap().0,
-            "unknown prefetcher \"ghost\"; expected one of next-line[:D], ip-stride[:D[:K[:R[:F]]]], stream[:D[:K[:T]]], adjacent, delta[:D], learned:FILE[:BASE]"
+            "unknown prefetcher \"ghost\"; expected one of next-line[:D], ip-stride[:D[:K[:R[:F]]]], ip-stride-table:S=A[:S=A...], stream[:D[:K[:T]]], adjacent, delta[:D], learned:FILE[:BASE]"
         );
         for (bad, why) in [
             ("ip-stride:1:1:1:1:1", "at most four numbers, :D:K:R:F"),

@@ -433,7 +433,7 @@ impl Engine<'_> {
     ) {
         for k in 0..self.pf.len() {
             if self.pf[k].level == i {
-                self.prefetch_lost(k, core, block);
+                self.prefetch_evicted(k, core, block, t);
             }
         }
         let nlev = self.cores[core].levels.len();

@@ -253,6 +253,7 @@ impl<'m> Engine<'m> {
             stats: PrefetchStats::default(),
             lines: U64Map::default(),
             inflight: vec![BinaryHeap::new(); self.cores.len()],
+            evicted_inflight: U64Map::default(),
         });
         // A prefetcher sees every load from now on: no shortcut around it.
         for c in &mut self.cores {

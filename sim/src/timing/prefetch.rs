@@ -15,6 +15,11 @@ use crate::policy::AccessView;
 use super::Engine;
 use super::cores::Served;
 
+/// Evicted fills in flight kept per prefetcher before the completed ones
+/// are dropped (a bound, not a limit on what is tracked: every fill
+/// completes within a memory latency).
+const EVICTED_INFLIGHT_MAX: usize = 4096;
+
 impl Engine<'_> {
     /// Prefetch accounting and issue for one demand data line, for every
     /// attached prefetcher. Returns the demand's latency, raised if it used
@@ -48,13 +53,27 @@ impl Engine<'_> {
                         self.waited = true;
                     }
                 } else {
-                    // Gone from the level before its use.
+                    // Gone from the level before its use; a copy below it
+                    // is still in flight until the fill completes.
                     slot.stats.useless += 1;
                     slot.stats.early += 1;
+                    if ready > t {
+                        lat = lat.max(ready - t);
+                        self.waited = true;
+                    }
                 }
             }
             if !hit_at_level && !covered {
                 slot.stats.demand_misses += 1;
+                // Evicted from the level before its fill completed: the
+                // copy below is still in flight, and the demand waits.
+                if let Some((ready, who)) = slot.evicted_inflight.remove(&line)
+                    && who as usize == core
+                    && ready > t
+                {
+                    lat = lat.max(ready - t);
+                    self.waited = true;
+                }
             }
             // A prefetcher sees the accesses that reach its level (as in
             // ChampSim): all of them at L1D, the L1D's misses at L2, ...
@@ -112,6 +131,10 @@ impl Engine<'_> {
             .iter()
             .any(|c| c.contains(line))
             || self.pf[k].lines.contains_key(&line)
+            || self.pf[k]
+                .evicted_inflight
+                .get(&line)
+                .is_some_and(|&(ready, _)| ready > t)
         {
             return;
         }
@@ -199,6 +222,22 @@ impl Engine<'_> {
         };
         // Not a demand: its decision time is counted, not charged to one.
         self.consult(j, core, seen, line, t);
+    }
+
+    /// [`Engine::prefetch_lost`] for an eviction at `t` from the level: a
+    /// fill still in flight is remembered until it completes.
+    pub(super) fn prefetch_evicted(&mut self, k: usize, core: usize, block: u64, t: u64) {
+        let slot = &mut self.pf[k];
+        let Some(&(ready, who)) = slot.lines.get(&block) else {
+            return;
+        };
+        if ready > t && who as usize == core {
+            if slot.evicted_inflight.len() >= EVICTED_INFLIGHT_MAX {
+                slot.evicted_inflight.retain(|_, v| v.0 > t);
+            }
+            slot.evicted_inflight.insert(block, (ready, who));
+        }
+        self.prefetch_lost(k, core, block);
     }
 
     /// A line prefetcher `k` brought in left `core`'s level unused: useless, early.

@@ -18,4 +18,8 @@ pub(super) struct PfSlot {
     pub lines: U64Map<(u64, u16)>,
     /// Per core: completion times of its fills in flight beyond the private levels.
     pub inflight: Vec<BinaryHeap<Reverse<u64>>>,
+    /// Lines evicted from its level while their fill was still in flight:
+    /// (fill completion, core). The copy below is in flight too, so a
+    /// demand that finds it there waits for the fill.
+    pub evicted_inflight: U64Map<(u64, u16)>,
 }

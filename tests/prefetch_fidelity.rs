@@ -1,0 +1,157 @@
+//! The model with the prefetchers a recorded fingerprint maps to
+//! reproduces that fingerprint's stride curve (issue 17): the stride walks
+//! `live calibrate` timed on the 2-core EPYC VM are run through the timing
+//! model of the machine calibrated in the same run, with the prefetchers
+//! `live::fingerprint::model` derives, one load at a time (the walks are
+//! dependent loads), every load from one PC (the walk's one instruction).
+//!
+//! The lookaheads come from these walks (Little's law on each), so this
+//! checks the mechanism that must turn them back into latencies — the
+//! prefetch queue, the core's outstanding misses, memory latency and
+//! bandwidth, the prefetchers' lookups — not a fit: a model whose late
+//! prefetch hits did not wait, or whose queue dropped what it should keep,
+//! is off here by 5× or more (it was, before both were fixed).
+
+use std::path::PathBuf;
+
+use traces::{Batch, Fields, Kind, Record};
+
+fn fixture(name: &str) -> String {
+    std::fs::read_to_string(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/prefetch")
+            .join(name),
+    )
+    .unwrap()
+}
+
+/// ns per load of the model walking `lines(k)` for k in 0..2n, timed over
+/// the second n (the first warms the caches and trains the prefetchers).
+fn model_walk(m: &sim::Machine, lines: impl Fn(u64) -> u64, n: u64) -> f64 {
+    let placement = policies::placement::PLACEMENTS
+        .build("first-touch", &policies::registry::Ctx::for_machine(m))
+        .unwrap();
+    let mut e = sim::Engine::new(
+        m,
+        sim::Config {
+            mlp: Some(1),
+            prefetch_queue: Some(m.spec.core.mlp as usize),
+            timeseries: false,
+            ..sim::Config::default()
+        },
+        placement,
+    )
+    .unwrap();
+    let ctx = policies::registry::Ctx::for_machine(m);
+    for full in &m.spec.core.prefetch.as_ref().unwrap().model {
+        let (spec, level) = full.rsplit_once('@').unwrap();
+        let level = m
+            .spec
+            .core
+            .caches
+            .iter()
+            .position(|c| c.name == level)
+            .unwrap();
+        let p = policies::prefetch::PREFETCHERS.build(spec, &ctx).unwrap();
+        e.add_prefetcher(p, level).unwrap();
+    }
+    let fields = Fields {
+        pc: true,
+        ..Fields::default()
+    };
+    let mut timed = (0, 0);
+    for pass in 0..2 {
+        let before = e.latency_totals();
+        for chunk in (pass * n..(pass + 1) * n).collect::<Vec<_>>().chunks(4096) {
+            let mut b = Batch::new(fields);
+            for &k in chunk {
+                let mut r = Record::access(0, Kind::Load, 0x4000_0000 + lines(k) * 64, 8);
+                r.pc = 0x1000;
+                r.flags |= traces::record::FLAG_PC;
+                b.push(r);
+            }
+            e.feed(&b).unwrap();
+        }
+        e.finish().unwrap();
+        let after = e.latency_totals();
+        timed = (after.0 - before.0, after.1 - before.1);
+    }
+    timed.1 as f64 / 1000.0 / timed.0 as f64
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+#[test]
+fn the_calibrated_prefetchers_reproduce_the_recorded_stride_curve() {
+    let v: serde_json::Value = serde_json::from_str(&fixture("epyc-vm-2026-12-01.json")).unwrap();
+    let f: live::fingerprint::Fingerprint =
+        serde_json::from_value(v["fingerprint"].clone()).unwrap();
+    let mut spec = sim::Machine::from_toml(&fixture("epyc-vm-2026-12-01.toml"))
+        .unwrap()
+        .spec;
+    live::fingerprint::apply(&mut spec, &f, "epyc-vm-2026-12-01.json");
+    let m = sim::Machine::new(spec).unwrap();
+    let verdict = live::fingerprint::verdict(&f);
+    let p = f.bytes / 64;
+    // Each stride walk as the fingerprint ran it: line k·s mod p.
+    let n = 20_000;
+    let mut rows = Vec::new();
+    for &(s, live_ns) in &f.walks {
+        let sim_ns = model_walk(&m, |k| (k as i64 * s).rem_euclid(p as i64) as u64, n);
+        eprintln!("stride {s:>5} lines: live {live_ns:6.1} ns, model {sim_ns:6.1} ns");
+        rows.push((s, live_ns, sim_ns));
+    }
+    // The curve's shape: its unit-stride floor, the longer strides up to
+    // the reach, those beyond it — each class's median within 25%.
+    let reach = verdict.reach_lines as i64;
+    let class = |pick: &dyn Fn(i64) -> bool| {
+        let sel: Vec<_> = rows.iter().filter(|r| pick(r.0)).collect();
+        (
+            median(sel.iter().map(|r| r.1).collect()),
+            median(sel.iter().map(|r| r.2).collect()),
+        )
+    };
+    let classes = [
+        ("unit stride", class(&|s| s == 1)),
+        (
+            "strides up to the reach",
+            class(&|s| s >= 2 && (reach == 0 || s <= reach)),
+        ),
+        (
+            "strides beyond the reach",
+            class(&|s| reach > 0 && s > reach),
+        ),
+    ];
+    assert!(reach > 0, "this host's curve has a step: {verdict:?}");
+    for (name, (live_ns, sim_ns)) in classes {
+        let err = (sim_ns - live_ns) / live_ns;
+        eprintln!(
+            "{name}: live {live_ns:.1} ns, model {sim_ns:.1} ns ({:+.0}%)",
+            err * 100.0
+        );
+        assert!(
+            err.abs() <= 0.25,
+            "{name}: live {live_ns:.1} ns, model {sim_ns:.1} ns"
+        );
+    }
+    // And the step itself: beyond the reach costs more than within it.
+    assert!(classes[2].1.1 > 1.5 * classes[1].1.1);
+    // Without prefetchers the same model walks every stride at memory
+    // latency: the curve is the prefetchers' doing.
+    let mut none = m.spec.clone();
+    none.core.prefetch.as_mut().unwrap().model.clear();
+    let bare = sim::Machine::new(none).unwrap();
+    let unit_bare = model_walk(&bare, |k| k % p, 5_000);
+    assert!(
+        unit_bare > 0.5 * f.random_ns,
+        "no prefetcher: {unit_bare:.1} ns"
+    );
+}
