@@ -90,6 +90,10 @@ pub struct Verdict {
     /// The most concurrent region streams followed (0: none beyond one
     /// instruction's stride).
     pub streams: u32,
+    /// The least cost of the followed walks of 2 or more streams (ns per
+    /// load; 0 when none): under the L2's latency, the streamer's lines
+    /// reach L1.
+    pub streams_ns: f64,
     /// Lines in flight ahead of a unit-stride walk (random chase / unit
     /// walk, Little's law; 0 when no stride is followed).
     pub ahead_lines: u32,
@@ -233,6 +237,13 @@ pub fn verdict(f: &Fingerprint) -> Verdict {
     // and half of one.
     let pair_hit = |ns: f64| 2.0 * ns < (1.0 + FOLLOWED) * f.random_ns;
     let speedup = if unit > 0.0 { f.random_ns / unit } else { 0.0 };
+    let multi: Vec<f64> = f
+        .streams
+        .iter()
+        .filter(|s| s.0 >= 2 && s.0 <= streams)
+        .map(|s| s.1)
+        .collect();
+    let streams_ns = multi.into_iter().reduce(f64::min).unwrap_or(0.0);
     let (stride_ahead, reach_lines, far_ahead) = stride_steps(f, &followed);
     let mut curve: Vec<(u64, u32)> = f
         .walks
@@ -243,6 +254,7 @@ pub fn verdict(f: &Fingerprint) -> Verdict {
     curve.sort_unstable();
     curve.dedup_by_key(|p| p.0);
     Verdict {
+        streams_ns,
         curve,
         stride_ahead,
         reach_lines,
@@ -330,11 +342,13 @@ fn stride_steps(f: &Fingerprint, followed: &[i64]) -> (u32, u64, u32) {
 ///   (a region streamer stops at a page): `ip-stride-table:1=A:2=A…@L1D`,
 ///   each ascending stride walked with its lookahead (`curve`);
 /// - the unit-stride walk's lookahead A (`ahead_lines`) is a region
-///   streamer's: `stream:A:1@L2`, `stream:A:1:N@L2` when N > 1 streams
-///   were followed at once;
+///   streamer's: `stream:A:1:N@LEVEL` when N > 1 streams were followed at
+///   once (`stream:A:1@LEVEL` for one), at `stream_level` (the caller's
+///   reading of `streams_ns`: L1D when a walk of streams cost less than an
+///   L2 hit, else L2);
 /// - the other half of a 128-byte pair brought: `adjacent@L2`; else the
 ///   next line brought: `next-line:1@L1D`.
-pub fn model(v: &Verdict) -> Vec<String> {
+pub fn model(v: &Verdict, stream_level: &str) -> Vec<String> {
     let mut m = Vec::new();
     if !v.detected {
         return m;
@@ -345,9 +359,9 @@ pub fn model(v: &Verdict) -> Vec<String> {
         m.push(format!("ip-stride-table:{}@L1D", pts.join(":")));
     }
     if v.streams >= 2 {
-        m.push(format!("stream:{ahead}:1:{}@L2", v.streams));
+        m.push(format!("stream:{ahead}:1:{}@{stream_level}", v.streams));
     } else {
-        m.push(format!("stream:{ahead}:1@L2"));
+        m.push(format!("stream:{ahead}:1@{stream_level}"));
     }
     if v.adjacent_line {
         m.push("adjacent@L2".to_string());
@@ -363,6 +377,16 @@ pub fn model(v: &Verdict) -> Vec<String> {
 /// same machine file.
 pub fn apply(spec: &mut sim::machine::MachineSpec, f: &Fingerprint, measured: &str) -> String {
     let v = verdict(f);
+    let caches = &spec.core.caches;
+    let stream_level = match (caches.first(), caches.get(1)) {
+        (Some(l1), Some(l2)) if v.streams_ns > 0.0 && v.streams_ns < l2.latency_ns => {
+            l1.name.clone()
+        }
+        (_, Some(l2)) => l2.name.clone(),
+        (Some(l1), None) => l1.name.clone(),
+        (None, None) => "0".to_string(),
+    };
+    let model = model(&v, &stream_level);
     let r2 = |x: f64| (x * 100.0).round() / 100.0;
     spec.core.prefetch = Some(sim::machine::HostPrefetch {
         detected: v.detected,
@@ -378,7 +402,7 @@ pub fn apply(spec: &mut sim::machine::MachineSpec, f: &Fingerprint, measured: &s
         far_ahead: v.far_ahead,
         next_line: v.next_line,
         adjacent_line: v.adjacent_line,
-        model: model(&v),
+        model: model.clone(),
         measured: measured.to_string(),
     });
     let unit = f
@@ -411,7 +435,7 @@ pub fn apply(spec: &mut sim::machine::MachineSpec, f: &Fingerprint, measured: &s
             ""
         },
         if v.detected {
-            model(&v).join(" ")
+            model.join(" ")
         } else {
             "none".to_string()
         },
@@ -504,8 +528,10 @@ mod tests {
         // Pairs: 2 × 60 < 1.5 × 100 (next line), 2 × 90 is not (buddy).
         assert!(v.next_line && !v.adjacent_line);
         assert_eq!(verdict(&f), v);
+        // Streams of 2 and 4 cost 6 and 8 ns: the least, 6.
+        assert_eq!(v.streams_ns, 6.0);
         assert_eq!(
-            model(&v),
+            model(&v, "L2"),
             [
                 "ip-stride-table:1=20:2=10:4=8:16=10:64=8:256=4:1024=5@L1D",
                 "stream:20:1:4@L2",
@@ -519,7 +545,10 @@ mod tests {
         };
         let v = verdict(&flat);
         assert_eq!((v.stride_ahead, v.reach_lines, v.far_ahead), (10, 0, 0));
-        assert_eq!(model(&v)[0], "ip-stride-table:1=20:2=10:64=9:1024=11@L1D");
+        assert_eq!(
+            model(&v, "L2")[0],
+            "ip-stride-table:1=20:2=10:64=9:1024=11@L1D"
+        );
         let none = Fingerprint {
             walks: vec![(1, 95.0), (-1, 99.0)],
             streams: vec![(1, 95.0)],
@@ -532,6 +561,6 @@ mod tests {
         let v = verdict(&none);
         assert!(!v.detected && !v.backward && !v.crosses_pages && v.max_stride_lines == 0);
         assert_eq!((v.streams, v.ahead_lines), (0, 0));
-        assert!(model(&v).is_empty());
+        assert!(model(&v, "L2").is_empty());
     }
 }

@@ -21,6 +21,9 @@ use traces::{Access, Kind};
 use crate::LiveError;
 use crate::os::{PageBuf, pin_current_thread};
 
+/// The store flag of an op (the rest is the word index).
+const WRITE: u32 = 1 << 31;
+
 /// Accesses per timed chunk.
 pub const CHUNK: usize = 256;
 
@@ -54,17 +57,21 @@ pub fn replay(
     sorted.dedup();
     let pages: HashMap<u64, usize> = sorted.iter().enumerate().map(|(i, &p)| (p, i)).collect();
     drop(sorted);
-    let mut per_thread: HashMap<u32, Vec<(usize, bool)>> = HashMap::new();
+    let mut per_thread: HashMap<u32, Vec<u32>> = HashMap::new();
     for a in data() {
         let idx = pages[&(a.addr >> 12)];
         // Word offset in the allocation (8-byte aligned within the page).
         let off = idx * 4096 + (a.addr as usize & 4095) / 8 * 8;
-        per_thread
-            .entry(a.thread)
-            .or_default()
-            .push((off / 8, matches!(a.kind, Kind::Store | Kind::Modify)));
+        per_thread.entry(a.thread).or_default().push(
+            (off / 8) as u32
+                | if matches!(a.kind, Kind::Store | Kind::Modify) {
+                    WRITE
+                } else {
+                    0
+                },
+        );
     }
-    let mut threads: Vec<(u32, Vec<(usize, bool)>)> = per_thread.into_iter().collect();
+    let mut threads: Vec<(u32, Vec<u32>)> = per_thread.into_iter().collect();
     threads.sort_by_key(|(t, _)| *t);
     let bytes = pages.len().max(1) * 4096;
     let mut buf = if huge {
@@ -92,8 +99,8 @@ pub fn replay(
                 // First touch, by a write: a page only ever read stays
                 // mapped to the kernel's shared zero page, and every load
                 // of it would hit in the cache whatever the trace does.
-                for &(i, _) in &ops {
-                    if let Some(x) = w.get_mut(i) {
+                for &op in &ops {
+                    if let Some(x) = w.get_mut((op & !WRITE) as usize) {
                         // SAFETY: `x` is a valid, aligned word of the buffer.
                         unsafe { std::ptr::write_volatile(x, std::ptr::read_volatile(x)) };
                     }
@@ -101,12 +108,12 @@ pub fn replay(
                 for pass in 0..=warm {
                     for c in ops.chunks(CHUNK) {
                         let t = tsc::start();
-                        for &(i, write) in c {
+                        for &op in c {
                             // `dep & zero` is 0 but the CPU cannot know: each
                             // load waits for the one before it.
-                            let j = i + (dep & zero);
+                            let j = (op & !WRITE) as usize + (dep & zero);
                             if let Some(x) = w.get_mut(j) {
-                                if write {
+                                if op & WRITE != 0 {
                                     *x = x.wrapping_add(1);
                                 } else {
                                     dep = *x as usize;
