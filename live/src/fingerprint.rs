@@ -346,7 +346,8 @@ fn stride_steps(f: &Fingerprint, followed: &[i64]) -> (u32, u64, u32) {
 ///   once (`stream:A:1@LEVEL` for one), at `stream_level` (the caller's
 ///   reading of `streams_ns`: L1D when a walk of streams cost less than an
 ///   L2 hit, else L2);
-/// - the other half of a 128-byte pair brought: `adjacent@L2`; else the
+/// - the other half of a 128-byte pair brought: `adjacent:mem@L2` (the
+///   pairs walk measures lines from memory); else the
 ///   next line brought: `next-line:1@L1D`.
 pub fn model(v: &Verdict, stream_level: &str) -> Vec<String> {
     let mut m = Vec::new();
@@ -364,7 +365,7 @@ pub fn model(v: &Verdict, stream_level: &str) -> Vec<String> {
         m.push(format!("stream:{ahead}:1@{stream_level}"));
     }
     if v.adjacent_line {
-        m.push("adjacent@L2".to_string());
+        m.push("adjacent:mem@L2".to_string());
     } else if v.next_line {
         m.push("next-line:1@L1D".to_string());
     }

@@ -63,6 +63,8 @@ pub struct AccessView {
     pub addr: u64,
     /// The access missed the prefetcher's level.
     pub miss: bool,
+    /// The access was served by memory (it missed every cache).
+    pub from_memory: bool,
     /// The access is the first use of a line this prefetcher brought in (the
     /// trigger of "tagged" prefetching).
     pub prefetch_hit: bool,

@@ -157,6 +157,7 @@ impl Offline {
             self.pending.retain(|_, at| i - *at <= w);
         }
         let seen = AccessView {
+            from_memory: false,
             core: 0,
             pc: Some(pc),
             addr,

@@ -273,6 +273,7 @@ impl RowBuilder {
                 .retain(|_, v| v.last().is_some_and(|&r| i - rows[r].index <= w));
         }
         let seen = AccessView {
+            from_memory: false,
             core: 0,
             pc,
             addr,

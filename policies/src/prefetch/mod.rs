@@ -88,6 +88,7 @@ pub(crate) mod tests {
 
     pub fn seen(pc: Option<u64>, addr: u64, miss: bool) -> AccessView {
         AccessView {
+            from_memory: false,
             core: 0,
             pc,
             addr,
@@ -114,7 +115,7 @@ pub(crate) mod tests {
         assert!(create("ip-stride:x", 64, 4).is_err());
         assert_eq!(
             create("ghost", 64, 4).err().unwrap().0,
-            "unknown prefetcher \"ghost\"; expected one of next-line[:D], ip-stride[:D[:K[:R[:F]]]], ip-stride-table:S=A[:S=A...], stream[:D[:K[:T]]], adjacent, delta[:D], learned:FILE[:BASE]"
+            "unknown prefetcher \"ghost\"; expected one of next-line[:D], ip-stride[:D[:K[:R[:F]]]], ip-stride-table:S=A[:S=A...], stream[:D[:K[:T]]], adjacent[:mem], delta[:D], learned:FILE[:BASE]"
         );
         for (bad, why) in [
             ("ip-stride:1:1:1:1:1", "at most four numbers, :D:K:R:F"),
@@ -122,7 +123,7 @@ pub(crate) mod tests {
             ("stream:1:1:0", "T (regions tracked) must be 1..=1024"),
             ("stream:1:1:1:1", "at most three numbers, :D:K:T"),
             ("next-line:1:1:1", "at most two numbers, :D:K"),
-            ("adjacent:1", "takes no parameters"),
+            ("adjacent:1", "the only parameter is :mem"),
         ] {
             let e = create(bad, 64, 4).err().unwrap().0;
             assert!(e.ends_with(why), "{bad}: {e}");

@@ -85,6 +85,7 @@ impl Engine<'_> {
                 continue;
             }
             let seen = AccessView {
+                from_memory: matches!(s, Served::LocalMem | Served::RemoteMem),
                 core,
                 pc,
                 addr: a.addr,
@@ -213,6 +214,7 @@ impl Engine<'_> {
             .iter()
             .any(|c| c.contains(line));
         let seen = AccessView {
+            from_memory: false,
             core,
             pc: None,
             addr: line << self.line_bits,
