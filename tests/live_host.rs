@@ -271,6 +271,16 @@ fn the_fingerprint_sees_a_prefetcher_on_a_unit_stride_walk_and_none_on_a_random_
         "unit stride {unit:.1} ns vs random {:.1} ns",
         f.random_ns
     );
+    // Inside a cache level the same walks run over a set of that size.
+    let l = live::fingerprint::level_walks(&[("L2".to_string(), 256 << 10)], 50_000, 3, 1).unwrap();
+    assert_eq!(l.len(), 1);
+    assert!(
+        l[0].bytes <= 256 << 10 && l[0].bytes > 250 << 10,
+        "{:?}",
+        l[0].bytes
+    );
+    assert_eq!(l[0].walks.len(), live::fingerprint::STRIDES.len());
+    assert!(l[0].random_ns > 0.0 && l[0].walks.iter().all(|w| w.1 > 0.0));
     // Another random cycle over the same set is not followed: it costs
     // what the first one does, not under half of it.
     let other = live::calibrate::chase(f.bytes, 200_000, 3, 2).unwrap().ns;

@@ -61,6 +61,22 @@ pub struct Fingerprint {
     /// Pairs of loads within 128-byte pairs, ns per load.
     #[serde(default)]
     pub pairs: Option<Pairs>,
+    /// The stride walks again at working sets inside the cache levels
+    /// ([`level_walks`]): recorded, not read by the verdict (a walk there
+    /// is bounded by the level's latency, not memory's, so it says where
+    /// the prefetcher's lines land rather than how far ahead it runs).
+    #[serde(default)]
+    pub levels: Vec<LevelWalks>,
+}
+
+/// The stride walks at one working set (ns per load).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct LevelWalks {
+    /// The level the set sits in (its name in the machine file).
+    pub level: String,
+    pub bytes: u64,
+    pub random_ns: f64,
+    pub walks: Vec<(i64, f64)>,
 }
 
 /// Two loads per random pair of lines (ns per load).
@@ -208,7 +224,40 @@ pub fn fingerprint(
         walks,
         streams,
         pairs: Some(pairs),
+        levels: Vec::new(),
     })
+}
+
+/// The walks of [`STRIDES`] and a random chase at each `(level, bytes)`
+/// working set, in huge pages, `loads` loads per run, the median of
+/// `repeats` runs each.
+pub fn level_walks(
+    sets: &[(String, u64)],
+    loads: u64,
+    repeats: usize,
+    seed: u64,
+) -> Result<Vec<LevelWalks>, LiveError> {
+    sets.iter()
+        .map(|(level, bytes)| {
+            let p = prime_at_most((bytes / 64) as usize);
+            let mut buf = PageBuf::huge(p * 64)?;
+            let (random, _) = crate::calibrate::chase_huge(p as u64 * 64, loads, repeats, seed)?;
+            let walks = STRIDES
+                .map(|s| {
+                    (
+                        s,
+                        walk_cycle(&mut buf, &stride_order(p, s), loads, repeats).0,
+                    )
+                })
+                .to_vec();
+            Ok(LevelWalks {
+                level: level.clone(),
+                bytes: p as u64 * 64,
+                random_ns: random.ns,
+                walks,
+            })
+        })
+        .collect()
 }
 
 /// The verdict on a fingerprint (pure: the same measurements, the same
@@ -510,6 +559,7 @@ mod tests {
                 next_ns: 60.0,
                 buddy_ns: 90.0,
             }),
+            levels: Vec::new(),
         }
     }
 

@@ -255,8 +255,28 @@ fn calibrate(a: CalibrateArgs) -> Result<()> {
         }
     }
     // The host's prefetchers: stride walks against a random chase.
-    let fp =
+    let mut fp =
         live::fingerprint::fingerprint(a.fingerprint_size, a.loads.min(400_000), a.repeats, 0xF1)?;
+    // The same walks inside each cache level past L1 (at half its modelled
+    // size), recorded beside the DRAM-sized ones.
+    let sets: Vec<(String, u64)> = spec
+        .core
+        .caches
+        .iter()
+        .skip(1)
+        .chain(spec.nodes.iter().filter_map(|n| n.llc.as_ref()).take(1))
+        .map(|c| (c.name.clone(), c.size.0 / 2))
+        .filter(|(_, b)| *b >= 64 * 64)
+        .collect();
+    fp.levels = live::fingerprint::level_walks(&sets, a.loads.min(200_000), a.repeats, 0xF2)?;
+    for l in &fp.levels {
+        let unit = l.walks.iter().find(|w| w.0 == 1).map_or(0.0, |w| w.1);
+        let max = l.walks.iter().map(|w| w.1).fold(0.0, f64::max);
+        notes.push(format!(
+            "stride walks inside {} ({} B): a random chase {:.1} ns, a unit-stride walk {unit:.1} ns, the slowest stride {max:.1} ns",
+            l.level, l.bytes, l.random_ns
+        ));
+    }
     let measured = a.out.with_extension("prefetch.json");
     let name = measured
         .file_name()
