@@ -5,9 +5,11 @@
 //! random chase's memory latency; one it cannot see costs the same.
 //!
 //! - **stride walks**: line *k·s mod p* for a prime line count *p* (every
-//!   stride visits every line once per cycle), strides of −16…+4096 lines:
+//!   stride visits every line once per cycle), strides of −64…+4096 lines:
 //!   within a 4 KiB page (|s| < 64) and across pages up to 256 KiB, odd
-//!   strides included;
+//!   strides included; each one's lookahead, random chase / walk, is the
+//!   curve the model's `ip-stride-table` runs; the same walks again inside
+//!   each cache level ([`level_walks`], recorded only);
 //! - **streams**: N unit-stride streams walked round-robin, their regions
 //!   placed at random (so that one instruction's stride never repeats and
 //!   only a prefetcher that tracks regions can follow them): how many
