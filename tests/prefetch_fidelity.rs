@@ -14,6 +14,7 @@
 
 use std::path::PathBuf;
 
+use live::fingerprint::median;
 use traces::{Batch, Fields, Kind, Record};
 
 fn fixture(name: &str) -> String {
@@ -77,16 +78,6 @@ fn model_walk(m: &sim::Machine, lines: impl Fn(u64) -> u64, n: u64) -> f64 {
         timed = (after.0 - before.0, after.1 - before.1);
     }
     timed.1 as f64 / 1000.0 / timed.0 as f64
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
 }
 
 #[test]

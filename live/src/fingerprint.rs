@@ -327,6 +327,18 @@ pub fn verdict(f: &Fingerprint) -> Verdict {
     }
 }
 
+/// The median of `v` (the mean of the middle two for an even count; NaN
+/// when empty).
+pub fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    match n {
+        0 => f64::NAN,
+        _ if n % 2 == 1 => v[n / 2],
+        _ => (v[n / 2 - 1] + v[n / 2]) / 2.0,
+    }
+}
+
 /// The lookahead (random chase / walk, Little's law) of the followed
 /// ascending strides longer than one line, fitted by two steps in the
 /// stride (least squares on its logarithm; a split only where the step is
@@ -345,16 +357,7 @@ fn stride_steps(f: &Fingerprint, followed: &[i64]) -> (u32, u64, u32) {
         return (0, 0, 0);
     }
     pts.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)));
-    let median = |v: &[(u64, f64)]| {
-        let mut a: Vec<f64> = v.iter().map(|p| p.1).collect();
-        a.sort_by(f64::total_cmp);
-        let n = a.len();
-        if n % 2 == 1 {
-            a[n / 2]
-        } else {
-            (a[n / 2 - 1] + a[n / 2]) / 2.0
-        }
-    };
+    let median = |v: &[(u64, f64)]| median(v.iter().map(|p| p.1).collect());
     let sse = |v: &[(u64, f64)]| {
         let m = v.iter().map(|p| p.1.ln()).sum::<f64>() / v.len() as f64;
         v.iter().map(|p| (p.1.ln() - m).powi(2)).sum::<f64>()
