@@ -14,8 +14,8 @@ def read(path):
 
 
 cal, old = read(sys.argv[1]), read(sys.argv[2])
-print("| pattern | live mean ns | sim mean ns | mean error | p50 error | stand-in mean error | stand-in p50 error |")
-print("|---|---:|---:|---:|---:|---:|---:|")
+print("| pattern | live harness | live mean ns | sim mean ns | mean error | p50 error | stand-in mean error | stand-in p50 error |")
+print("|---|---|---:|---:|---:|---:|---:|---:|")
 abs_cal, abs_old = [], []
 for t, m in cal.items():
     o = old.get(t, {})
@@ -24,7 +24,7 @@ for t, m in cal.items():
     abs_cal.append(abs(e))
     abs_old.append(abs(oe))
     print(
-        f"| {t} | {float(m['mean_ns']['live']):.2f} | {float(m['mean_ns']['sim']):.2f} | {e:+.1f}% "
+        f"| {t} | {m['mean_ns'].get('harness', '')} | {float(m['mean_ns']['live']):.2f} | {float(m['mean_ns']['sim']):.2f} | {e:+.1f}% "
         f"| {float(m['p50_ns']['error_pct']):+.1f}% | {oe:+.1f}% "
         f"| {float(o['p50_ns']['error_pct']) if o else float('nan'):+.1f}% |"
     )

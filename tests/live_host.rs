@@ -188,6 +188,10 @@ fn live_replay_and_validate_run_end_to_end() {
     let s = live::replay::replay(&acc(&small), &[cpu], 1, false).unwrap();
     let b = live::replay::replay(&acc(&big), &[cpu], 1, false).unwrap();
     assert_eq!(s.accesses, 200_000);
+    // 16 KiB visited 200 000 times needs the op list; 64 MiB visited once
+    // per line goes as a pointer chain.
+    assert_eq!(s.harness, live::replay::Harness::Ops);
+    assert_eq!(b.harness, live::replay::Harness::Chain);
     assert!(
         b.mean_ns > 5.0 * s.mean_ns,
         "DRAM-bound {} ns vs L1-bound {} ns",
@@ -219,7 +223,8 @@ fn live_replay_and_validate_run_end_to_end() {
     let report = std::fs::read_to_string(out.join("report.html")).unwrap();
     assert!(report.contains("Simulated vs live (validate.csv)") && report.contains("<svg"));
     let csv = std::fs::read_to_string(out.join("validate.csv")).unwrap();
-    assert!(csv.starts_with("trace,metric,sim,live,error_pct\n"));
+    assert!(csv.starts_with("trace,metric,sim,live,error_pct,harness\n"));
+    assert!(csv.contains(",ops\n") && csv.contains(",chain\n"), "{csv}");
     assert_eq!(csv.lines().count(), 1 + 2 * 3);
     assert!(
         std::fs::read_to_string(out.join("validate.svg"))

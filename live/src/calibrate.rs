@@ -65,17 +65,22 @@ fn chase_in(
     repeats: usize,
     seed: u64,
 ) -> Result<(Point, u64), LiveError> {
-    let lines = (bytes as usize / 64).max(2);
-    // Sattolo: a single random cycle over all lines.
+    let order = random_cycle((bytes as usize / 64).max(2), seed);
+    let (ns, spread) = walk_cycle(&mut buf, &order, loads, repeats);
+    let huge = crate::os::anon_huge_bytes();
+    Ok((Point { bytes, ns, spread }, huge))
+}
+
+/// A single random cycle over `lines` lines (Sattolo's algorithm on
+/// splitmix64).
+pub(crate) fn random_cycle(lines: usize, seed: u64) -> Vec<u32> {
     let mut order: Vec<u32> = (0..lines as u32).collect();
     let mut s = seed;
     for i in (1..lines).rev() {
         let j = (splitmix(&mut s) % i as u64) as usize;
         order.swap(i, j);
     }
-    let (ns, spread) = walk_cycle(&mut buf, &order, loads, repeats);
-    let huge = crate::os::anon_huge_bytes();
-    Ok((Point { bytes, ns, spread }, huge))
+    order
 }
 
 /// ns per dependent load walking the lines of `buf` in the cyclic `order`

@@ -42,6 +42,30 @@ pub const STRIDES: [i64; 20] = [
 /// Concurrent streams walked.
 pub const STREAMS: [u32; 7] = [1, 2, 4, 8, 16, 32, 64];
 
+/// Rounds of every walk, interleaved (see [`walk_rounds`]).
+pub const ROUNDS: usize = 5;
+
+/// ns per load of each order's walk over `buf`: the median over [`ROUNDS`]
+/// rounds, each round walking every order once (`repeats` runs of `loads`
+/// loads, their median). A slow spell of a shared VM then lands on one
+/// round of each walk rather than on every run of one walk: walked one at a
+/// time, a stride's walk moved by ±30% from one measurement to the next on
+/// an EPYC VM, and the lookahead curve jumped with it.
+fn walk_rounds(
+    buf: &mut PageBuf,
+    orders: &[&dyn Fn() -> Vec<u32>],
+    loads: u64,
+    repeats: usize,
+) -> Vec<f64> {
+    let mut runs = vec![Vec::with_capacity(ROUNDS); orders.len()];
+    for _ in 0..ROUNDS {
+        for (order, r) in orders.iter().zip(&mut runs) {
+            r.push(walk_cycle(buf, &order(), loads, repeats).0);
+        }
+    }
+    runs.into_iter().map(median).collect()
+}
+
 /// A walk is followed when it costs under this share of the random chase.
 pub const FOLLOWED: f64 = 0.5;
 
@@ -195,8 +219,8 @@ fn pairs_order(p: usize, buddy: bool, seed: u64) -> Vec<u32> {
 }
 
 /// Measures the walks of [`STRIDES`], [`STREAMS`],
-/// the pairs and a random chase over `bytes`, `loads` loads per run, the
-/// median of `repeats` runs each.
+/// the pairs and a random chase over `bytes`, in huge pages, `loads` loads
+/// per run, the median of `repeats` runs in each of [`ROUNDS`] rounds.
 pub fn fingerprint(
     bytes: u64,
     loads: u64,
@@ -206,18 +230,30 @@ pub fn fingerprint(
     let p = prime_at_most((bytes / 64) as usize);
     let before = crate::os::anon_huge_bytes();
     let mut buf = PageBuf::huge(p * 64)?;
-    let (random, _) = crate::calibrate::chase_huge(p as u64 * 64, loads, repeats, seed)?;
-    let random = random.ns;
-    let mut walk = |order: &[u32]| walk_cycle(&mut buf, order, loads, repeats).0;
-    let walks = STRIDES.map(|s| (s, walk(&stride_order(p, s)))).to_vec();
-    let streams = STREAMS
-        .map(|n| (n, walk(&streams_order(p, n, seed ^ n as u64))))
+    let random = || crate::calibrate::random_cycle(p, seed);
+    let strides: Vec<_> = STRIDES.map(|s| move || stride_order(p, s)).to_vec();
+    let streams: Vec<_> = STREAMS
+        .map(|n| move || streams_order(p, n, seed ^ n as u64))
         .to_vec();
-    let pairs = Pairs {
-        next_ns: walk(&pairs_order(p, false, seed)),
-        buddy_ns: walk(&pairs_order(p, true, seed)),
-    };
+    let next = || pairs_order(p, false, seed);
+    let buddy = || pairs_order(p, true, seed);
+    let mut orders: Vec<&dyn Fn() -> Vec<u32>> = vec![&random, &next, &buddy];
+    orders.extend(strides.iter().map(|f| f as &dyn Fn() -> Vec<u32>));
+    orders.extend(streams.iter().map(|f| f as &dyn Fn() -> Vec<u32>));
+    let ns = walk_rounds(&mut buf, &orders, loads, repeats);
     let huge = crate::os::anon_huge_bytes().saturating_sub(before) as f64 / buf.len() as f64;
+    let (random, next_ns, buddy_ns) = (ns[0], ns[1], ns[2]);
+    let walks = STRIDES
+        .iter()
+        .copied()
+        .zip(ns[3..].iter().copied())
+        .collect();
+    let streams = STREAMS
+        .iter()
+        .copied()
+        .zip(ns[3 + STRIDES.len()..].iter().copied())
+        .collect();
+    let pairs = Pairs { next_ns, buddy_ns };
 
     Ok(Fingerprint {
         bytes: p as u64 * 64,
@@ -231,8 +267,7 @@ pub fn fingerprint(
 }
 
 /// The walks of [`STRIDES`] and a random chase at each `(level, bytes)`
-/// working set, in huge pages, `loads` loads per run, the median of
-/// `repeats` runs each.
+/// working set, in huge pages, as [`fingerprint`] measures them.
 pub fn level_walks(
     sets: &[(String, u64)],
     loads: u64,
@@ -243,20 +278,20 @@ pub fn level_walks(
         .map(|(level, bytes)| {
             let p = prime_at_most((bytes / 64) as usize);
             let mut buf = PageBuf::huge(p * 64)?;
-            let (random, _) = crate::calibrate::chase_huge(p as u64 * 64, loads, repeats, seed)?;
-            let walks = STRIDES
-                .map(|s| {
-                    (
-                        s,
-                        walk_cycle(&mut buf, &stride_order(p, s), loads, repeats).0,
-                    )
-                })
-                .to_vec();
+            let random = || crate::calibrate::random_cycle(p, seed);
+            let strides: Vec<_> = STRIDES.map(|s| move || stride_order(p, s)).to_vec();
+            let mut orders: Vec<&dyn Fn() -> Vec<u32>> = vec![&random];
+            orders.extend(strides.iter().map(|f| f as &dyn Fn() -> Vec<u32>));
+            let ns = walk_rounds(&mut buf, &orders, loads, repeats);
             Ok(LevelWalks {
                 level: level.clone(),
                 bytes: p as u64 * 64,
-                random_ns: random.ns,
-                walks,
+                random_ns: ns[0],
+                walks: STRIDES
+                    .iter()
+                    .copied()
+                    .zip(ns[1..].iter().copied())
+                    .collect(),
             })
         })
         .collect()

@@ -55,6 +55,8 @@ struct ValidateRow {
     live: f64,
     #[serde(serialize_with = "analysis::table::f2")]
     error_pct: f64,
+    /// The live replay's loop: `chain` or `ops` (see `live::replay`).
+    harness: &'static str,
 }
 
 /// One line of `prefetch.csv`: what each simulated prefetcher did on a
@@ -71,28 +73,49 @@ struct PrefetchRow {
     dropped: u64,
 }
 
-/// What the live replay's loop adds to each access beyond the load itself
-/// (the index arithmetic on the dependence chain): its per-access time on
-/// a loop over 16 KiB (L1-resident) minus the pointer chase's time there,
-/// each the least of several runs (noise on a shared VM only adds: a
-/// median of five once put the overhead at 2.7 ns, against 0.6 ns in the
-/// run before it).
-fn harness_overhead(cpu: u32) -> Result<f64> {
-    live::os::pin_current_thread(cpu)?;
-    let chase = (0..5)
-        .map(|k| live::calibrate::chase(16 << 10, 200_000, 3, 7 + k).map(|p| p.ns))
-        .collect::<Result<Vec<_>, _>>()?
-        .into_iter()
-        .fold(f64::INFINITY, f64::min);
-    let lines: Vec<Access> = (0..200_000u64)
-        .map(|i| Access::new(0, traces::Kind::Load, (i % 256) * 64, 8))
-        .collect();
-    let replay = (0..9)
-        .map(|_| live::replay::replay(&lines, &[cpu], 1, true).map(|r| r.p50_ns))
-        .collect::<Result<Vec<_>, _>>()?
-        .into_iter()
-        .fold(f64::INFINITY, f64::min);
-    Ok((replay - chase).max(0.0))
+/// What each live replay loop adds to an access beyond the load itself:
+/// its per-access time over 16 KiB (L1-resident) minus the pointer chase's
+/// time there, each the least of several runs (noise on a shared VM only
+/// adds: a median of five once put the overhead at 2.7 ns, against 0.6 ns
+/// in the run before it). The chain harness is measured on 256 lines
+/// visited 8 times each (its limit), the op-list one on 256 lines visited
+/// 781 times.
+struct Overhead {
+    chain: f64,
+    ops: f64,
+}
+
+impl Overhead {
+    fn measure(cpu: u32) -> Result<Overhead> {
+        live::os::pin_current_thread(cpu)?;
+        let chase = (0..5)
+            .map(|k| live::calibrate::chase(16 << 10, 200_000, 3, 7 + k).map(|p| p.ns))
+            .collect::<Result<Vec<_>, _>>()?
+            .into_iter()
+            .fold(f64::INFINITY, f64::min);
+        let loop_of = |n: u64, warm: usize| -> Result<f64> {
+            let lines: Vec<Access> = (0..n)
+                .map(|i| Access::new(0, traces::Kind::Load, (i % 256) * 64, 8))
+                .collect();
+            let least = (0..9)
+                .map(|_| live::replay::replay(&lines, &[cpu], warm, true).map(|r| r.p50_ns))
+                .collect::<Result<Vec<_>, _>>()?
+                .into_iter()
+                .fold(f64::INFINITY, f64::min);
+            Ok((least - chase).max(0.0))
+        };
+        Ok(Overhead {
+            chain: loop_of(256 * 8, 100)?,
+            ops: loop_of(200_000, 1)?,
+        })
+    }
+
+    fn of(&self, h: live::replay::Harness) -> f64 {
+        match h {
+            live::replay::Harness::Chain => self.chain,
+            live::replay::Harness::Ops => self.ops,
+        }
+    }
 }
 
 /// The PCs of the live replay's load and store: it issues every access of
@@ -131,16 +154,17 @@ pub fn validate(a: ValidateArgs) -> Result<()> {
         None => live::os::allowed_cpus()?[0],
     };
     ensure_dir(&a.out)?;
-    let overhead = harness_overhead(cpu)?;
+    let overheads = Overhead::measure(cpu)?;
     println!(
-        "live harness overhead: {overhead:.2} ns per access (replay of an L1-resident loop minus the chase's L1 latency), subtracted from live"
+        "live harness overhead per access (replay of an L1-resident loop minus the chase's L1 latency), subtracted from live: chain {:.2} ns, ops {:.2} ns",
+        overheads.chain, overheads.ops
     );
     let mut rows = Vec::new();
     let mut pf_rows = Vec::new();
     let mut points = Vec::new();
     println!(
-        "{:<28} {:>8} {:>10} {:>10} {:>8}",
-        "trace", "metric", "sim ns", "live ns", "error %"
+        "{:<28} {:>8} {:>10} {:>10} {:>8} {:>8}",
+        "trace", "metric", "sim ns", "live ns", "error %", "harness"
     );
     for t in &a.traces {
         let acc = load_accesses(t, None)?;
@@ -219,6 +243,8 @@ pub fn validate(a: ValidateArgs) -> Result<()> {
         let runs = (0..a.live_runs.max(1))
             .map(|_| live::replay::replay(&acc, &[cpu], 1, true))
             .collect::<Result<Vec<_>, _>>()?;
+        let harness = runs[0].harness;
+        let overhead = overheads.of(harness);
         let med = |f: fn(&live::replay::LiveResult) -> f64| {
             let mut v: Vec<f64> = runs.iter().map(f).collect();
             v.sort_by(f64::total_cmp);
@@ -246,8 +272,12 @@ pub fn validate(a: ValidateArgs) -> Result<()> {
                 sim: simv,
                 live: livev,
                 error_pct: err,
+                harness: harness.name(),
             });
-            println!("{name:<28} {metric:>8} {simv:>10.2} {livev:>10.2} {err:>+7.1}%");
+            println!(
+                "{name:<28} {metric:>8} {simv:>10.2} {livev:>10.2} {err:>+7.1}% {:>8}",
+                harness.name()
+            );
         }
         points.push((footprint.len() as u64 * 64, s.0, live.mean_ns));
     }
