@@ -14,8 +14,8 @@ def read(path):
 
 
 cal, old = read(sys.argv[1]), read(sys.argv[2])
-print("| pattern | live harness | live mean ns | sim mean ns | mean error | p50 error | stand-in mean error | stand-in p50 error |")
-print("|---|---|---:|---:|---:|---:|---:|---:|")
+print("| pattern | live harness | host memory ns | live mean ns | sim mean ns | mean error | p50 error | stand-in mean error | stand-in p50 error |")
+print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
 abs_cal, abs_old = [], []
 for t, m in cal.items():
     o = old.get(t, {})
@@ -24,11 +24,18 @@ for t, m in cal.items():
     abs_cal.append(abs(e))
     abs_old.append(abs(oe))
     print(
-        f"| {t} | {m['mean_ns'].get('harness', '')} | {float(m['mean_ns']['live']):.2f} | {float(m['mean_ns']['sim']):.2f} | {e:+.1f}% "
+        f"| {t} | {m['mean_ns'].get('harness', '')} | {float(m['mean_ns'].get('memory_now_ns', 'nan')):.0f} | {float(m['mean_ns']['live']):.2f} | {float(m['mean_ns']['sim']):.2f} | {e:+.1f}% "
         f"| {float(m['p50_ns']['error_pct']):+.1f}% | {oe:+.1f}% "
         f"| {float(o['p50_ns']['error_pct']) if o else float('nan'):+.1f}% |"
     )
 n = len(abs_cal)
+first = next(iter(cal.values()))["mean_ns"]
+if "memory_model_ns" in first:
+    now = [float(m["mean_ns"]["memory_now_ns"]) for m in cal.values()]
+    print(
+        f"\nhost memory latency during the live runs: {min(now):.0f}–{max(now):.0f} ns; "
+        f"in the machine file (calibration): {float(first['memory_model_ns']):.0f} ns"
+    )
 within = sum(1 for e in abs_cal if e <= 15.0)
 print(
     f"\nmean |error| of the means over {n} patterns: calibrated {sum(abs_cal) / n:.1f}%, "

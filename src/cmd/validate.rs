@@ -57,6 +57,13 @@ struct ValidateRow {
     error_pct: f64,
     /// The live replay's loop: `chain` or `ops` (see `live::replay`).
     harness: &'static str,
+    /// The host's memory latency around this trace's live replays (see
+    /// [`memory_now`]), beside the machine file's: how far the host has
+    /// drifted since it was calibrated.
+    #[serde(serialize_with = "analysis::table::f2")]
+    memory_now_ns: f64,
+    #[serde(serialize_with = "analysis::table::f2")]
+    memory_model_ns: f64,
 }
 
 /// One line of `prefetch.csv`: what each simulated prefetcher did on a
@@ -118,6 +125,15 @@ impl Overhead {
     }
 }
 
+/// The host's memory latency now: a random chase over 64 MiB in huge pages
+/// (as `live calibrate --huge-pages` measures memory). A shared VM's
+/// memory latency moved from 190 to 264 ns between a calibration and a
+/// validation minutes later; a live latency is only comparable with the
+/// model of a host that has not moved since.
+fn memory_now() -> Result<f64> {
+    Ok(live::calibrate::chase_huge(64 << 20, 200_000, 3, 0x3E3)?.0.ns)
+}
+
 /// The PCs of the live replay's load and store: it issues every access of
 /// a trace from one loop, so the host's instruction-indexed prefetchers see
 /// one load instruction; the simulated run gives its accesses these PCs.
@@ -159,12 +175,21 @@ pub fn validate(a: ValidateArgs) -> Result<()> {
         "live harness overhead per access (replay of an L1-resident loop minus the chase's L1 latency), subtracted from live: chain {:.2} ns, ops {:.2} ns",
         overheads.chain, overheads.ops
     );
+    let memory_model_ns = m
+        .spec
+        .nodes
+        .iter()
+        .find_map(|n| n.memory.as_ref())
+        .map_or(0.0, |x| x.latency_ns);
+    println!(
+        "memory latency: {memory_model_ns:.1} ns in the machine file; \"memory ns\" is the host's now, around each trace's live runs"
+    );
     let mut rows = Vec::new();
     let mut pf_rows = Vec::new();
     let mut points = Vec::new();
     println!(
-        "{:<28} {:>8} {:>10} {:>10} {:>8} {:>8}",
-        "trace", "metric", "sim ns", "live ns", "error %", "harness"
+        "{:<28} {:>8} {:>10} {:>10} {:>8} {:>8} {:>10}",
+        "trace", "metric", "sim ns", "live ns", "error %", "harness", "memory ns"
     );
     for t in &a.traces {
         let acc = load_accesses(t, None)?;
@@ -239,10 +264,13 @@ pub fn validate(a: ValidateArgs) -> Result<()> {
                 dropped: st.dropped,
             });
         }
-        // The live side, `--live-runs` times: each metric's median.
+        // The live side, `--live-runs` times: each metric's median; the
+        // host's memory latency before and after.
+        let before = memory_now()?;
         let runs = (0..a.live_runs.max(1))
             .map(|_| live::replay::replay(&acc, &[cpu], 1, true))
             .collect::<Result<Vec<_>, _>>()?;
+        let memory_now_ns = (before + memory_now()?) / 2.0;
         let harness = runs[0].harness;
         let overhead = overheads.of(harness);
         let med = |f: fn(&live::replay::LiveResult) -> f64| {
@@ -273,9 +301,11 @@ pub fn validate(a: ValidateArgs) -> Result<()> {
                 live: livev,
                 error_pct: err,
                 harness: harness.name(),
+                memory_now_ns,
+                memory_model_ns,
             });
             println!(
-                "{name:<28} {metric:>8} {simv:>10.2} {livev:>10.2} {err:>+7.1}% {:>8}",
+                "{name:<28} {metric:>8} {simv:>10.2} {livev:>10.2} {err:>+7.1}% {:>8} {memory_now_ns:>10.1}",
                 harness.name()
             );
         }
