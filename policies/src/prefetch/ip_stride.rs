@@ -7,12 +7,15 @@
 //! (F = 0, the default: they are not followed) — the reach and the
 //! lookahead beyond it that `numasim live calibrate` measures on the host.
 //!
-//! `ip-stride-table:S=A[:S=A...]`: the same table, with a lookahead per
-//! stride: a confirmed stride of s lines prefetches A(s) lines along it,
-//! from one stride ahead, A interpolated linearly in log2 s between the
+//! `ip-stride-table[:c=C]:S=A[:S=A...]`: the same table, with a lookahead
+//! per stride: a confirmed stride of s lines prefetches A(s) lines along
+//! it, from one stride ahead, A interpolated linearly in log2 s between the
 //! listed strides (ascending, in lines; the first entry's A below it, the
 //! last's above it, |s| for descending strides) — the curve `live
-//! calibrate` measures, one entry per stride walked.
+//! calibrate` measures, one entry per stride walked. A stride is confirmed
+//! once seen C + 1 times in a row (C = 1, the default: twice) — the
+//! training a new stream costs before the prefetcher runs ahead, which
+//! `live calibrate` fits to the host's ramp walks.
 
 use std::collections::HashMap;
 
@@ -39,11 +42,16 @@ pub struct IpStride {
     /// degree for each stride (`ip-stride-table`).
     curve: Vec<(f64, f64)>,
     line_bits: u32,
+    /// Repeats of a stride after the first before it is followed.
+    confirm: u8,
     /// Per core: PC → entry. Bounded per core (a real table has 256 entries).
     table: Vec<HashMap<u64, PcEntry>>,
 }
 
 const TABLE_ENTRIES: usize = 1024;
+
+/// The largest confirmation count (`c=`) a stride or stream prefetcher takes.
+pub const MAX_CONFIRM: u8 = 8;
 
 impl IpStride {
     pub fn new(degree: u32, distance: u32, line_bits: u32, cores: usize) -> Self {
@@ -54,6 +62,7 @@ impl IpStride {
             far_degree: 0,
             curve: Vec::new(),
             line_bits,
+            confirm: 1,
             table: vec![HashMap::new(); cores.max(1)],
         }
     }
@@ -70,6 +79,12 @@ impl IpStride {
 }
 
 impl IpStride {
+    /// Follows a stride once it has repeated `c` times (1..=8).
+    pub fn with_confirm(mut self, c: u8) -> Self {
+        self.confirm = c.clamp(1, MAX_CONFIRM);
+        self
+    }
+
     /// The lookahead (lines) for a stride of `bytes`, from the curve.
     fn curve_degree(&self, bytes: u64) -> u32 {
         let x = ((bytes >> self.line_bits).max(1) as f64).log2();
@@ -95,7 +110,12 @@ impl Prefetcher for IpStride {
                 .iter()
                 .map(|&(x, a)| format!("{}={a}", x.exp2().round()))
                 .collect();
-            format!("ip-stride-table:{}", pts.join(":"))
+            let c = if self.confirm == 1 {
+                String::new()
+            } else {
+                format!("c={}:", self.confirm)
+            };
+            format!("ip-stride-table:{c}{}", pts.join(":"))
         } else if self.reach == 0 {
             format!("ip-stride:{}:{}", self.degree, self.distance)
         } else {
@@ -120,13 +140,13 @@ impl Prefetcher for IpStride {
         let e = t.entry(pc).or_default();
         let stride = seen.addr.wrapping_sub(e.last) as i64;
         if e.last != 0 && stride == e.stride && stride != 0 {
-            e.confidence = (e.confidence + 1).min(3);
+            e.confidence = (e.confidence + 1).min(self.confirm.max(3));
         } else {
             e.confidence = 0;
             e.stride = stride;
         }
         e.last = seen.addr;
-        if e.confidence < 1 {
+        if e.confidence < self.confirm {
             return;
         }
         let step = e.stride;
@@ -182,22 +202,31 @@ fn build(spec: &Spec, ctx: &Ctx) -> Result<Box<dyn Prefetcher>, PolicyError> {
 /// Registry entry of the per-stride form.
 pub const TABLE_ENTRY: Entry<dyn Prefetcher> = Entry {
     name: "ip-stride-table",
-    params: ":S=A[:S=A...]",
-    help: "ip-stride with A(s) lines ahead for a stride of s lines, interpolated in log2 s (a calibrated curve)",
+    params: "[:c=C]:S=A[:S=A...]",
+    help: "ip-stride with A(s) lines ahead for a stride of s lines, interpolated in log2 s (a calibrated curve); a stride followed once repeated C times (default 1)",
     build: build_table,
 };
 
 fn build_table(spec: &Spec, ctx: &Ctx) -> Result<Box<dyn Prefetcher>, PolicyError> {
     let bad = |why: &str| {
         PolicyError(format!(
-            "prefetcher {:?}: {why} (expected :S=A[:S=A...], strides S ascending in lines, lookaheads A 1..=64)",
+            "prefetcher {:?}: {why} (expected [:c=C]:S=A[:S=A...], C 1..=8, strides S ascending in lines, lookaheads A 1..=64)",
             spec.full
         ))
     };
     let rest = spec.rest.ok_or_else(|| bad("no curve"))?;
     let mut curve: Vec<(f64, f64)> = Vec::new();
-    for pt in rest.split(':') {
+    let mut confirm = 1;
+    for (i, pt) in rest.split(':').enumerate() {
         let (st, a) = pt.split_once('=').ok_or_else(|| bad("an entry without '='"))?;
+        if st == "c" {
+            confirm = a
+                .parse::<u8>()
+                .ok()
+                .filter(|c| i == 0 && (1..=MAX_CONFIRM).contains(c))
+                .ok_or_else(|| bad("c= not first or not 1..=8"))?;
+            continue;
+        }
         let st: u64 = st.parse().map_err(|_| bad("a stride that is not a number"))?;
         let a: f64 = a.parse().map_err(|_| bad("a lookahead that is not a number"))?;
         if st == 0 || !(1.0..=64.0).contains(&a) {
@@ -209,7 +238,11 @@ fn build_table(spec: &Spec, ctx: &Ctx) -> Result<Box<dyn Prefetcher>, PolicyErro
         }
         curve.push((x, a));
     }
-    let mut p = IpStride::new(1, 1, ctx.line.max(1).trailing_zeros(), ctx.cores);
+    if curve.is_empty() {
+        return Err(bad("no curve"));
+    }
+    let mut p =
+        IpStride::new(1, 1, ctx.line.max(1).trailing_zeros(), ctx.cores).with_confirm(confirm);
     p.curve = curve;
     Ok(Box::new(p))
 }
@@ -269,8 +302,42 @@ mod tests {
         }
         assert_eq!(out.len(), 15);
         assert_eq!(out[0], (0x10000 + 3 * 128) >> 6);
-        for bad in ["ip-stride-table", "ip-stride-table:4=2:1=3", "ip-stride-table:1=0", "ip-stride-table:x=1"] {
+        for bad in [
+            "ip-stride-table",
+            "ip-stride-table:4=2:1=3",
+            "ip-stride-table:1=0",
+            "ip-stride-table:x=1",
+            "ip-stride-table:c=3",
+            "ip-stride-table:1=2:c=3",
+            "ip-stride-table:c=9:1=2",
+            "ip-stride-table:c=0:1=2",
+        ] {
             assert!(build_table(&Spec::parse(bad), &ctx).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_stride_is_followed_after_c_repeats() {
+        let ctx = Ctx {
+            line: 64,
+            cores: 1,
+            ..Ctx::default()
+        };
+        for c in [1usize, 3] {
+            let spec = format!("ip-stride-table:c={c}:1=2");
+            let mut p = build_table(&Spec::parse(&spec), &ctx).unwrap();
+            let want = if c == 1 { "ip-stride-table:1=2" } else { spec.as_str() };
+            assert_eq!(p.name(), want);
+            // Unit stride: the k-th access (from 0) has seen the stride
+            // repeat k − 1 times.
+            let first = (0..8u64)
+                .position(|k| {
+                    let mut out = Vec::new();
+                    p.on_access(seen(Some(0x400), k * 64, true), k, &mut out);
+                    !out.is_empty()
+                })
+                .unwrap();
+            assert_eq!(first, c + 1, "c={c}");
         }
     }
 

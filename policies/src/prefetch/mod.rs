@@ -115,13 +115,14 @@ pub(crate) mod tests {
         assert!(create("ip-stride:x", 64, 4).is_err());
         assert_eq!(
             create("ghost", 64, 4).err().unwrap().0,
-            "unknown prefetcher \"ghost\"; expected one of next-line[:D], ip-stride[:D[:K[:R[:F]]]], ip-stride-table:S=A[:S=A...], stream[:D[:K[:T]]], adjacent[:mem], delta[:D], learned:FILE[:BASE]"
+            "unknown prefetcher \"ghost\"; expected one of next-line[:D], ip-stride[:D[:K[:R[:F]]]], ip-stride-table[:c=C]:S=A[:S=A...], stream[:D[:K[:T[:C]]]], adjacent[:mem], delta[:D], learned:FILE[:BASE]"
         );
         for (bad, why) in [
             ("ip-stride:1:1:1:1:1", "at most four numbers, :D:K:R:F"),
             ("ip-stride:1:1:4:65", "F must be 0..=64"),
             ("stream:1:1:0", "T (regions tracked) must be 1..=1024"),
-            ("stream:1:1:1:1", "at most three numbers, :D:K:T"),
+            ("stream:1:1:1:1:1", "at most four numbers, :D:K:T:C"),
+            ("stream:1:1:1:9", "C (steps that confirm a stream) must be 1..=8"),
             ("next-line:1:1:1", "at most two numbers, :D:K"),
             ("adjacent:1", "the only parameter is :mem"),
         ] {

@@ -1,8 +1,11 @@
-//! `stream[:D[:K[:T]]]`: per core, up to T tracked 4 KiB regions (default
-//! 16; `numasim live calibrate` measures the host's); two accesses to
-//! consecutive or near lines in one direction confirm a stream, and each
-//! further access prefetches D lines K ahead in that direction (a
-//! simplified IBM POWER / Intel L2 streamer).
+//! `stream[:D[:K[:T[:C]]]]`: per core, up to T tracked 4 KiB regions
+//! (default 16; `numasim live calibrate` measures the host's); C steps
+//! (default 1) to the next or a near line in one direction, after the one
+//! that set the direction, confirm a stream, and each further access
+//! prefetches D lines K ahead in that direction (a simplified IBM POWER /
+//! Intel L2 streamer). A larger C costs each new stream more training
+//! (`live calibrate` fits it to the host's ramp walks) and lets fewer
+//! random near pairs pass for a stream.
 
 use sim::policy::{AccessView, Prefetcher};
 
@@ -23,6 +26,8 @@ pub struct Stream {
     distance: u32,
     /// Regions tracked per core.
     tracked: usize,
+    /// Same-direction near steps that confirm a stream.
+    confirm: u8,
     trackers: Vec<Vec<Tracker>>,
     clock: u64,
 }
@@ -35,6 +40,7 @@ impl Stream {
             degree,
             distance: distance.max(1),
             tracked: TRACKERS,
+            confirm: 1,
             trackers: vec![Vec::new(); cores.max(1)],
             clock: 0,
         }
@@ -47,11 +53,22 @@ impl Stream {
         self.tracked = n.max(1);
         self
     }
+
+    /// Confirms a stream after `c` same-direction near steps (1..=8).
+    pub fn with_confirm(mut self, c: u8) -> Self {
+        self.confirm = c.clamp(1, super::ip_stride::MAX_CONFIRM);
+        self
+    }
 }
 
 impl Prefetcher for Stream {
     fn name(&self) -> String {
-        if self.tracked == TRACKERS {
+        if self.confirm != 1 {
+            format!(
+                "stream:{}:{}:{}:{}",
+                self.degree, self.distance, self.tracked, self.confirm
+            )
+        } else if self.tracked == TRACKERS {
             format!("stream:{}:{}", self.degree, self.distance)
         } else {
             format!("stream:{}:{}:{}", self.degree, self.distance, self.tracked)
@@ -84,13 +101,13 @@ impl Prefetcher for Stream {
         }
         let dir = d.signum();
         if d.abs() <= 2 && dir == t.dir {
-            t.confidence = (t.confidence + 1).min(3);
+            t.confidence = (t.confidence + 1).min(self.confirm.max(3));
         } else {
             t.dir = dir;
             t.confidence = 0;
         }
         t.last = line;
-        if t.confidence >= 1 {
+        if t.confidence >= self.confirm {
             for k in 0..self.degree as i64 {
                 out.push(line.wrapping_add((dir * (self.distance as i64 + k)) as u64));
             }
@@ -101,13 +118,13 @@ impl Prefetcher for Stream {
 /// Registry entry.
 pub const ENTRY: Entry<dyn Prefetcher> = Entry {
     name: "stream",
-    params: "[:D[:K[:T]]]",
-    help: "per 4 KiB region (T tracked, default 16), a confirmed ascending or descending run: D lines K ahead",
+    params: "[:D[:K[:T[:C]]]]",
+    help: "per 4 KiB region (T tracked, default 16), a run confirmed by C near steps (default 1), ascending or descending: D lines K ahead",
     build,
 };
 
 fn build(spec: &Spec, ctx: &Ctx) -> Result<Box<dyn Prefetcher>, PolicyError> {
-    let (degree, distance, more) = super::degree_distance_and(spec, 2, &["T"])?;
+    let (degree, distance, more) = super::degree_distance_and(spec, 2, &["T", "C"])?;
     let tracked = more.first().copied();
     if tracked == Some(0) || tracked.is_some_and(|t| t > 1024) {
         return Err(PolicyError(format!(
@@ -115,9 +132,18 @@ fn build(spec: &Spec, ctx: &Ctx) -> Result<Box<dyn Prefetcher>, PolicyError> {
             spec.full
         )));
     }
+    let confirm = more.get(1).copied().unwrap_or(1);
+    if !(1..=super::ip_stride::MAX_CONFIRM as u64).contains(&confirm) {
+        return Err(PolicyError(format!(
+            "prefetcher {:?}: C (steps that confirm a stream) must be 1..={}",
+            spec.full,
+            super::ip_stride::MAX_CONFIRM
+        )));
+    }
     Ok(Box::new(
         Stream::new(degree, distance, ctx.cores)
-            .with_trackers(tracked.unwrap_or(TRACKERS as u64) as usize),
+            .with_trackers(tracked.unwrap_or(TRACKERS as u64) as usize)
+            .with_confirm(confirm as u8),
     ))
 }
 
@@ -141,6 +167,35 @@ mod tests {
             q.on_access(seen(None, l * 64, true), l, &mut out);
         }
         assert_eq!(out, vec![296]);
+    }
+
+    #[test]
+    fn c_near_steps_confirm_a_stream() {
+        let ctx = Ctx {
+            line: 64,
+            cores: 1,
+            ..Ctx::default()
+        };
+        for c in [1usize, 4] {
+            let mut p = build(&Spec::parse(&format!("stream:1:1:16:{c}")), &ctx).unwrap();
+            // The first access opens the region, the second sets the
+            // direction, each after it is a confirming step.
+            let first = (0..10u64)
+                .position(|k| {
+                    let mut out = Vec::new();
+                    p.on_access(seen(None, (640 + k) * 64, true), 640 + k, &mut out);
+                    !out.is_empty()
+                })
+                .unwrap();
+            assert_eq!(first, c + 1, "C={c}");
+        }
+        assert_eq!(
+            build(&Spec::parse("stream:1:1:16:4"), &ctx).unwrap().name(),
+            "stream:1:1:16:4"
+        );
+        for bad in ["stream:1:1:16:0", "stream:1:1:16:9", "stream:1:1:16:2:1"] {
+            assert!(build(&Spec::parse(bad), &ctx).is_err(), "{bad}");
+        }
     }
 
     #[test]
