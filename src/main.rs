@@ -3,6 +3,8 @@
 //! crates (`traces`, `sim`, `policies`, `analysis`).
 
 mod cmd;
+mod confirm_fit;
+mod dependent;
 mod experiment;
 mod input;
 mod machines;

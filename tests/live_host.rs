@@ -223,7 +223,9 @@ fn live_replay_and_validate_run_end_to_end() {
     let report = std::fs::read_to_string(out.join("report.html")).unwrap();
     assert!(report.contains("Simulated vs live (validate.csv)") && report.contains("<svg"));
     let csv = std::fs::read_to_string(out.join("validate.csv")).unwrap();
-    assert!(csv.starts_with("trace,metric,sim,live,error_pct,harness,memory_now_ns,memory_model_ns\n"));
+    assert!(
+        csv.starts_with("trace,metric,sim,live,error_pct,harness,memory_now_ns,memory_model_ns\n")
+    );
     assert!(csv.contains(",ops,") && csv.contains(",chain,"), "{csv}");
     assert_eq!(csv.lines().count(), 1 + 2 * 3);
     assert!(

@@ -42,6 +42,9 @@ pub const STRIDES: [i64; 20] = [
 /// Concurrent streams walked.
 pub const STREAMS: [u32; 7] = [1, 2, 4, 8, 16, 32, 64];
 
+/// Run lengths (lines) of the ramp walks.
+pub const RAMPS: [u32; 6] = [2, 4, 8, 16, 32, 64];
+
 /// Rounds of every walk, interleaved (see [`walk_rounds`]).
 pub const ROUNDS: usize = 5;
 
@@ -93,6 +96,12 @@ pub struct Fingerprint {
     /// the prefetcher's lines land rather than how far ahead it runs).
     #[serde(default)]
     pub levels: Vec<LevelWalks>,
+    /// (run length in lines, ns per load) of the ramp walks: runs of
+    /// consecutive lines, each at a random place — what a new stream costs
+    /// before the prefetchers run ahead of it. Not read by the verdict;
+    /// `live calibrate` fits the model's confirmation count to them.
+    #[serde(default)]
+    pub ramps: Vec<(u32, f64)>,
 }
 
 /// The stride walks at one working set (ns per load).
@@ -193,6 +202,20 @@ fn shuffled(n: usize, seed: u64) -> Vec<u32> {
     v
 }
 
+/// Runs of `len` consecutive lines over `p` lines (the blocks `k·len..`,
+/// the last one shorter), the runs in a random order: each run a new
+/// stream at a place unrelated to the last.
+pub fn ramp_order(p: usize, len: u32, seed: u64) -> Vec<u32> {
+    let len = len.max(1) as usize;
+    shuffled(p.div_ceil(len), seed)
+        .into_iter()
+        .flat_map(|b| {
+            let b = b as usize * len;
+            (b..(b + len).min(p)).map(|l| l as u32)
+        })
+        .collect()
+}
+
 /// `n` unit-stride streams over `p` lines, walked round-robin; the streams'
 /// regions are visited in a random order, so the step from one stream to
 /// the next never repeats.
@@ -237,9 +260,13 @@ pub fn fingerprint(
         .to_vec();
     let next = || pairs_order(p, false, seed);
     let buddy = || pairs_order(p, true, seed);
+    let ramps: Vec<_> = RAMPS
+        .map(|n| move || ramp_order(p, n, seed ^ ((n as u64) << 8)))
+        .to_vec();
     let mut orders: Vec<&dyn Fn() -> Vec<u32>> = vec![&random, &next, &buddy];
     orders.extend(strides.iter().map(|f| f as &dyn Fn() -> Vec<u32>));
     orders.extend(streams.iter().map(|f| f as &dyn Fn() -> Vec<u32>));
+    orders.extend(ramps.iter().map(|f| f as &dyn Fn() -> Vec<u32>));
     let ns = walk_rounds(&mut buf, &orders, loads, repeats);
     let huge = crate::os::anon_huge_bytes().saturating_sub(before) as f64 / buf.len() as f64;
     let (random, next_ns, buddy_ns) = (ns[0], ns[1], ns[2]);
@@ -253,6 +280,11 @@ pub fn fingerprint(
         .copied()
         .zip(ns[3 + STRIDES.len()..].iter().copied())
         .collect();
+    let ramps = RAMPS
+        .iter()
+        .copied()
+        .zip(ns[3 + STRIDES.len() + STREAMS.len()..].iter().copied())
+        .collect();
     let pairs = Pairs { next_ns, buddy_ns };
 
     Ok(Fingerprint {
@@ -263,6 +295,7 @@ pub fn fingerprint(
         streams,
         pairs: Some(pairs),
         levels: Vec::new(),
+        ramps,
     })
 }
 
@@ -438,18 +471,26 @@ fn stride_steps(f: &Fingerprint, followed: &[i64]) -> (u32, u64, u32) {
 /// - the other half of a 128-byte pair brought: `adjacent:mem@L2` (the
 ///   pairs walk measures lines from memory); else the
 ///   next line brought: `next-line:1@L1D`.
-pub fn model(v: &Verdict, stream_level: &str) -> Vec<String> {
+pub fn model(v: &Verdict, stream_level: &str, confirm: u8) -> Vec<String> {
     let mut m = Vec::new();
     if !v.detected {
         return m;
     }
     let ahead = v.ahead_lines.max(1);
     if v.crosses_pages && !v.curve.is_empty() {
-        let pts: Vec<String> = v.curve.iter().map(|(s, a)| format!("{s}={a}")).collect();
+        let mut pts: Vec<String> = v.curve.iter().map(|(s, a)| format!("{s}={a}")).collect();
+        if confirm > 1 {
+            pts.insert(0, format!("c={confirm}"));
+        }
         m.push(format!("ip-stride-table:{}@L1D", pts.join(":")));
     }
-    if v.streams >= 2 {
-        m.push(format!("stream:{ahead}:1:{}@{stream_level}", v.streams));
+    let tracked = if v.streams >= 2 { v.streams } else { 16 };
+    if confirm > 1 {
+        m.push(format!(
+            "stream:{ahead}:1:{tracked}:{confirm}@{stream_level}"
+        ));
+    } else if v.streams >= 2 {
+        m.push(format!("stream:{ahead}:1:{tracked}@{stream_level}"));
     } else {
         m.push(format!("stream:{ahead}:1@{stream_level}"));
     }
@@ -461,22 +502,39 @@ pub fn model(v: &Verdict, stream_level: &str) -> Vec<String> {
     m
 }
 
-/// Writes the verdict into a machine description (`core.prefetch`, the
-/// measurements in the file `measured`); returns a note for its sources.
-/// Pure, like [`crate::calibrate::apply`]: the same fingerprint gives the
-/// same machine file.
-pub fn apply(spec: &mut sim::machine::MachineSpec, f: &Fingerprint, measured: &str) -> String {
-    let v = verdict(f);
+/// The level the region streamer fills: L1 when a walk of several streams
+/// costs less than an L2 hit, else L2.
+fn stream_level(spec: &sim::machine::MachineSpec, v: &Verdict) -> String {
     let caches = &spec.core.caches;
-    let stream_level = match (caches.first(), caches.get(1)) {
+    match (caches.first(), caches.get(1)) {
         (Some(l1), Some(l2)) if v.streams_ns > 0.0 && v.streams_ns < l2.latency_ns => {
             l1.name.clone()
         }
         (_, Some(l2)) => l2.name.clone(),
         (Some(l1), None) => l1.name.clone(),
         (None, None) => "0".to_string(),
-    };
-    let model = model(&v, &stream_level);
+    }
+}
+
+/// Sets the confirmation count of the model's prefetchers in a machine
+/// file [`apply`] wrote (`core.prefetch.confirm` and the `model` specs);
+/// nothing when it has no `core.prefetch`.
+pub fn apply_confirm(spec: &mut sim::machine::MachineSpec, f: &Fingerprint, confirm: u8) {
+    let v = verdict(f);
+    let level = stream_level(spec, &v);
+    if let Some(p) = spec.core.prefetch.as_mut() {
+        p.confirm = confirm;
+        p.model = model(&v, &level, confirm);
+    }
+}
+
+/// Writes the verdict into a machine description (`core.prefetch`, the
+/// measurements in the file `measured`); returns a note for its sources.
+/// Pure, like [`crate::calibrate::apply`]: the same fingerprint gives the
+/// same machine file.
+pub fn apply(spec: &mut sim::machine::MachineSpec, f: &Fingerprint, measured: &str) -> String {
+    let v = verdict(f);
+    let model = model(&v, &stream_level(spec, &v), 1);
     let r2 = |x: f64| (x * 100.0).round() / 100.0;
     spec.core.prefetch = Some(sim::machine::HostPrefetch {
         detected: v.detected,
@@ -492,6 +550,7 @@ pub fn apply(spec: &mut sim::machine::MachineSpec, f: &Fingerprint, measured: &s
         far_ahead: v.far_ahead,
         next_line: v.next_line,
         adjacent_line: v.adjacent_line,
+        confirm: 1,
         model: model.clone(),
         measured: measured.to_string(),
     });
@@ -557,6 +616,31 @@ mod tests {
     }
 
     #[test]
+    fn ramp_orders_are_runs_of_consecutive_lines_at_random_places() {
+        let p = prime_at_most(1000);
+        for len in RAMPS {
+            let o = ramp_order(p, len, 5);
+            let mut sorted = o.clone();
+            sorted.sort_unstable();
+            assert_eq!(sorted, (0..p as u32).collect::<Vec<_>>(), "run {len}");
+            // Within a run each step is one line; a run starts at a
+            // multiple of its length.
+            let starts: Vec<usize> = (0..o.len())
+                .filter(|&i| (o[i] as usize).is_multiple_of(len as usize))
+                .collect();
+            for w in starts.windows(2) {
+                let run = &o[w[0]..w[1]];
+                assert!(
+                    run.windows(2).all(|x| x[1] == x[0] + 1),
+                    "run {len}: {run:?}"
+                );
+            }
+            // The runs are not in address order.
+            assert!(o.windows(2).any(|x| x[1] < x[0]), "run {len}");
+        }
+    }
+
+    #[test]
     fn stream_and_pair_orders_touch_each_line_once() {
         let p = prime_at_most(4096);
         for n in STREAMS {
@@ -600,6 +684,7 @@ mod tests {
                 buddy_ns: 90.0,
             }),
             levels: Vec::new(),
+            ramps: Vec::new(),
         }
     }
 
@@ -622,11 +707,19 @@ mod tests {
         // Streams of 2 and 4 cost 6 and 8 ns: the least, 6.
         assert_eq!(v.streams_ns, 6.0);
         assert_eq!(
-            model(&v, "L2"),
+            model(&v, "L2", 1),
             [
                 "ip-stride-table:1=20:2=10:4=8:16=10:64=8:256=4:1024=5@L1D",
                 "stream:20:1:4@L2",
                 "next-line:1@L1D"
+            ]
+        );
+        // Confirmed after 3 repeats: both the stride table and the streamer.
+        assert_eq!(
+            model(&v, "L2", 3)[..2],
+            [
+                "ip-stride-table:c=3:1=20:2=10:4=8:16=10:64=8:256=4:1024=5@L1D",
+                "stream:20:1:4:3@L2"
             ]
         );
         // One level of lookahead: no step, every stride alike.
@@ -637,7 +730,7 @@ mod tests {
         let v = verdict(&flat);
         assert_eq!((v.stride_ahead, v.reach_lines, v.far_ahead), (10, 0, 0));
         assert_eq!(
-            model(&v, "L2")[0],
+            model(&v, "L2", 1)[0],
             "ip-stride-table:1=20:2=10:64=9:1024=11@L1D"
         );
         let none = Fingerprint {
@@ -652,6 +745,6 @@ mod tests {
         let v = verdict(&none);
         assert!(!v.detected && !v.backward && !v.crosses_pages && v.max_stride_lines == 0);
         assert_eq!((v.streams, v.ahead_lines), (0, 0));
-        assert!(model(&v, "L2").is_empty());
+        assert!(model(&v, "L2", 1).is_empty());
     }
 }

@@ -123,12 +123,21 @@ pub struct HostPrefetch {
     /// A miss brings the other half of its 128-byte pair.
     #[serde(default)]
     pub adjacent_line: bool,
+    /// Repeats of a stride (steps of a stream) the model's prefetchers
+    /// need before they run ahead: fitted by simulation to the ramp walks
+    /// (runs of lines at random places), 1 when not fitted.
+    #[serde(default = "one")]
+    pub confirm: u8,
     /// The prefetchers the model runs for this host (`SPEC@LEVEL`, as
     /// `--prefetch` takes them); `numasim validate` runs these by default.
     #[serde(default)]
     pub model: Vec<String>,
     /// The file beside the machine file with the measurements.
     pub measured: String,
+}
+
+fn one() -> u8 {
+    1
 }
 
 /// A node's memory.

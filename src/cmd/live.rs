@@ -19,6 +19,22 @@ pub enum LiveCmd {
     Calibrate(CalibrateArgs),
     /// Replay a trace's data accesses on pinned threads of this host.
     Replay(ReplayArgs),
+    /// Re-derive a calibrated machine file's prefetchers (`[core.prefetch]`)
+    /// from the fingerprint `live calibrate` recorded beside it, without
+    /// measuring again (after the model's prefetchers or the fit change).
+    Refit(RefitArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct RefitArgs {
+    /// The fingerprint (`.prefetch.json`, written by `live calibrate`).
+    pub measured: PathBuf,
+    /// The machine file calibrated with it.
+    #[arg(long)]
+    pub machine: PathBuf,
+    /// The re-derived machine file.
+    #[arg(long)]
+    pub out: PathBuf,
 }
 
 #[derive(Args, Debug)]
@@ -83,7 +99,77 @@ pub fn run(cmd: LiveCmd) -> Result<()> {
         LiveCmd::Probe(a) => probe(a),
         LiveCmd::Calibrate(a) => calibrate(a),
         LiveCmd::Replay(a) => live_replay(a),
+        LiveCmd::Refit(a) => refit(a),
     }
+}
+
+/// The sources notes [`prefetch_model`] writes (each starts so), which a
+/// refit replaces.
+const PREFETCH_NOTES: [&str; 3] = [
+    "Prefetchers (",
+    "core.mlp raised to",
+    "prefetchers' confirmation count",
+];
+
+/// The host's prefetchers from a fingerprint into `spec`: the verdict and
+/// its model (`live::fingerprint::apply`), `core.mlp` at least the unit
+/// walk's lookahead, the confirmation count fitted to the ramp walks
+/// (`confirm_fit`); returns the notes for its sources.
+fn prefetch_model(
+    spec: &mut MachineSpec,
+    fp: &live::fingerprint::Fingerprint,
+    measured: &str,
+) -> Result<Vec<String>> {
+    let mut notes = vec![live::fingerprint::apply(spec, fp, measured)];
+    // The unit-stride walk is a second Little's-law reading of the lines a
+    // core keeps in flight (its prefetches' lookahead): the larger one
+    // stands (a noisy streaming read must not cap the prefetch queue below
+    // what the walk showed).
+    let ahead = live::fingerprint::verdict(fp).ahead_lines;
+    if ahead > spec.core.mlp {
+        notes.push(format!(
+            "core.mlp raised to {ahead}: the unit-stride walk kept that many lines in flight (random chase / walk)"
+        ));
+        spec.core.mlp = ahead;
+    }
+    if let Some(fit) = crate::confirm_fit::fit(spec, fp)? {
+        live::fingerprint::apply_confirm(spec, fp, fit.confirm);
+        notes.push(fit.note);
+    }
+    Ok(notes)
+}
+
+fn refit(a: RefitArgs) -> Result<()> {
+    let text = std::fs::read_to_string(&a.measured)
+        .with_context(|| format!("{}: cannot read", a.measured.display()))?;
+    let v: serde_json::Value = serde_json::from_str(&text)
+        .with_context(|| format!("{}: not JSON", a.measured.display()))?;
+    let fp: live::fingerprint::Fingerprint =
+        serde_json::from_value(v.get("fingerprint").cloned().unwrap_or_default())
+            .with_context(|| format!("{}: no fingerprint in it", a.measured.display()))?;
+    let mut spec = crate::machines::load_machine(&a.machine.to_string_lossy())?.spec;
+    spec.sources
+        .retain(|n| !PREFETCH_NOTES.iter().any(|p| n.starts_with(p)));
+    let name = spec
+        .core
+        .prefetch
+        .as_ref()
+        .map(|p| p.measured.clone())
+        .unwrap_or_else(|| {
+            a.measured
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default()
+        });
+    let notes = prefetch_model(&mut spec, &fp, &name)?;
+    for n in &notes {
+        println!("{n}");
+    }
+    spec.sources.extend(notes);
+    let m = sim::Machine::new(spec).context("the re-derived machine is not a valid description")?;
+    write_file(&a.out, m.to_toml().as_bytes())?;
+    println!("wrote {}", a.out.display());
+    Ok(())
 }
 
 fn probe(a: ProbeArgs) -> Result<()> {
@@ -282,19 +368,9 @@ fn calibrate(a: CalibrateArgs) -> Result<()> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let note = live::fingerprint::apply(&mut spec, &fp, &name);
-    eprintln!("{note}");
-    notes.push(note);
-    // The unit-stride walk is a second Little's-law reading of the lines a
-    // core keeps in flight (its prefetches' lookahead): the larger one
-    // stands (a noisy streaming read must not cap the prefetch queue below
-    // what the walk showed).
-    let ahead = live::fingerprint::verdict(&fp).ahead_lines;
-    if ahead > spec.core.mlp {
-        notes.push(format!(
-            "core.mlp raised to {ahead}: the unit-stride walk kept that many lines in flight (random chase / walk)"
-        ));
-        spec.core.mlp = ahead;
+    for n in prefetch_model(&mut spec, &fp, &name)? {
+        eprintln!("{n}");
+        notes.push(n);
     }
     spec.sources.extend(notes);
     let m = sim::Machine::new(spec).context("the calibrated machine is not a valid description")?;

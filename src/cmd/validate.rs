@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 use clap::Args;
-use traces::{Access, Batch};
+use traces::Access;
 
 use super::live::load_accesses;
 use crate::output::{ensure_dir, write_file};
@@ -131,14 +131,10 @@ impl Overhead {
 /// validation minutes later; a live latency is only comparable with the
 /// model of a host that has not moved since.
 fn memory_now() -> Result<f64> {
-    Ok(live::calibrate::chase_huge(64 << 20, 200_000, 3, 0x3E3)?.0.ns)
+    Ok(live::calibrate::chase_huge(64 << 20, 200_000, 3, 0x3E3)?
+        .0
+        .ns)
 }
-
-/// The PCs of the live replay's load and store: it issues every access of
-/// a trace from one loop, so the host's instruction-indexed prefetchers see
-/// one load instruction; the simulated run gives its accesses these PCs.
-const REPLAY_LOAD_PC: u64 = 0x1000;
-const REPLAY_STORE_PC: u64 = 0x1004;
 
 /// The prefetchers the simulated run uses (see `ValidateArgs::prefetch`).
 fn prefetchers(given: &[String], m: &sim::Machine) -> Vec<String> {
@@ -194,57 +190,27 @@ pub fn validate(a: ValidateArgs) -> Result<()> {
     for t in &a.traces {
         let acc = load_accesses(t, None)?;
         let footprint: std::collections::HashSet<u64> = acc.iter().map(|x| x.addr >> 6).collect();
-        // Simulated: one thread, every miss blocking (as the live loads are dependent).
-        let placement = policies::placement::PLACEMENTS
-            .build("first-touch", &policies::registry::Ctx::for_machine(&m))?;
-        let mut e = sim::Engine::new(
-            &m,
-            sim::Config {
-                mlp: Some(1),
-                pin: sim::Pin::Compact,
-                prefetch_level: 1.min(m.spec.core.caches.len().saturating_sub(1)),
-                prefetch_queue: Some(a.prefetch_queue.unwrap_or(m.spec.core.mlp as usize)),
-                ..sim::Config::default()
-            },
-            placement,
-        )?;
-        crate::policy::attach_prefetchers(
-            &mut e,
+        // Simulated: one thread, every miss blocking (as the live loads are
+        // dependent), two passes, the first to warm the caches as the live
+        // replay does; the second timed per chunk of accesses, as the live
+        // replay is.
+        let mut sim_replay = crate::dependent::DependentReplay::new(
             &m,
             &specs,
-            1.min(m.spec.core.caches.len().saturating_sub(1)),
+            a.prefetch_queue.unwrap_or(m.spec.core.mlp as usize),
         )?;
-        let fields = traces::Fields {
-            pc: true,
-            ..traces::Fields::default()
-        };
-        // Two passes, the first to warm the caches as the live replay does;
-        // the second timed per chunk of accesses, as the live replay is.
         let mut chunks = Vec::with_capacity(acc.len() / live::replay::CHUNK + 1);
         for pass in 0..2 {
             for chunk in acc.chunks(live::replay::CHUNK) {
-                let mut b = Batch::new(fields);
-                for x in chunk {
-                    let mut r = traces::Record::access(0, x.kind, x.addr, x.size);
-                    r.pc = if matches!(x.kind, traces::Kind::Store | traces::Kind::Modify) {
-                        REPLAY_STORE_PC
-                    } else {
-                        REPLAY_LOAD_PC
-                    };
-                    r.flags |= traces::record::FLAG_PC;
-                    b.push(r);
-                }
-                let before = e.latency_totals();
-                e.feed(&b)
+                let (n, ns) = sim_replay
+                    .run(chunk)
                     .map_err(|x| anyhow::anyhow!("{}: {x}", t.display()))?;
-                e.finish()?;
-                let after = e.latency_totals();
-                if pass == 1 && after.0 > before.0 {
-                    chunks.push((after.1 - before.1) as f64 / 1000.0 / (after.0 - before.0) as f64);
+                if pass == 1 && n > 0 {
+                    chunks.push(ns / n as f64);
                 }
             }
             if pass == 0 {
-                e.clear_stats();
+                sim_replay.clear_stats();
             }
         }
         let s = live::replay::chunk_stats(&mut chunks);
@@ -252,7 +218,7 @@ pub fn validate(a: ValidateArgs) -> Result<()> {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        for (pf, level, st) in e.prefetchers() {
+        for (pf, level, st) in sim_replay.engine().prefetchers() {
             pf_rows.push(PrefetchRow {
                 trace: name.clone(),
                 prefetcher: pf,

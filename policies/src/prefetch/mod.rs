@@ -18,6 +18,8 @@ registry! {
     learned: [ENTRY],
 }
 
+pub use ip_stride::MAX_CONFIRM;
+
 /// A prefetcher's `[:D[:K]]`: degree D (1..=64, default `default_degree`)
 /// and distance K (default 1).
 fn degree_distance(spec: &Spec, default_degree: u64) -> Result<(u32, u32), PolicyError> {
@@ -122,7 +124,10 @@ pub(crate) mod tests {
             ("ip-stride:1:1:4:65", "F must be 0..=64"),
             ("stream:1:1:0", "T (regions tracked) must be 1..=1024"),
             ("stream:1:1:1:1:1", "at most four numbers, :D:K:T:C"),
-            ("stream:1:1:1:9", "C (steps that confirm a stream) must be 1..=8"),
+            (
+                "stream:1:1:1:9",
+                "C (steps that confirm a stream) must be 1..=8",
+            ),
             ("next-line:1:1:1", "at most two numbers, :D:K"),
             ("adjacent:1", "the only parameter is :mem"),
         ] {

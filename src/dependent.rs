@@ -1,0 +1,90 @@
+//! The model of a live replay: one trace thread whose every miss blocks
+//! (`--mlp 1`, as the live loads are dependent), the given prefetchers,
+//! and every access from the one PC of the live loop's load (or store) —
+//! the host's instruction-indexed prefetchers see one instruction. Used by
+//! `validate` (each trace) and by `live calibrate`'s fit of the
+//! prefetchers' confirmation count (the ramp walks).
+
+use anyhow::Result;
+use traces::{Access, Batch};
+
+/// The PCs of the live replay's load and store.
+pub const REPLAY_LOAD_PC: u64 = 0x1000;
+pub const REPLAY_STORE_PC: u64 = 0x1004;
+
+/// A simulated dependent-load replay on a machine.
+pub struct DependentReplay<'a> {
+    engine: sim::Engine<'a>,
+}
+
+impl<'a> DependentReplay<'a> {
+    /// On `m`, with `prefetch` (SPEC[@LEVEL], default level the L2, or L1
+    /// on a one-level machine) and a prefetch queue of `queue` fills.
+    pub fn new(m: &'a sim::Machine, prefetch: &[String], queue: usize) -> Result<Self> {
+        let placement = policies::placement::PLACEMENTS
+            .build("first-touch", &policies::registry::Ctx::for_machine(m))?;
+        let level = 1.min(m.spec.core.caches.len().saturating_sub(1));
+        let mut engine = sim::Engine::new(
+            m,
+            sim::Config {
+                mlp: Some(1),
+                pin: sim::Pin::Compact,
+                prefetch_level: level,
+                prefetch_queue: Some(queue),
+                timeseries: false,
+                ..sim::Config::default()
+            },
+            placement,
+        )?;
+        crate::policy::attach_prefetchers(&mut engine, m, prefetch, level)?;
+        Ok(DependentReplay { engine })
+    }
+
+    /// Runs `chunk` to completion; returns its accesses and their total
+    /// latency (ns).
+    pub fn run(&mut self, chunk: &[Access]) -> Result<(u64, f64)> {
+        let mut b = Batch::new(traces::Fields {
+            pc: true,
+            ..traces::Fields::default()
+        });
+        for x in chunk {
+            let mut r = traces::Record::access(0, x.kind, x.addr, x.size);
+            r.pc = if matches!(x.kind, traces::Kind::Store | traces::Kind::Modify) {
+                REPLAY_STORE_PC
+            } else {
+                REPLAY_LOAD_PC
+            };
+            r.flags |= traces::record::FLAG_PC;
+            b.push(r);
+        }
+        let before = self.engine.latency_totals();
+        self.engine.feed(&b)?;
+        self.engine.finish()?;
+        let after = self.engine.latency_totals();
+        Ok((after.0 - before.0, (after.1 - before.1) as f64 / 1000.0))
+    }
+
+    /// Forgets the statistics so far (not the caches' or prefetchers' state).
+    pub fn clear_stats(&mut self) {
+        self.engine.clear_stats();
+    }
+
+    pub fn engine(&self) -> &sim::Engine<'a> {
+        &self.engine
+    }
+}
+
+/// ns per load of the model walking `lines` (line indices) as loads, the
+/// first half warming the caches and training the prefetchers, the second
+/// timed.
+pub fn walk_ns(m: &sim::Machine, prefetch: &[String], lines: &[u32]) -> Result<f64> {
+    let mut r = DependentReplay::new(m, prefetch, m.spec.core.mlp as usize)?;
+    let acc: Vec<Access> = lines
+        .iter()
+        .map(|&l| Access::new(0, traces::Kind::Load, 0x4000_0000 + l as u64 * 64, 8))
+        .collect();
+    let (warm, timed) = acc.split_at(acc.len() / 2);
+    r.run(warm)?;
+    let (n, ns) = r.run(timed)?;
+    Ok(if n == 0 { 0.0 } else { ns / n as f64 })
+}
