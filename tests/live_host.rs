@@ -298,6 +298,49 @@ fn the_fingerprint_sees_a_prefetcher_on_a_unit_stride_walk_and_none_on_a_random_
     );
 }
 
+/// `live refit` re-derives the prefetchers of the recorded machine file
+/// from the fingerprint recorded beside it — the verdict, the model and the
+/// confirmation count fitted by simulation — and gets the file back byte
+/// for byte (the fit is deterministic, and refit and calibrate share it).
+#[test]
+fn live_refit_of_a_recorded_fingerprint_gives_back_its_machine_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let fx = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/prefetch");
+    let out = dir.path().join("refit.toml");
+    let o = common::cmd()
+        .args(["live", "refit"])
+        .arg(fx.join("epyc-vm-2026-12-01.json"))
+        .arg("--machine")
+        .arg(fx.join("epyc-vm-2026-12-01.toml"))
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(stdout.contains("confirmation count 4"), "{stdout}");
+    assert_eq!(
+        std::fs::read_to_string(&out).unwrap(),
+        std::fs::read_to_string(fx.join("epyc-vm-2026-12-01.toml")).unwrap()
+    );
+    // A file that is not a fingerprint: one line naming it.
+    let bad = dir.path().join("bad.json");
+    std::fs::write(&bad, "{\"fingerprint\": 3}").unwrap();
+    let o = common::cmd()
+        .args(["live", "refit"])
+        .arg(&bad)
+        .arg("--machine")
+        .arg(fx.join("epyc-vm-2026-12-01.toml"))
+        .arg("--out")
+        .arg(dir.path().join("x.toml"))
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("bad.json: no fingerprint in it"), "{err}");
+    assert!(!dir.path().join("x.toml").exists());
+}
+
 #[test]
 fn a_recorded_fingerprint_maps_to_the_same_machine_file_every_time() {
     // Measured by `numasim live calibrate` on the 2-core EPYC VM, 2026-12-01.

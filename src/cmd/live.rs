@@ -134,7 +134,12 @@ fn prefetch_model(
     }
     if let Some(fit) = crate::confirm_fit::fit(spec, fp)? {
         live::fingerprint::apply_confirm(spec, fp, fit.confirm);
-        notes.push(fit.note);
+        let model = spec.core.prefetch.as_ref().map(|p| p.model.join(" "));
+        notes.push(format!(
+            "{}; modelled as {}",
+            fit.note,
+            model.unwrap_or_default()
+        ));
     }
     Ok(notes)
 }
