@@ -103,13 +103,9 @@ pub fn run(cmd: LiveCmd) -> Result<()> {
     }
 }
 
-/// The sources notes [`prefetch_model`] writes (each starts so), which a
-/// refit replaces.
-const PREFETCH_NOTES: [&str; 3] = [
-    "Prefetchers (",
-    "core.mlp raised to",
-    "prefetchers' confirmation count",
-];
+/// The sources notes of [`prefetch_model`] (each starts so) that a refit
+/// replaces; "core.mlp raised to" stays, as the raised `core.mlp` does.
+const PREFETCH_NOTES: [&str; 2] = ["Prefetchers (", "prefetchers' confirmation count"];
 
 /// The host's prefetchers from a fingerprint into `spec`: the verdict and
 /// its model (`live::fingerprint::apply`), `core.mlp` at least the unit

@@ -21,6 +21,7 @@ use std::collections::HashMap;
 
 use sim::policy::{AccessView, Prefetcher};
 
+use super::MAX_CONFIRM;
 use crate::error::PolicyError;
 use crate::registry::{Ctx, Entry, Spec};
 
@@ -49,9 +50,6 @@ pub struct IpStride {
 }
 
 const TABLE_ENTRIES: usize = 1024;
-
-/// The largest confirmation count (`c=`) a stride or stream prefetcher takes.
-pub const MAX_CONFIRM: u8 = 8;
 
 impl IpStride {
     pub fn new(degree: u32, distance: u32, line_bits: u32, cores: usize) -> Self {

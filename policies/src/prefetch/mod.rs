@@ -18,7 +18,9 @@ registry! {
     learned: [ENTRY],
 }
 
-pub use ip_stride::MAX_CONFIRM;
+/// The largest confirmation count (`c=`, `:C`) a stride or stream
+/// prefetcher takes.
+pub const MAX_CONFIRM: u8 = 8;
 
 /// A prefetcher's `[:D[:K]]`: degree D (1..=64, default `default_degree`)
 /// and distance K (default 1).

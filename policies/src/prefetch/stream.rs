@@ -56,7 +56,7 @@ impl Stream {
 
     /// Confirms a stream after `c` same-direction near steps (1..=8).
     pub fn with_confirm(mut self, c: u8) -> Self {
-        self.confirm = c.clamp(1, super::ip_stride::MAX_CONFIRM);
+        self.confirm = c.clamp(1, super::MAX_CONFIRM);
         self
     }
 }
@@ -133,11 +133,11 @@ fn build(spec: &Spec, ctx: &Ctx) -> Result<Box<dyn Prefetcher>, PolicyError> {
         )));
     }
     let confirm = more.get(1).copied().unwrap_or(1);
-    if !(1..=super::ip_stride::MAX_CONFIRM as u64).contains(&confirm) {
+    if !(1..=super::MAX_CONFIRM as u64).contains(&confirm) {
         return Err(PolicyError(format!(
             "prefetcher {:?}: C (steps that confirm a stream) must be 1..={}",
             spec.full,
-            super::ip_stride::MAX_CONFIRM
+            super::MAX_CONFIRM
         )));
     }
     Ok(Box::new(
