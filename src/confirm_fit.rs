@@ -83,11 +83,7 @@ pub fn fit(
             .collect::<Vec<_>>()
             .join(", ")
     };
-    let host = live_ns
-        .iter()
-        .map(|l| format!("{} lines {:.1}", l.0, l.1))
-        .collect::<Vec<_>>()
-        .join(", ");
+    let host = show(&live_ns.iter().map(|l| l.1).collect::<Vec<_>>());
     let confirm = errors[best].0;
     let note = format!(
         "prefetchers' confirmation count {confirm} (fitted by simulation to the ramp walks, runs of lines at random places, ns per load: host {host}; model with 1: {}; with {confirm}: {})",

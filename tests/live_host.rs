@@ -302,6 +302,8 @@ fn the_fingerprint_sees_a_prefetcher_on_a_unit_stride_walk_and_none_on_a_random_
 /// from the fingerprint recorded beside it — the verdict, the model and the
 /// confirmation count fitted by simulation — and gets the file back byte
 /// for byte (the fit is deterministic, and refit and calibrate share it).
+/// The fixture's machine file is reviewed like an expected file; the count
+/// 4 is what `live calibrate` fitted when it recorded the fixture.
 #[test]
 fn live_refit_of_a_recorded_fingerprint_gives_back_its_machine_file() {
     let dir = tempfile::tempdir().unwrap();

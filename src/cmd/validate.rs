@@ -240,9 +240,7 @@ pub fn validate(a: ValidateArgs) -> Result<()> {
         let harness = runs[0].harness;
         let overhead = overheads.of(harness);
         let med = |f: fn(&live::replay::LiveResult) -> f64| {
-            let mut v: Vec<f64> = runs.iter().map(f).collect();
-            v.sort_by(f64::total_cmp);
-            (v[v.len() / 2] - overhead).max(0.0)
+            (live::fingerprint::median(runs.iter().map(f).collect()) - overhead).max(0.0)
         };
         let live = live::replay::LiveResult {
             mean_ns: med(|r| r.mean_ns),

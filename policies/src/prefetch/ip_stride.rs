@@ -248,7 +248,7 @@ fn build_table(spec: &Spec, ctx: &Ctx) -> Result<Box<dyn Prefetcher>, PolicyErro
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::prefetch::tests::seen;
+    use crate::prefetch::tests::{create, seen};
 
     #[test]
     fn confirms_a_stride_then_prefetches_along_it() {
@@ -276,12 +276,7 @@ mod tests {
 
     #[test]
     fn the_table_interpolates_the_lookahead_in_log_stride() {
-        let ctx = Ctx {
-            line: 64,
-            cores: 1,
-            ..Ctx::default()
-        };
-        let p = build_table(&Spec::parse("ip-stride-table:1=20:4=10:64=4"), &ctx).unwrap();
+        let p = create("ip-stride-table:1=20:4=10:64=4", 64, 1).unwrap();
         assert_eq!(p.name(), "ip-stride-table:1=20:4=10:64=4");
         let mut t = IpStride::new(1, 1, 6, 1);
         t.curve = vec![(0.0, 20.0), (2.0, 10.0), (6.0, 4.0)];
@@ -310,20 +305,15 @@ mod tests {
             "ip-stride-table:c=9:1=2",
             "ip-stride-table:c=0:1=2",
         ] {
-            assert!(build_table(&Spec::parse(bad), &ctx).is_err(), "{bad}");
+            assert!(create(bad, 64, 1).is_err(), "{bad}");
         }
     }
 
     #[test]
     fn a_stride_is_followed_after_c_repeats() {
-        let ctx = Ctx {
-            line: 64,
-            cores: 1,
-            ..Ctx::default()
-        };
         for c in [1usize, 3] {
             let spec = format!("ip-stride-table:c={c}:1=2");
-            let mut p = build_table(&Spec::parse(&spec), &ctx).unwrap();
+            let mut p = create(&spec, 64, 1).unwrap();
             let want = if c == 1 { "ip-stride-table:1=2" } else { spec.as_str() };
             assert_eq!(p.name(), want);
             // Unit stride: the k-th access (from 0) has seen the stride

@@ -77,7 +77,8 @@ pub(crate) mod tests {
     use crate::registry::Ctx;
     use sim::policy::Prefetcher;
 
-    fn create(spec: &str, line: u64, cores: usize) -> Result<Box<dyn Prefetcher>, PolicyError> {
+    /// A prefetcher built through the registry, as the CLI builds it.
+    pub fn create(spec: &str, line: u64, cores: usize) -> Result<Box<dyn Prefetcher>, PolicyError> {
         super::PREFETCHERS.build(
             spec,
             &Ctx {

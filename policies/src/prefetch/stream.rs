@@ -150,7 +150,7 @@ fn build(spec: &Spec, ctx: &Ctx) -> Result<Box<dyn Prefetcher>, PolicyError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::prefetch::tests::seen;
+    use crate::prefetch::tests::{create, seen};
 
     #[test]
     fn ascending_and_descending_runs() {
@@ -171,13 +171,8 @@ mod tests {
 
     #[test]
     fn c_near_steps_confirm_a_stream() {
-        let ctx = Ctx {
-            line: 64,
-            cores: 1,
-            ..Ctx::default()
-        };
         for c in [1usize, 4] {
-            let mut p = build(&Spec::parse(&format!("stream:1:1:16:{c}")), &ctx).unwrap();
+            let mut p = create(&format!("stream:1:1:16:{c}"), 64, 1).unwrap();
             // The first access opens the region, the second sets the
             // direction, each after it is a confirming step.
             let first = (0..10u64)
@@ -190,11 +185,11 @@ mod tests {
             assert_eq!(first, c + 1, "C={c}");
         }
         assert_eq!(
-            build(&Spec::parse("stream:1:1:16:4"), &ctx).unwrap().name(),
+            create("stream:1:1:16:4", 64, 1).unwrap().name(),
             "stream:1:1:16:4"
         );
         for bad in ["stream:1:1:16:0", "stream:1:1:16:9", "stream:1:1:16:2:1"] {
-            assert!(build(&Spec::parse(bad), &ctx).is_err(), "{bad}");
+            assert!(create(bad, 64, 1).is_err(), "{bad}");
         }
     }
 
