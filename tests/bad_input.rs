@@ -212,3 +212,38 @@ fn bad_task_traces_are_one_line_errors() {
     }
     expect_file("tests/expect/bad-tasks.txt", &report);
 }
+
+/// Times at the horizon (tests/bad/horizon/): 2^53 ns itself, or gaps that
+/// are each within it but add up past it. The readers take them (`trace
+/// info` succeeds); the engines refuse to issue or complete an access past
+/// the horizon, in one line, rather than wrap. (Values past the horizon are
+/// refused by the readers: tests/bad/past_horizon_* and tests/bad/tasks/.)
+#[test]
+fn times_at_the_horizon_are_read_and_the_engines_stop_there() {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(root_dir().join("tests/bad/horizon"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    assert!(files.len() >= 4);
+    let mut report = String::new();
+    for f in &files {
+        let name = f.file_name().unwrap().to_string_lossy().into_owned();
+        let rel = format!("tests/bad/horizon/{name}");
+        let info = cmd()
+            .args(["trace", "info", &rel])
+            .current_dir(root_dir())
+            .output()
+            .unwrap();
+        assert!(info.status.success(), "{name}: the reader takes it");
+        let mut args = vec!["replay", &rel, "--machine", "xeon-2s"];
+        if name.starts_with("tasks-") {
+            args.extend(["--workers", "2"]);
+        }
+        let out = cmd().args(&args).current_dir(root_dir()).output().unwrap();
+        let line = error_line(&out, &name);
+        assert!(line.contains(&rel), "{line} does not name the file");
+        report.push_str(&format!("numasim {}\n  {line}\n", args.join(" ")));
+    }
+    expect_file("tests/expect/bad-horizon.txt", &report);
+}

@@ -27,8 +27,8 @@ pub fn render(s: &Summary) -> String {
     );
     let _ = writeln!(
         o,
-        "latency (ns) mean {:.1}  p50 {:.1}  p90 {:.1}  p99 {:.1}  p99.9 {:.1}  max {:.1}",
-        l.mean, l.p50, l.p90, l.p99, l.p999, l.max
+        "latency (ns) min {:.1}  mean {:.1}  p50 {:.1}  p90 {:.1}  p99 {:.1}  p99.9 {:.1}  max {:.1}",
+        l.min, l.mean, l.p50, l.p90, l.p99, l.p999, l.max
     );
     let total: u64 = s.served.iter().map(|x| x.accesses).sum::<u64>().max(1);
     let _ = write!(o, "served by   ");

@@ -20,10 +20,13 @@ pub(crate) struct Latencies {
 }
 
 impl Latencies {
-    /// Values 1 ps .. 2^50 ps, three significant digits.
+    /// Values 1 ps .. 2^63 ps, three significant digits: every latency
+    /// within the time horizon (`traces::horizon`, 2^53 ns) is counted (an
+    /// upper bound of 2^50 ps, 19 minutes, once dropped a flooded queue's
+    /// latencies from the histogram but not from the mean).
     pub fn new() -> Latencies {
         Latencies {
-            hist: Histogram::new_with_bounds(1, 1 << 50, 3).expect("valid histogram bounds"),
+            hist: Histogram::new_with_bounds(1, u64::MAX / 2, 3).expect("valid histogram bounds"),
             pending: [(0, 0); SLOTS],
         }
     }
@@ -65,12 +68,30 @@ impl Latencies {
 mod tests {
     use super::*;
 
+    /// Every latency up to the time horizon is counted: a flooded queue's
+    /// 2^52 ps (75 minutes) and the horizon itself (2^53 ns in ps). With
+    /// the old bound of 2^50 ps both were dropped, and the histogram's max
+    /// fell below the mean of the same accesses.
+    #[test]
+    fn latencies_up_to_the_horizon_are_counted() {
+        let mut l = Latencies::new();
+        let horizon_ps = traces::horizon::HORIZON_PS;
+        for v in [1000, 1 << 52, horizon_ps] {
+            l.record_n(v, 1);
+        }
+        let h = l.histogram();
+        assert_eq!(h.len(), 3);
+        let mean = (1000 + (1u64 << 52) + horizon_ps) as f64 / 3.0;
+        assert!(h.min() as f64 <= mean && mean <= h.max() as f64);
+        assert!(h.max() >= horizon_ps);
+    }
+
     /// The same histogram as recording each value directly, for values that
     /// repeat, collide in the cache and come once.
     #[test]
     fn pending_counts_change_nothing() {
         let mut l = Latencies::new();
-        let mut direct = Histogram::<u64>::new_with_bounds(1, 1 << 50, 3).unwrap();
+        let mut direct = Histogram::<u64>::new_with_bounds(1, u64::MAX / 2, 3).unwrap();
         let mut x = 99u64;
         for i in 0..200_000u64 {
             x ^= x << 13;

@@ -30,8 +30,10 @@ pub mod policy;
 pub mod prefetch;
 pub mod presets;
 pub mod queue;
+pub mod ranges;
 pub mod results;
 pub mod serve;
+pub mod spec;
 pub mod tasks;
 pub mod timing;
 

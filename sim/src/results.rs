@@ -8,6 +8,9 @@ use serde::{Deserialize, Serialize};
 /// Latency distribution over data accesses (ns).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Latency {
+    /// The least (a histogram bucket's lower end: at most the true least).
+    #[serde(default)]
+    pub min: f64,
     pub mean: f64,
     pub p50: f64,
     pub p90: f64,

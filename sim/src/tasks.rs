@@ -25,6 +25,7 @@
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, VecDeque};
 
+use traces::horizon::{HORIZON_NS, HORIZON_PS};
 use traces::tasks::TaskTrace;
 
 use crate::policy::{RequestView, Scheduler, WorkerView};
@@ -76,6 +77,18 @@ pub enum TaskError {
     SharedCore(usize),
     #[error("the scheduler {0} picked worker {1}, but there are {2}")]
     BadPick(String, usize, usize),
+    #[error("task {task}: {field} {ns} ns is past {h}", h = traces::horizon::describe())]
+    TimePastHorizon {
+        task: u32,
+        field: &'static str,
+        ns: u64,
+    },
+    #[error(
+        "task {task}: an access would issue or complete at {ns} ns, past {h}",
+        ns = ps / 1000,
+        h = traces::horizon::describe()
+    )]
+    ClockPastHorizon { task: u32, ps: u64 },
 }
 
 struct Running {
@@ -176,15 +189,25 @@ impl<'m> TaskEngine<'m> {
     ) -> Result<(), TaskError> {
         let mut next = 0usize;
         loop {
-            let arrival = trace.tasks.get(next).map(|t| t.arrival_ns * 1000);
+            let arrival = match trace.tasks.get(next) {
+                Some(t) if t.arrival_ns > HORIZON_NS => {
+                    return Err(TaskError::TimePastHorizon {
+                        task: t.id,
+                        field: "arrival_ns",
+                        ns: t.arrival_ns,
+                    });
+                }
+                Some(t) => Some(t.arrival_ns * 1000),
+                None => None,
+            };
             let ev = self.heap.peek().map(|Reverse((t, _, _))| *t);
             match (arrival, ev) {
-                (Some(a), Some(e)) if e <= a => self.event(trace, &mut sink),
+                (Some(a), Some(e)) if e <= a => self.event(trace, &mut sink)?,
                 (Some(a), _) => {
                     self.dispatch(trace, next, a)?;
                     next += 1;
                 }
-                (None, Some(_)) => self.event(trace, &mut sink),
+                (None, Some(_)) => self.event(trace, &mut sink)?,
                 (None, None) => return Ok(()),
             }
         }
@@ -245,15 +268,15 @@ impl<'m> TaskEngine<'m> {
         }
         self.workers[w].queue.push_back(i);
         if self.workers[w].running.is_none() {
-            self.start(trace, w, t_ps);
+            self.start(trace, w, t_ps)?;
         }
         Ok(())
     }
 
     /// Starts worker `w`'s next queued task at `t_ps`.
-    fn start(&mut self, trace: &TaskTrace, w: usize, t_ps: u64) {
+    fn start(&mut self, trace: &TaskTrace, w: usize, t_ps: u64) -> Result<(), TaskError> {
         let Some(i) = self.workers[w].queue.pop_front() else {
-            return;
+            return Ok(());
         };
         self.set_util(w, t_ps);
         self.workers[w].running = Some(Running {
@@ -267,20 +290,27 @@ impl<'m> TaskEngine<'m> {
             misses: 0,
             compute_ps: 0,
         });
-        self.schedule_next(trace, w);
+        self.schedule_next(trace, w)
     }
 
     /// Pushes the running task's next access (or its end).
-    fn schedule_next(&mut self, trace: &TaskTrace, w: usize) {
+    fn schedule_next(&mut self, trace: &TaskTrace, w: usize) -> Result<(), TaskError> {
         let (cycle, mlp) = (self.engine.cycle_ps(), self.engine.mlp());
         let Some(r) = self.workers[w].running.as_mut() else {
-            return;
+            return Ok(());
         };
+        let task = trace.tasks[r.task].id;
         let next = match trace.tasks[r.task].accesses.get(r.next) {
             None => (r.last_done_ps, Ev::Done(w)),
             Some(&(_, gap_ns)) => {
-                let gap = gap_ns.saturating_mul(1000);
-                r.compute_ps += gap;
+                if gap_ns > HORIZON_NS {
+                    let (field, ns) = ("gap_ns", gap_ns);
+                    return Err(TaskError::TimePastHorizon { task, field, ns });
+                }
+                // Issue times, completions and gaps are within the
+                // horizon, so these sums of two cannot wrap.
+                let gap = gap_ns * 1000;
+                r.compute_ps = r.compute_ps.saturating_add(gap);
                 let mut at = if r.started {
                     r.last_issue_ps + gap.max(cycle)
                 } else {
@@ -294,39 +324,52 @@ impl<'m> TaskEngine<'m> {
                 {
                     at = at.max(d);
                 }
+                if at > HORIZON_PS {
+                    return Err(TaskError::ClockPastHorizon { task, ps: at });
+                }
                 (at, Ev::Issue(w))
             }
         };
         self.push(next.0, next.1);
+        Ok(())
     }
 
-    fn event(&mut self, trace: &TaskTrace, sink: &mut impl FnMut(&TaskRecord)) {
+    fn event(
+        &mut self,
+        trace: &TaskTrace,
+        sink: &mut impl FnMut(&TaskRecord),
+    ) -> Result<(), TaskError> {
         let Some(Reverse((t, _, ev))) = self.heap.pop() else {
-            return;
+            return Ok(());
         };
         match ev {
             Ev::Issue(w) => {
                 let core = self.workers[w].core;
                 let Some(r) = self.workers[w].running.as_mut() else {
-                    return;
+                    return Ok(());
                 };
+                let task = trace.tasks[r.task].id;
                 let (a, _) = trace.tasks[r.task].accesses[r.next];
                 r.next += 1;
                 r.started = true;
                 r.last_issue_ps = t;
                 let (lat, l1_hit) = self.engine.issue_on(core, &a, t, None);
+                let done = t.saturating_add(lat);
+                if done > HORIZON_PS {
+                    return Err(TaskError::ClockPastHorizon { task, ps: done });
+                }
                 let r = self.workers[w].running.as_mut().expect("running");
-                r.last_done_ps = r.last_done_ps.max(t + lat);
+                r.last_done_ps = r.last_done_ps.max(done);
                 if !l1_hit {
-                    r.inflight.push(Reverse(t + lat));
+                    r.inflight.push(Reverse(done));
                     r.misses += 1;
                 }
-                self.schedule_next(trace, w);
+                self.schedule_next(trace, w)
             }
             Ev::Done(w) => {
                 self.set_util(w, t);
                 let Some(r) = self.workers[w].running.take() else {
-                    return;
+                    return Ok(());
                 };
                 let task = &trace.tasks[r.task];
                 let rec = TaskRecord {
@@ -354,7 +397,7 @@ impl<'m> TaskEngine<'m> {
                     self.key_node.insert(task.key, node);
                 }
                 sink(&rec);
-                self.start(trace, w, t);
+                self.start(trace, w, t)
             }
         }
     }

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Writes the bad native task traces under tests/bad/tasks/ (run from the
+"""Writes the bad native task traces under tests/bad/tasks/ and the native
+traces with times past the horizon under tests/bad/ (run from the
 repository root). Independent of numasim's writer: the layout is built from
 docs/trace-format.md, so the files also check the spec and the reader agree."""
 import json, struct
@@ -51,7 +52,23 @@ files = {
     "native-no-end.nst": native([begin(0, 1, 10), load(0, 64, 1)]),
     "native-no-trailer.nst": native([begin(0, 1, 10), end(0)], trailer=False),
     "native-tasks-without-time.nst": native([], fields=4),
+    # The time horizon is 2^53 ns (traces/src/horizon.rs).
+    "native-arrival-past-horizon.nst": native([begin(0, 1, 2**53 + 1), end(0)]),
+    "native-gap-past-horizon.nst": native([begin(0, 1, 10), load(0, 64, 2**64 - 1), end(0)]),
 }
 for name, data in files.items():
     with open(f"tests/bad/tasks/{name}", "wb") as f:
+        f.write(data)
+
+# Plain native traces (version 1, a time column): a time and a gap past the horizon.
+plain = {
+    "past_horizon_time.nst": native(
+        [rec(64, 0, 8, 0, TIME, 0), rec(128, 0, 8, 0, TIME, 20 * 10**15)], fields=2, version=1
+    ),
+    "past_horizon_gap.nst": native(
+        [rec(64, 0, 8, 0, GAP, 5), rec(128, 0, 8, 0, GAP, 2**64 - 1)], fields=2, version=1
+    ),
+}
+for name, data in plain.items():
+    with open(f"tests/bad/{name}", "wb") as f:
         f.write(data)

@@ -10,6 +10,7 @@
 use std::io::{Read, Write};
 
 use crate::error::{Problem, Result, TraceError};
+use crate::horizon;
 use crate::lines::{check_size, parse_dec, parse_hex, show};
 use crate::record::{BATCH, Fields};
 use crate::record::{Batch, FLAG_GAP, FLAG_PC, FLAG_TIME, Kind, Record};
@@ -144,8 +145,8 @@ impl<R: Read + Send> CsvReader<R> {
                     "row has both gap_ns and time_ns; give one".into(),
                 ));
             }
-            (Some(i), None) => r = r.with_gap(field(i, "gap_ns")?),
-            (None, Some(i)) => r = r.with_time(field(i, "time_ns")?),
+            (Some(i), None) => r = r.with_gap(horizon::check("gap_ns", field(i, "gap_ns")?)?),
+            (None, Some(i)) => r = r.with_time(horizon::check("time_ns", field(i, "time_ns")?)?),
             (None, None) => {}
         }
         Ok(r)

@@ -25,6 +25,7 @@ pub mod csvfmt;
 pub mod din;
 pub mod error;
 pub mod format;
+pub mod horizon;
 pub mod lackey;
 mod lines;
 pub mod mldpc;

@@ -18,12 +18,18 @@
 
 use std::io::Read;
 
+mod cores;
 pub(crate) mod whole;
 pub mod write;
 
+#[cfg(test)]
+pub(crate) use cores::{bad_record, first_bad};
+use cores::{push_cores, push_u64s};
+
 use crate::error::{Problem, Result, TraceError};
-use crate::record::{Access, Batch, FLAG_GAP, FLAG_MASK, FLAG_PC, FLAG_TASK, FLAG_TIME, Record};
+use crate::horizon;
 use crate::record::{BATCH, Fields};
+use crate::record::{Batch, FLAG_GAP, FLAG_MASK, FLAG_PC, FLAG_TASK, FLAG_TIME, Record};
 use crate::source::RecordSource;
 
 #[cfg(test)]
@@ -571,6 +577,17 @@ pub(crate) struct Place {
     record: u64,
 }
 
+impl Place {
+    /// The file offset of payload byte `byte` (inside a compressed block:
+    /// the block's payload offset).
+    fn offset(&self, layout: &Layout, byte: usize) -> u64 {
+        match layout.codec {
+            Codec::None => self.payload_at + byte as u64,
+            Codec::Zstd => self.payload_at,
+        }
+    }
+}
+
 /// Decodes records `range` of a block's raw (decompressed) payload `raw`
 /// of `n` records into `out`: the 16-byte cores are copied, then checked
 /// where they landed, and only then become records; then the PC and time
@@ -594,12 +611,7 @@ fn decode_records(
         } else {
             Problem::Invalid(format!("bad record flags {:#04x}", c[15]))
         };
-        let offset = if layout.codec == Codec::None {
-            at.payload_at + ((lo + i) * 16) as u64
-        } else {
-            // Inside a compressed block: name the block's offset.
-            at.payload_at
-        };
+        let offset = at.offset(layout, (lo + i) * 16);
         return Err(TraceError::at_offset(offset, at.record + i as u64, problem));
     }
     let mut col = n * 16;
@@ -611,7 +623,13 @@ fn decode_records(
         col += n * 8;
     }
     if layout.fields.time && fields.time {
+        let start = out.time.len();
         push_u64s(&raw[col + lo * 8..col + hi * 8], &mut out.time);
+        let acc = &out.acc[out.acc.len() - (hi - lo)..];
+        if let Some((i, problem)) = horizon::first_past(acc, &out.time[start..]) {
+            let offset = at.offset(layout, col + (lo + i) * 8);
+            return Err(TraceError::at_offset(offset, at.record + i as u64, problem));
+        }
     }
     // A batch without a column for data the file has: clear the flags.
     if (layout.fields.pc && !fields.pc) || (layout.fields.time && !fields.time) {
@@ -622,93 +640,6 @@ fn decode_records(
         }
     }
     Ok(())
-}
-
-/// True if the 16-byte record core `c` is invalid: a kind above 3, size 0,
-/// a flag outside `allowed`, or both timing flags.
-#[inline]
-pub(crate) fn bad_record(c: &[u8], allowed: u8) -> bool {
-    let size = u16::from_le_bytes([c[12], c[13]]);
-    let flags = c[15];
-    (c[14] > 3)
-        | (size == 0)
-        | (flags & !allowed != 0)
-        | (flags & (FLAG_GAP | FLAG_TIME) == (FLAG_GAP | FLAG_TIME))
-}
-
-/// Index of the first invalid record core in `cores`, if any. The scan
-/// is one branch-free pass over each record's second word (thread, size,
-/// kind, flags), which the compiler vectorises; the exact index is only
-/// searched for when something is wrong.
-#[inline]
-pub(crate) fn first_bad(cores: &[u8], allowed: u8) -> Option<usize> {
-    // Kind byte at bits 48..56 (any of its bits 2..7 set: kind > 3),
-    // flags at bits 56..64, size at bits 32..48.
-    let mask: u64 = (0xFC << 48) | ((!allowed as u64 & 0xFF) << 56);
-    let both = (FLAG_GAP | FLAG_TIME) as u64;
-    let mut acc = 0u64;
-    for c in cores.chunks_exact(16) {
-        let hi = u64::from_le_bytes(c[8..16].try_into().expect("8 bytes"));
-        acc |= (hi & mask)
-            | (((hi >> 32) & 0xFFFF) == 0) as u64
-            | (((hi >> 56) & both) == both) as u64;
-    }
-    if acc == 0 {
-        return None;
-    }
-    cores.chunks_exact(16).position(|c| bad_record(c, allowed))
-}
-
-/// Appends the record cores `bytes` to `out` if every one is valid, else
-/// returns the index of the first invalid one and appends nothing.
-#[inline]
-fn push_cores(bytes: &[u8], allowed: u8, out: &mut Vec<Access>) -> std::result::Result<(), usize> {
-    let n = bytes.len() / 16;
-    #[cfg(target_endian = "little")]
-    {
-        out.reserve(n);
-        let len = out.len();
-        // SAFETY: `reserve` made room for `n` more elements and the source
-        // holds `n * 16` bytes; the regions cannot overlap. The copied
-        // bytes are checked where they landed (so a source that changes
-        // under us — a mapped file — cannot slip an unchecked byte in), and
-        // the length grows only when all are valid `Access` values:
-        // `Access` is `repr(C)`, 16 bytes, no padding, fields in on-disk
-        // order, and every bit pattern is valid for its fields except
-        // `kind`, which `first_bad` has checked is 0..=3.
-        unsafe {
-            let dst = out.as_mut_ptr().add(len) as *mut u8;
-            std::ptr::copy_nonoverlapping(bytes.as_ptr(), dst, n * 16);
-            let landed = std::slice::from_raw_parts(dst as *const u8, n * 16);
-            if let Some(i) = first_bad(landed, allowed) {
-                return Err(i);
-            }
-            out.set_len(len + n);
-        }
-    }
-    #[cfg(not(target_endian = "little"))]
-    {
-        if let Some(i) = first_bad(bytes, allowed) {
-            return Err(i);
-        }
-        out.extend(bytes.chunks_exact(16).map(|c| Access {
-            addr: u64::from_le_bytes(c[0..8].try_into().expect("8")),
-            thread: u32::from_le_bytes(c[8..12].try_into().expect("4")),
-            size: u16::from_le_bytes([c[12], c[13]]),
-            kind: crate::record::Kind::from_code(c[14]).unwrap_or(crate::record::Kind::Load),
-            flags: c[15],
-        }));
-    }
-    Ok(())
-}
-
-#[inline]
-fn push_u64s(bytes: &[u8], out: &mut Vec<u64>) {
-    out.extend(
-        bytes
-            .chunks_exact(8)
-            .map(|c| u64::from_le_bytes(c.try_into().expect("8"))),
-    );
 }
 
 impl<R: Read + Send> RecordSource for NativeReader<R> {

@@ -233,6 +233,9 @@ impl Generator {
                 cfg.threads, cfg.size
             )));
         }
+        if let Some(g) = cfg.gap_ns {
+            crate::horizon::check("gap", g).map_err(|p| bad(p.to_string()))?;
+        }
         if let Some(r) = cfg.rate_per_us {
             if !(r.is_finite() && r > 0.0) {
                 return Err(bad(format!("rate {r} accesses/µs must be positive")));
@@ -415,7 +418,15 @@ impl RecordSource for Generator {
             } else if let Some(rate) = self.cfg.rate_per_us {
                 let u: f64 = self.time_rng.random::<f64>();
                 self.clock[t] += -(1.0 - u).ln() * 1000.0 / rate;
-                r = r.with_time(self.clock[t].round() as u64);
+                let at = self.clock[t].round();
+                if at > crate::horizon::HORIZON_NS as f64 {
+                    return Err(TraceError::at_offset(
+                        0,
+                        self.produced,
+                        crate::horizon::past("generated time", at as u64),
+                    ));
+                }
+                r = r.with_time(at as u64);
             }
             out.push(r);
             self.produced += 1;

@@ -29,6 +29,7 @@ use std::collections::HashMap;
 use std::io::Read;
 
 use crate::error::{Problem, Result, TraceError};
+use crate::horizon;
 use crate::lines::{check_size, show};
 use crate::record::{Access, FLAG_GAP, Kind};
 
@@ -378,6 +379,8 @@ pub fn read_task_csv<R: Read>(mut inner: R) -> Result<TaskTrace> {
         match op {
             b"B" | b"b" => {
                 let arrival = field(c_arr, "arrival_ns")?;
+                let arrival =
+                    horizon::check("arrival_ns", arrival).map_err(|p| at(line, record, p))?;
                 let key = field(c_key, "key")?;
                 let key = u32::try_from(key)
                     .map_err(|_| bad(format!("task {id}: key {key} exceeds 32 bits")))?;
@@ -393,7 +396,8 @@ pub fn read_task_csv<R: Read>(mut inner: R) -> Result<TaskTrace> {
                 let gap = if cell(c_gap).is_empty() {
                     0
                 } else {
-                    field(c_gap, "gap_ns")?
+                    let gap = field(c_gap, "gap_ns")?;
+                    horizon::check("gap_ns", gap).map_err(|p| at(line, record, p))?
                 };
                 b.push(t, Access::new(id, kind, addr, size), gap);
             }

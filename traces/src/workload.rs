@@ -174,7 +174,8 @@ impl WorkloadSpec {
         )?;
         pos(self.far_tier.bandwidth_gbps, "far_tier.bandwidth_gbps")?;
         // Every size and time within a range whose nanoseconds and bytes fit
-        // the model's 64-bit clocks and counters (a petabyte, a year).
+        // the model's 64-bit clocks and counters (a petabyte; times within
+        // the horizon, `crate::horizon`, about 104 days).
         let within = |x: f64, max: f64, what: &str| {
             if x.is_finite() && (0.0..=max).contains(&x) {
                 Ok(())
@@ -182,7 +183,17 @@ impl WorkloadSpec {
                 Err(bad(format!("{what} must be from 0 to {max:e}, found {x}")))
             }
         };
-        within(self.duration_s, 3.2e7, "duration_s")?;
+        let time = |s: f64, what: &str| {
+            if s <= crate::horizon::HORIZON_S {
+                Ok(())
+            } else {
+                Err(bad(format!(
+                    "{what} {s} s is past {}",
+                    crate::horizon::describe()
+                )))
+            }
+        };
+        time(self.duration_s, "duration_s")?;
         within(self.shards.popularity_zipf, 100.0, "shards.popularity_zipf")?;
         within(self.shards.weights_gb, 1e6, "shards.weights_gb")?;
         within(self.shards.state_mb, 1e9, "shards.state_mb")?;
@@ -215,7 +226,13 @@ impl WorkloadSpec {
             within(b.sweep_gb, 1e6, "background.sweep_gb")?;
         }
         for (i, m) in self.moves.iter().enumerate() {
-            within(m.at_s, 3.2e7, &format!("moves[{i}].at_s"))?;
+            if !(m.at_s.is_finite() && m.at_s >= 0.0) {
+                return Err(bad(format!(
+                    "moves[{i}].at_s must be ≥ 0, found {}",
+                    m.at_s
+                )));
+            }
+            time(m.at_s, &format!("moves[{i}].at_s"))?;
         }
         if self.shards.count == 0 || self.request.batch == 0 || self.request.features.items == 0 {
             return Err(bad(

@@ -19,8 +19,8 @@ registry! {
 }
 
 /// The largest confirmation count (`c=`, `:C`) a stride or stream
-/// prefetcher takes.
-pub const MAX_CONFIRM: u8 = 8;
+/// prefetcher takes (defined beside the machine file's range for it).
+pub use sim::ranges::MAX_CONFIRM;
 
 /// A prefetcher's `[:D[:K]]`: degree D (1..=64, default `default_degree`)
 /// and distance K (default 1).

@@ -425,6 +425,10 @@ impl<'a> ServeEngine<'a> {
         let Some(Reverse((t, _, ev))) = self.heap.pop() else {
             return Ok(());
         };
+        // Times saturate rather than wrap; one past the horizon stops the run.
+        if t > traces::horizon::HORIZON_NS {
+            return Err(ServeError::PastHorizon(t));
+        }
         match ev {
             Ev::WorkerFree(w) => {
                 let done = std::mem::take(&mut self.workers[w].running);

@@ -159,6 +159,11 @@ pub enum ServeError {
     NoTruth(String),
     #[error("the scheduler {0} picked worker {1}, but there are {2}")]
     BadPick(String, usize, usize),
+    #[error(
+        "simulated time would pass {h} (an event at {0} ns: a transfer or queue that never ends within it)",
+        h = traces::horizon::describe()
+    )]
+    PastHorizon(u64),
 }
 
 /// One dispatch decision: where a request went, and whether (and when) its

@@ -96,6 +96,18 @@ pub enum EngineError {
         window_ns: u64,
         reached_ms: f64,
     },
+    #[error("record {record}: {field} {ns} ns is past {h}", h = traces::horizon::describe())]
+    TimePastHorizon {
+        record: u64,
+        field: &'static str,
+        ns: u64,
+    },
+    #[error(
+        "record {record}: thread {thread} would issue or complete an access at {ns} ns, past {h}",
+        ns = ps / 1000,
+        h = traces::horizon::describe()
+    )]
+    ClockPastHorizon { record: u64, thread: u32, ps: u64 },
     #[error("--mlp must be at least 1")]
     ZeroMlp,
     #[error("--prefetch-level {0}: the machine's cores have {1} private data levels")]

@@ -17,7 +17,7 @@ impl Engine<'_> {
     pub fn issue_on(&mut self, core: usize, a: &Access, t_ps: u64, pc: Option<u64>) -> (u64, bool) {
         let (lat, served) = self.access(core, a, t_ps, pc);
         self.now_ps = self.now_ps.max(t_ps);
-        self.stats.elapsed_ps = self.stats.elapsed_ps.max(t_ps + lat);
+        self.stats.elapsed_ps = self.stats.elapsed_ps.max(t_ps.saturating_add(lat));
         self.stats.record(a, t_ps, lat, served);
         let waited = std::mem::take(&mut self.waited);
         (lat, matches!(served, Served::Private(0)) && !waited)

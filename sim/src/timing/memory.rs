@@ -155,7 +155,8 @@ impl Memory {
         let w = stats.window(t);
         w.channel_bytes[self.chan_base[home] + ch] += line_bytes;
         for &li in &m.route[a][b] {
-            wait += self.links[li].serve(t, self.link_service_ps[li], line_bytes);
+            wait =
+                wait.saturating_add(self.links[li].serve(t, self.link_service_ps[li], line_bytes));
             w.link_bytes[li] += line_bytes;
         }
         wait
@@ -190,7 +191,11 @@ impl Memory {
         if let Some(dest) = self.placement.on_memory_access(seen, m) {
             self.migrate(m, stats, page, home, dest as usize, t);
         }
-        self.mem_ps[home] + m.route_ps[node][home] + wait
+        // Saturating: a queue that never drains stops the run at the
+        // horizon (`run.rs`), it does not wrap the latency.
+        self.mem_ps[home]
+            .saturating_add(m.route_ps[node][home])
+            .saturating_add(wait)
     }
 
     /// A posted write of one dirty line to its home memory from `node`.

@@ -164,7 +164,9 @@ impl Engine<'_> {
                     self.evicted_private(core, i, v.block, v.dirty, t);
                 }
             }
-            self.pf[k].lines.insert(line, (t + latency, core as u16));
+            self.pf[k]
+                .lines
+                .insert(line, (t.saturating_add(latency), core as u16));
             return;
         }
         // Beyond the private levels: only as many in flight as the queue holds.
@@ -192,7 +194,7 @@ impl Engine<'_> {
             l
         };
         if self.cfg.prefetch_queue.is_some() {
-            self.pf[k].inflight[core].push(Reverse(t + latency));
+            self.pf[k].inflight[core].push(Reverse(t.saturating_add(latency)));
         }
         self.pf[k].stats.issued += 1;
         self.pf[k].stats.extra_bytes += 1 << self.line_bits;
@@ -203,7 +205,9 @@ impl Engine<'_> {
                 self.evicted_private(core, i, v.block, v.dirty, t);
             }
         }
-        self.pf[k].lines.insert(line, (t + latency, core as u16));
+        self.pf[k]
+            .lines
+            .insert(line, (t.saturating_add(latency), core as u16));
     }
 
     /// Prefetcher `j` sees a prefetch request from a level above it pass

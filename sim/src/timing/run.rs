@@ -7,6 +7,7 @@
 
 use std::cmp::Reverse;
 
+use traces::horizon::HORIZON_PS;
 use traces::{Access, Batch, Kind};
 
 use super::cores::Served;
@@ -137,7 +138,7 @@ impl Engine<'_> {
             }
             let th = &mut self.threads[idx];
             th.scheduled = false;
-            let Some((a, _, _, pc)) = th.queue.pop_front() else {
+            let Some((a, _, th_record, pc)) = th.queue.pop_front() else {
                 self.heap.pop();
                 continue;
             };
@@ -153,7 +154,14 @@ impl Engine<'_> {
             th.started = true;
             let core = th.core;
             let (lat, served) = self.access(core, &a, t, pc);
-            let done = t + lat;
+            let done = t.saturating_add(lat);
+            if done > HORIZON_PS {
+                return Err(EngineError::ClockPastHorizon {
+                    record: th_record,
+                    thread: self.threads[idx].id,
+                    ps: done,
+                });
+            }
             let th = &mut self.threads[idx];
             th.accesses += 1;
             th.latency_ps += lat as u128;

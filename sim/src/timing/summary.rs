@@ -38,6 +38,7 @@ fn summarize(e: &Engine) -> Summary {
         Latency::default()
     } else {
         Latency {
+            min: ns(hist.min()),
             mean: c.latency_sum_ps as f64 / c.data_accesses as f64 / 1000.0,
             p50: q(0.5),
             p90: q(0.9),

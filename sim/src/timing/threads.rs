@@ -11,6 +11,7 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 use std::ops::{Index, IndexMut};
 
+use traces::horizon::{HORIZON_NS, HORIZON_PS};
 use traces::{Access, Timing};
 
 use crate::directory::U64Map;
@@ -67,7 +68,7 @@ impl ThreadState {
         };
         let issue = match timing {
             Timing::At(ns) => {
-                let ps = ns.saturating_mul(1000);
+                let ps = in_horizon(ns, "time_ns", record)?;
                 if self.started && ps < self.last_issue {
                     return Err(EngineError::TimeBackwards {
                         record,
@@ -91,7 +92,7 @@ impl ThreadState {
             }
             other => {
                 let gap = match other {
-                    Timing::Gap(ns) => ns.saturating_mul(1000),
+                    Timing::Gap(ns) => in_horizon(ns, "gap_ns", record)?,
                     _ => 0,
                 };
                 let mut at = if self.started {
@@ -112,11 +113,31 @@ impl ThreadState {
                 {
                     at = at.max(done);
                 }
+                // Issue times and completions stay within the horizon, so
+                // this sum of two cannot wrap; past it the run stops.
+                if at > HORIZON_PS {
+                    return Err(EngineError::ClockPastHorizon {
+                        record,
+                        thread: self.id,
+                        ps: at,
+                    });
+                }
                 at
             }
         };
         Ok(issue)
     }
+}
+
+/// A trace's time or gap `ns` (from `field` of record `record`) in ps,
+/// if it is within the horizon (a reader has checked it, but the engine
+/// also runs on batches made in code).
+#[inline(always)]
+fn in_horizon(ns: u64, field: &'static str, record: u64) -> Result<u64, EngineError> {
+    if ns > HORIZON_NS {
+        return Err(EngineError::TimePastHorizon { record, field, ns });
+    }
+    Ok(ns * 1000)
 }
 
 /// Every thread seen so far, in order of first appearance.
