@@ -486,3 +486,57 @@ scheduler = "least-loaded"
         assert!((got - tp99).abs() < 0.0006, "{row}: TP99 {got} vs {tp99}");
     }
 }
+
+/// `docs/workload.md` quotes the seed experiment's results: its table, the
+/// first request after the move and NUMA-aware dispatch's TP99 gain over
+/// dynamic LB are those of `results/seed/compare.json` (unrounded), which
+/// `the_seed_experiment_has_the_articles_shape_and_its_committed_results`
+/// regenerates byte for byte.
+#[test]
+fn the_workload_page_quotes_the_committed_results() {
+    let cj: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(common::root_dir().join("results/seed/compare.json")).unwrap(),
+    )
+    .unwrap();
+    let get = |row: &str, col: &str| -> f64 {
+        let rows = cj["rows"].as_array().unwrap();
+        let r = rows.iter().find(|r| r["row"] == row).unwrap();
+        r[col].as_f64().unwrap()
+    };
+    let doc = std::fs::read_to_string(common::root_dir().join("docs/workload.md")).unwrap();
+    let signed = |x: f64| format!("{x:+.1}").replace('+', "").replace('-', "−");
+    for row in ["static", "dynamic_lb", "numa_aware"] {
+        let ci = if row == "static" {
+            "—".to_string()
+        } else {
+            format!(
+                "{} [{}, {}]",
+                signed(get(row, "tp99_diff_ms")),
+                signed(get(row, "tp99_ci_low_ms")),
+                signed(get(row, "tp99_ci_high_ms"))
+            )
+        };
+        let want = format!(
+            "| {row} | {:.1} | {:.1} | {:.1} | {ci} | {:.1} | {:.1} % | {:.2} |",
+            get(row, "tp50_ms"),
+            get(row, "tp90_ms"),
+            get(row, "tp99_ms"),
+            get(row, "tp999_ms"),
+            100.0 * get(row, "spike_share"),
+            get(row, "bimodality"),
+        );
+        assert!(
+            doc.lines().any(|l| l == want),
+            "docs/workload.md lacks the line\n{want}"
+        );
+    }
+    let moves = format!(
+        "First request after the shard move: {:.1} ms without warm-up, {:.1} ms with",
+        get("move_cold", "first_after_move_ms"),
+        get("move_warm", "first_after_move_ms")
+    );
+    assert!(doc.contains(&moves), "{moves}");
+    let gain = get("dynamic_lb", "tp99_ms") - get("numa_aware", "tp99_ms");
+    let gain = format!("it gains {gain:.1} ms.");
+    assert!(doc.contains(&gain), "{gain}");
+}
