@@ -392,6 +392,11 @@ fn a_sampled_bench_states_the_requests_simulated_and_the_sample_size() {
     assert_eq!(s["totals"]["requests"], recs.len());
     assert_eq!(s["requests_in_sample"], sample.len());
     assert_eq!(s["percentiles"]["n"], sample.len());
+    // Its mean and max are over every request.
+    let mean = recs.iter().map(|r| r.1 as f64).sum::<f64>() / recs.len() as f64 / 1e6;
+    let got = s["percentiles"]["mean_ms"].as_f64().unwrap();
+    assert!((got - mean).abs() < 1e-9, "mean {got} vs {mean} ms");
+    assert_eq!(s["percentiles"]["max_ms"], max);
     assert_eq!(s["sampled"], true);
 }
 
