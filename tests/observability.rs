@@ -1,9 +1,9 @@
 //! ⚑ A policy sees only what a real system could observe at that moment.
-//! Proven for every registered scheduler and preload policy: run the seed
-//! workload, then the same workload on a machine whose every bandwidth is
-//! halved from time T on; every decision taken before T (the worker each
-//! request went to, the preload call and its firing time) must be
-//! identical. A value published before it happens — a batch's data stall
+//! Proven for every registered scheduler, preload and warm-up policy: run
+//! the seed workload, then the same workload on a machine whose every
+//! bandwidth is a quarter from time T on; every decision taken before T
+//! (the worker each request went to, the preload call and its firing time)
+//! must be identical. A value published before it happens — a batch's data stall
 //! at the batch's start, its duration before it ended — makes decisions
 //! before T depend on the machine after T, and this test fails.
 //! The one preload left out is `oracle`: an upper bound told the outcomes
@@ -41,7 +41,24 @@ fn workload() -> WorkloadSpec {
 /// the start times of its batches that stalled over 5 ms; with `slow_at`,
 /// every bandwidth is a quarter from then on.
 fn decisions(sched: &str, preload: &str, slow_at: Option<u64>) -> (Vec<Decision>, u64, Vec<u64>) {
-    let spec = workload();
+    let (d, bubble, stalled, _) = decisions_with(sched, preload, "none", None, slow_at);
+    (d, bubble, stalled)
+}
+
+/// As [`decisions`], with warm-up `warmup` and the workload's shard move
+/// at `move_at_s` (else after the run); also whether the move's first
+/// request was served.
+fn decisions_with(
+    sched: &str,
+    preload: &str,
+    warmup: &str,
+    move_at_s: Option<f64>,
+    slow_at: Option<u64>,
+) -> (Vec<Decision>, u64, Vec<u64>, bool) {
+    let mut spec = workload();
+    if let Some(at) = move_at_s {
+        spec.moves[0].at_s = at;
+    }
     let m = sim::Machine::from_toml(sim::presets::preset(&spec.machine).unwrap()).unwrap();
     let ctx = Ctx {
         seed: 7,
@@ -49,7 +66,7 @@ fn decisions(sched: &str, preload: &str, slow_at: Option<u64>) -> (Vec<Decision>
         ..Ctx::default()
     };
     let s = policies::sched::SCHEDULERS.build(sched, &ctx).unwrap();
-    let w = policies::warmup::WARMUPS.build("none", &ctx).unwrap();
+    let w = policies::warmup::WARMUPS.build(warmup, &ctx).unwrap();
     let mut e = ServeEngine::new(&m, &spec, s, w).unwrap();
     if preload != "none" {
         e.set_preload(policies::preload::PRELOADS.build(preload, &ctx).unwrap());
@@ -67,7 +84,24 @@ fn decisions(sched: &str, preload: &str, slow_at: Option<u64>) -> (Vec<Decision>
         })
         .unwrap();
     stalled.sort_unstable();
-    (std::mem::take(&mut e.decisions), totals.bubble_ns, stalled)
+    (
+        std::mem::take(&mut e.decisions),
+        totals.bubble_ns,
+        stalled,
+        !totals.first_after_move.is_empty(),
+    )
+}
+
+/// The index of the first decision before `t_ns` that differs between
+/// two runs (after checking both took as many before it).
+fn first_change_before(a: &[Decision], b: &[Decision], t_ns: u64) -> Option<usize> {
+    let before = |d: &[Decision]| -> Vec<Decision> {
+        d.iter().filter(|x| x.at_ns < t_ns).copied().collect()
+    };
+    let (a0, b0) = (before(a), before(b));
+    assert!(a0.len() > 1000, "{} decisions", a0.len());
+    assert_eq!(a0.len(), b0.len(), "arrivals before T");
+    (0..a0.len()).find(|&i| a0[i] != b0[i])
 }
 
 /// Times to change the machine at: 15 ms into each of the first episodes of
@@ -136,4 +170,47 @@ fn no_decision_before_t_depends_on_the_machine_after_t() {
         }
     }
     assert_eq!(checked, policies::sched::SCHEDULERS.entries.len() * 2 + 1);
+}
+
+/// The same for every registered warm-up policy (under every scheduler):
+/// the seed's shard move brought into the run (at 1.2 s), the machine
+/// changed while the moved shard's state is fetched (15 and 150 ms after
+/// the move: a warm-up's fetch or the first request's cold fetch takes
+/// ~340 ms) and in the first sweeps. A switch of traffic decided from when
+/// a warm-up's fetch will end — known only once it has — changes decisions
+/// before T, and this test fails.
+#[test]
+fn no_decision_before_t_depends_on_the_machine_after_t_under_any_warm_up() {
+    const MOVE_NS: u64 = 1_200_000_000;
+    let mut checked = 0;
+    for warm in policies::warmup::WARMUPS.entries {
+        for sched in policies::sched::SCHEDULERS.entries {
+            let what = format!("{}/{}", sched.name, warm.name);
+            let (a, bubble_a, stalled, moved) =
+                decisions_with(sched.name, "none", warm.name, Some(1.2), None);
+            assert!(moved, "{what}: the move is in the run");
+            let mut times = change_times(&stalled);
+            times.truncate(2);
+            times.extend([MOVE_NS + 15_000_000, MOVE_NS + 150_000_000]);
+            for t_ns in times {
+                let (b, bubble_b, _, _) =
+                    decisions_with(sched.name, "none", warm.name, Some(1.2), Some(t_ns));
+                if let Some(i) = first_change_before(&a, &b, t_ns) {
+                    panic!(
+                        "{what}: decision {i} at {} ns (before T = {t_ns}) changed with the machine after T: {:?} vs {:?}",
+                        a[i].at_ns, a[i], b[i]
+                    );
+                }
+                assert!(
+                    bubble_b > bubble_a,
+                    "{what}: the machine change had no effect"
+                );
+            }
+            checked += 1;
+        }
+    }
+    assert_eq!(
+        checked,
+        policies::warmup::WARMUPS.entries.len() * policies::sched::SCHEDULERS.entries.len()
+    );
 }

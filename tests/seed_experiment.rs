@@ -243,6 +243,8 @@ fn bench_runs_a_row_and_explains_what_is_missing() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(out.contains("TP99") && out.contains("requests/s"), "{out}");
+    // A short run keeps every latency: no sample to mention.
+    assert!(!out.contains("sample"), "{out}");
     let o = numasim(&["bench", "--scenario", "turbo"]);
     assert!(!o.status.success());
     let err = String::from_utf8_lossy(&o.stderr);
@@ -292,4 +294,254 @@ fn bad_experiment_files_are_one_line_errors() {
         assert_eq!(err.trim_end().lines().count(), 1, "{err}");
         assert!(err.contains(want), "case {i}: {err}");
     }
+}
+
+/// Whether a run keeps request `id`'s latency for its statistics: the rule
+/// of `src/experiment.rs` restated — a uniform sample of about 2^18
+/// (`KEEP_PER_RUN`) of the requests the run can have, chosen by a hash of
+/// the id (all of them when `share` ≥ 1).
+fn kept(id: u64, share: f64) -> bool {
+    if share >= 1.0 {
+        return true;
+    }
+    let mut x = id ^ 0x5EED_5A4D_1E00_0000;
+    let h = traces::workload::splitmix(&mut x);
+    ((h >> 11) as f64 / (1u64 << 53) as f64) < share
+}
+
+/// (id, latency ns) of every line of a `requests.csv`.
+fn latencies(path: &std::path::Path) -> Vec<(u64, u64)> {
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = |n: &str| header.iter().position(|h| *h == n).unwrap();
+    let (id, arrival, end) = (col("id"), col("arrival"), col("end"));
+    lines
+        .map(|l| {
+            let f: Vec<u64> = l.split(',').map(|x| x.parse().unwrap_or(0)).collect();
+            (f[id], f[end] - f[arrival])
+        })
+        .collect()
+}
+
+/// The latencies (ns) of `recs` a run with `share` keeps, checked to be a
+/// uniform sample of about `share` of them (within 5 standard deviations).
+fn sample_of(recs: &[(u64, u64)], share: f64) -> Vec<u64> {
+    let sample: Vec<u64> = recs
+        .iter()
+        .filter(|r| kept(r.0, share))
+        .map(|r| r.1)
+        .collect();
+    let n = recs.len() as f64;
+    let sd = (n * share * (1.0 - share)).sqrt();
+    assert!(
+        sample.len() < recs.len() && (sample.len() as f64 - n * share).abs() < 5.0 * sd,
+        "{} of {} kept at share {share}",
+        sample.len(),
+        recs.len()
+    );
+    sample
+}
+
+#[test]
+fn a_sampled_bench_states_the_requests_simulated_and_the_sample_size() {
+    // 5000 QPS × 60 s: about 300 000 requests, above the 2^18 a run keeps.
+    let dir = tempfile::tempdir().unwrap();
+    let out = common::stdout(&[
+        "bench",
+        "--scenario",
+        "static",
+        "--duration",
+        "60s",
+        "--out",
+        dir.path().to_str().unwrap(),
+    ]);
+    let recs = latencies(&dir.path().join("requests.csv"));
+    let sample = sample_of(&recs, (1u64 << 18) as f64 / (5000.0 * 60.0));
+    let line = out.lines().find(|l| l.starts_with("requests ")).unwrap();
+    assert!(
+        line.starts_with(&format!("requests {}  TP50", recs.len())),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!(
+            "\nstatistics from a uniform sample of {} requests (of {} simulated",
+            sample.len(),
+            recs.len()
+        )),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!("\nsimulated {} requests in ", recs.len())),
+        "{out}"
+    );
+    // The percentiles are the sample's; the max is over every request.
+    let p = analysis::stats::percentiles(&sample);
+    let max = recs.iter().map(|r| r.1).max().unwrap() as f64 / 1e6;
+    for want in [
+        format!("TP50 {:.1} ms", p.tp50_ms),
+        format!("TP99 {:.1}", p.tp99_ms),
+        format!("max {max:.1}"),
+    ] {
+        assert!(line.contains(&want), "{want:?} in {line}");
+    }
+    let s: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("summary.json")).unwrap())
+            .unwrap();
+    assert_eq!(s["requests_simulated"], recs.len());
+    assert_eq!(s["totals"]["requests"], recs.len());
+    assert_eq!(s["requests_in_sample"], sample.len());
+    assert_eq!(s["percentiles"]["n"], sample.len());
+    // Its mean and max are over every request.
+    let mean = recs.iter().map(|r| r.1 as f64).sum::<f64>() / recs.len() as f64 / 1e6;
+    let got = s["percentiles"]["mean_ms"].as_f64().unwrap();
+    assert!((got - mean).abs() < 1e-9, "mean {got} vs {mean} ms");
+    assert_eq!(s["percentiles"]["max_ms"], max);
+    assert_eq!(s["sampled"], true);
+}
+
+#[test]
+fn a_sampled_compare_states_the_requests_simulated_and_the_sample_size() {
+    // 100 000 QPS × 3 s of cheap requests (no feature data): about 300 000
+    // per row, above the 2^18 a run keeps.
+    let dir = tempfile::tempdir().unwrap();
+    let exp = dir.path().join("sampled.toml");
+    std::fs::write(
+        &exp,
+        r#"
+[experiment]
+name = "sampled"
+seeds = [4]
+bootstrap = 20
+
+[workload]
+name = "sampled"
+machine = "dgx-a100-2numa"
+duration_s = 3.0
+qps = 100000.0
+arrivals = { process = "poisson" }
+shards = { count = 8, popularity_zipf = 0.0, weights_gb = 1.0, state_mb = 1.0 }
+request = { tokens = 16, token_bytes = 4, batch = 16, compute = { batch_ms = 0.2, per_request_ms = 0.02, sigma = 0.3 }, features = { lookups = 0, item_kb = 1.0, items = 1, resident = 1, zipf = 0.0 } }
+cache = { items_per_node = 16 }
+far_tier = { latency_ms = 1.0, bandwidth_gbps = 1.0 }
+
+[[row]]
+name = "rr"
+scheduler = "round-robin"
+
+[[row]]
+name = "lb"
+scheduler = "least-loaded"
+"#,
+    )
+    .unwrap();
+    let out_dir = dir.path().join("out");
+    let out = common::stdout(&[
+        "compare",
+        exp.to_str().unwrap(),
+        "--out",
+        out_dir.to_str().unwrap(),
+    ]);
+    let share = (1u64 << 18) as f64 / (100_000.0 * 3.0);
+    let cj: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out_dir.join("compare.json")).unwrap())
+            .unwrap();
+    let csv = std::fs::read_to_string(out_dir.join("compare.csv")).unwrap();
+    for (i, row) in ["rr", "lb"].iter().enumerate() {
+        let recs = latencies(&out_dir.join(format!("requests-{row}.csv")));
+        let sample = sample_of(&recs, share);
+        assert!(
+            out.contains(&format!(
+                "× 1 seeds ({} requests simulated per row)",
+                recs.len()
+            )),
+            "{out}"
+        );
+        assert!(
+            out.contains(&format!(
+                "\n(statistics from a uniform sample of {} requests per row, of the {} simulated,",
+                sample.len(),
+                recs.len()
+            )),
+            "{out}"
+        );
+        assert_eq!(cj["requests_simulated_per_row"], recs.len());
+        assert_eq!(cj["requests_in_sample_per_row"], sample.len());
+        assert_eq!(cj["sampled"], true);
+        assert_eq!(cj["rows"][i]["requests"], recs.len());
+        assert_eq!(cj["rows"][i]["sampled_requests"], sample.len());
+        // The row's TP99 is the sample's (compare.csv rounds to µs).
+        let tp99 = analysis::stats::percentiles(&sample).tp99_ms;
+        let line = csv
+            .lines()
+            .find(|l| l.starts_with(&format!("{row},")))
+            .unwrap();
+        assert!(
+            line.starts_with(&format!("{row},{},", recs.len())),
+            "{line}"
+        );
+        let tp99_col = csv
+            .lines()
+            .next()
+            .unwrap()
+            .split(',')
+            .position(|h| h == "tp99_ms")
+            .unwrap();
+        let got: f64 = line.split(',').nth(tp99_col).unwrap().parse().unwrap();
+        assert!((got - tp99).abs() < 0.0006, "{row}: TP99 {got} vs {tp99}");
+    }
+}
+
+/// `docs/workload.md` quotes the seed experiment's results: its table, the
+/// first request after the move and NUMA-aware dispatch's TP99 gain over
+/// dynamic LB are those of `results/seed/compare.json` (unrounded), which
+/// `the_seed_experiment_has_the_articles_shape_and_its_committed_results`
+/// regenerates byte for byte.
+#[test]
+fn the_workload_page_quotes_the_committed_results() {
+    let cj: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(common::root_dir().join("results/seed/compare.json")).unwrap(),
+    )
+    .unwrap();
+    let get = |row: &str, col: &str| -> f64 {
+        let rows = cj["rows"].as_array().unwrap();
+        let r = rows.iter().find(|r| r["row"] == row).unwrap();
+        r[col].as_f64().unwrap()
+    };
+    let doc = std::fs::read_to_string(common::root_dir().join("docs/workload.md")).unwrap();
+    let signed = |x: f64| format!("{x:+.1}").replace('+', "").replace('-', "−");
+    for row in ["static", "dynamic_lb", "numa_aware"] {
+        let ci = if row == "static" {
+            "—".to_string()
+        } else {
+            format!(
+                "{} [{}, {}]",
+                signed(get(row, "tp99_diff_ms")),
+                signed(get(row, "tp99_ci_low_ms")),
+                signed(get(row, "tp99_ci_high_ms"))
+            )
+        };
+        let want = format!(
+            "| {row} | {:.1} | {:.1} | {:.1} | {ci} | {:.1} | {:.1} % | {:.2} |",
+            get(row, "tp50_ms"),
+            get(row, "tp90_ms"),
+            get(row, "tp99_ms"),
+            get(row, "tp999_ms"),
+            100.0 * get(row, "spike_share"),
+            get(row, "bimodality"),
+        );
+        assert!(
+            doc.lines().any(|l| l == want),
+            "docs/workload.md lacks the line\n{want}"
+        );
+    }
+    let moves = format!(
+        "First request after the shard move: {:.1} ms without warm-up, {:.1} ms with",
+        get("move_cold", "first_after_move_ms"),
+        get("move_warm", "first_after_move_ms")
+    );
+    assert!(doc.contains(&moves), "{moves}");
+    let gain = get("dynamic_lb", "tp99_ms") - get("numa_aware", "tp99_ms");
+    let gain = format!("it gains {gain:.1} ms.");
+    assert!(doc.contains(&gain), "{gain}");
 }

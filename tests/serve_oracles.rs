@@ -164,3 +164,75 @@ fn bytes_through_each_fcfs_server_are_the_sum_of_its_transfers() {
     assert_eq!(far, t.feature_misses * ITEM);
     assert_eq!((t.node_bytes[0], t.far_bytes), (mem[0], far));
 }
+
+/// The preload's lead window moves its firing time by the window. On the
+/// one-worker queue above, overloaded (1050 requests/s on a 1 ms server:
+/// waits grow to hundreds of ms), the dispatcher's estimate of a request's
+/// start is exact once the first batch has ended — the running batch ends
+/// a known D after it started, then one D per request queued ahead — so
+/// `always:W` must fire each preload at max(start − W, arrival), with
+/// `start` the request's actual start. Preloads bring no data here (no
+/// lookups), so runs with different windows serve every request alike and
+/// the firing times of two windows differ by exactly their difference
+/// where both fire ahead of dispatch. A window that is ignored, or an
+/// estimate that is always "now" (as once, when integer division made every
+/// estimate "now" below a full batch queued), fails it.
+#[test]
+fn the_preload_lead_window_moves_each_firing_time_by_the_window() {
+    let spec = spec(1050.0, 5.0);
+    let m = sim::Machine::from_toml(sim::presets::preset("one-channel").unwrap()).unwrap();
+    let ctx = policies::registry::Ctx::default();
+    let windows_ms = [5u64, 60];
+    let runs: Vec<(Vec<sim::serve::Decision>, Vec<RequestRecord>)> = windows_ms
+        .iter()
+        .map(|w| {
+            let s = policies::sched::SCHEDULERS
+                .build("round-robin", &ctx)
+                .unwrap();
+            let warm = policies::warmup::WARMUPS.build("none", &ctx).unwrap();
+            let mut e = ServeEngine::new(&m, &spec, s, warm).unwrap();
+            e.set_preload(
+                policies::preload::PRELOADS
+                    .build(&format!("always:{w}"), &ctx)
+                    .unwrap(),
+            );
+            e.record_decisions(true);
+            let mut recs = Vec::new();
+            e.run(3, |r| recs.push(*r)).unwrap();
+            recs.sort_by_key(|r| r.id);
+            let mut d = std::mem::take(&mut e.decisions);
+            d.sort_by_key(|d| d.request);
+            (d, recs)
+        })
+        .collect();
+    let (recs, other) = (&runs[0].1, &runs[1].1);
+    assert_eq!(recs, other, "preloads of no data change no request");
+    assert!(recs.len() > 5000);
+    let first_end = recs[0].end;
+    for ((decisions, _), w_ms) in runs.iter().zip(windows_ms) {
+        assert_eq!(decisions.len(), recs.len());
+        for (d, r) in decisions.iter().zip(recs) {
+            assert_eq!(d.request, r.id);
+            if r.arrival < first_end {
+                continue; // no batch duration known yet
+            }
+            let want = r.start.saturating_sub(w_ms * 1_000_000).max(r.arrival);
+            assert_eq!(d.fire_at_ns, Some(want), "always:{w_ms}, request {}", r.id);
+        }
+    }
+    // Where both fire ahead of dispatch, 55 ms apart.
+    let ahead: Vec<(u64, u64)> = runs[0]
+        .0
+        .iter()
+        .zip(&runs[1].0)
+        .zip(recs)
+        .filter(|(_, r)| r.arrival >= first_end && r.start > r.arrival + 60_000_000)
+        .map(|((a, b), _)| (a.fire_at_ns.unwrap(), b.fire_at_ns.unwrap()))
+        .collect();
+    assert!(
+        ahead.len() > 2000,
+        "{} requests queued over 60 ms",
+        ahead.len()
+    );
+    assert!(ahead.iter().all(|&(a, b)| a - b == 55_000_000));
+}

@@ -712,3 +712,97 @@ fn no_task_dispatch_before_t_depends_on_tasks_after_t() {
         assert!(service(&b) > service(&a), "{}", s.name);
     }
 }
+
+/// ⚑ No scheduler sees the future, the machine's this time: the same
+/// trace on a machine whose memory channels serve 40× slower from time T
+/// on (`Engine::slow_memory_after`) — every task arriving before T goes to
+/// the same worker, for every registered scheduler. The memory is the
+/// bottleneck (every page on node 0's two channels, eight workers on four
+/// nodes reading it), so its queues hold misses for a long while: a value
+/// published before it is known (a task's memory time before its accesses
+/// have completed, the completion of accesses still queued) differs
+/// between the two machines and fails it.
+#[test]
+fn no_task_dispatch_before_t_depends_on_the_machine_after_t() {
+    // Tasks of 8 keys, each 32 random lines of its key's 64 MiB: most
+    // accesses go to memory, every 8th a store.
+    let arrivals = poisson(4000, 40.0, 11);
+    let mut x = 0x9E37_79B9_7F4A_7C15u64;
+    let tasks: Vec<Spec> = arrivals
+        .iter()
+        .enumerate()
+        .map(|(i, &a)| {
+            let key = (i % 8) as u32;
+            let base = (key as u64 + 1) << 32;
+            let acc = (0..32)
+                .map(|j| {
+                    x = x
+                        .wrapping_mul(6364136223846793005)
+                        .wrapping_add(1442695040888963407);
+                    let line = (x >> 33) % (1 << 20);
+                    (if j % 8 == 7 { 'S' } else { 'L' }, base + 64 * line, 1)
+                })
+                .collect();
+            (a, key, acc)
+        })
+        .collect();
+    let t = trace(&tasks);
+    let cores = [0, 1, 16, 17, 32, 33, 48, 49];
+    let m = sim::Machine::from_toml(sim::presets::preset("epyc-4numa").unwrap()).unwrap();
+    let run = |sched: &str, slow_at_ps: Option<u64>| -> Vec<TaskRecord> {
+        let ctx = policies::registry::Ctx::for_machine(&m);
+        let s = policies::sched::SCHEDULERS.build(sched, &ctx).unwrap();
+        let p = policies::placement::PLACEMENTS
+            .build("bind:0", &ctx)
+            .unwrap();
+        let mut e = sim::Engine::new(&m, sim::Config::default(), p).unwrap();
+        if let Some(at) = slow_at_ps {
+            e.slow_memory_after(at, 40);
+        }
+        let mut te = TaskEngine::new(e, &m, &cores, s).unwrap();
+        let mut recs = Vec::new();
+        te.run(&t, |r| recs.push(*r)).unwrap();
+        recs.sort_by_key(|r| r.task);
+        recs
+    };
+    let mut moved_after_t = 0;
+    for s in policies::sched::SCHEDULERS.entries {
+        let a = run(s.name, None);
+        for k in (1..8).map(|i| i * 500) {
+            let t_ps = arrivals[k] * 1000 + 500;
+            let b = run(s.name, Some(t_ps));
+            let before = |r: &[TaskRecord]| -> Vec<(u32, u32)> {
+                r.iter()
+                    .filter(|x| x.arrival_ps < t_ps)
+                    .map(|x| (x.task, x.worker))
+                    .collect()
+            };
+            let (a0, b0) = (before(&a), before(&b));
+            assert_eq!((a0.len(), b0.len()), (k + 1, k + 1));
+            if let Some(i) = (0..a0.len()).find(|&i| a0[i] != b0[i]) {
+                panic!(
+                    "{}: task {} (arriving before T = {t_ps} ps) went to worker {} on one machine, {} on the one slower after T",
+                    s.name, a0[i].0, a0[i].1, b0[i].1
+                );
+            }
+            // The change is real: tasks starting after T take longer.
+            let after = |r: &[TaskRecord]| {
+                r.iter()
+                    .filter(|x| x.start_ps >= t_ps)
+                    .map(|x| x.service_ps())
+                    .sum::<u64>()
+            };
+            assert!(
+                after(&b) > after(&a) * 3 / 2,
+                "{}: {} vs {} ps",
+                s.name,
+                after(&b),
+                after(&a)
+            );
+            moved_after_t += (a.iter().zip(&b).any(|(x, y)| x.worker != y.worker)) as usize;
+        }
+    }
+    // And dispatch does follow the machine: after T, some scheduler
+    // dispatches differently on the slower one.
+    assert!(moved_after_t > 0);
+}

@@ -285,7 +285,7 @@ pub fn render_in(rows: &[Row], spike_k: f64, unit: &str, what: &str) -> String {
         .find(|r| r.sampled_requests < r.requests as usize)
     {
         s.push_str(&format!(
-            "(percentiles, CIs, spikes and bimodality from a sample of {} of the {} requests per row, the same requests in every row; mean and max over all)\n",
+            "(statistics from a uniform sample of {} requests per row, of the {} simulated, the same requests in every row: percentiles, CIs, spikes and bimodality; mean and max over all)\n",
             r.sampled_requests, r.requests
         ));
     }
@@ -475,7 +475,9 @@ mod tests {
         assert_eq!((rows[0].requests, rows[0].sampled_requests), (4, 2));
         assert_eq!((rows[0].mean_ms, rows[0].max_ms), (4.0, 10.0));
         assert_eq!(rows[0].tp99_ms, 3.0, "percentiles from the sample");
-        assert!(render(&rows, 3.0).contains("from a sample of 2 of the 4 requests per row"));
+        assert!(render(&rows, 3.0).contains(
+            "statistics from a uniform sample of 2 requests per row, of the 4 simulated"
+        ));
         let full = compare(&["a".to_string()], &[vec![run(&[1, 2])]], 3.0, 10);
         assert!(!render(&full, 3.0).contains("sample"));
     }

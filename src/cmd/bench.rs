@@ -79,7 +79,13 @@ pub fn bench_cmd(a: BenchArgs) -> Result<()> {
     }
     let (rr, totals, recs) = (run.result, run.totals, run.records);
     let secs = wall.elapsed().as_secs_f64();
-    let p = analysis::stats::percentiles(&rr.latency_ns);
+    // Percentiles and spikes from the kept latencies (every request, or a
+    // uniform sample of them in a long run); the mean and max are exact.
+    let mut p = analysis::stats::percentiles(&rr.latency_ns);
+    if rr.requests > 0 {
+        p.mean_ms = rr.latency_sum_ns as f64 / rr.requests as f64 / 1e6;
+        p.max_ms = rr.latency_max_ns as f64 / 1e6;
+    }
     let spikes = analysis::stats::spike_share(&rr.latency_ns, exp.experiment.spike_k);
     println!(
         "scenario {} ({} dispatch, warm-up {}) on {} at {:.0} QPS for {} s, seed {}",
@@ -93,7 +99,7 @@ pub fn bench_cmd(a: BenchArgs) -> Result<()> {
     );
     println!(
         "requests {}  TP50 {:.1} ms  TP90 {:.1}  TP99 {:.1}  TP99.9 {:.1}  max {:.1}  spikes >{}×TP50 {:.2}%",
-        p.n,
+        rr.requests,
         p.tp50_ms,
         p.tp90_ms,
         p.tp99_ms,
@@ -102,6 +108,9 @@ pub fn bench_cmd(a: BenchArgs) -> Result<()> {
         exp.experiment.spike_k,
         100.0 * spikes
     );
+    if rr.sampled {
+        println!("{}", sample_line(p.n, rr.requests));
+    }
     println!(
         "simulated {} requests in {:.2} s of wall time ({:.0} requests/s)",
         totals.requests,
@@ -118,7 +127,15 @@ pub fn bench_cmd(a: BenchArgs) -> Result<()> {
         )?;
         write_json(
             &dir.join("summary.json"),
-            &json!({ "scenario": row.name, "percentiles": p, "spike_share": spikes, "totals": totals }),
+            &json!({
+                "scenario": row.name,
+                "requests_simulated": rr.requests,
+                "requests_in_sample": p.n,
+                "sampled": rr.sampled,
+                "percentiles": p,
+                "spike_share": spikes,
+                "totals": totals
+            }),
         )?;
         write_json(
             &dir.join("manifest.json"),
@@ -126,4 +143,12 @@ pub fn bench_cmd(a: BenchArgs) -> Result<()> {
         )?;
     }
     crate::report::after(a.report, a.out.as_deref())
+}
+
+/// The line that says the statistics come from a sample: `n` latencies
+/// kept of `total` requests simulated.
+pub fn sample_line(n: usize, total: u64) -> String {
+    format!(
+        "statistics from a uniform sample of {n} requests (of {total} simulated: percentiles and spikes; mean and max over all)"
+    )
 }

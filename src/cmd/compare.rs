@@ -178,7 +178,7 @@ pub fn compare_text(a: &CompareArgs, text: &str) -> Result<()> {
     );
     if crate::output::loud() {
         println!(
-            "{} on {}: {:.0} QPS for {} s × {} seeds ({} requests per row)",
+            "{} on {}: {:.0} QPS for {} s × {} seeds ({} requests simulated per row)",
             exp.experiment.name,
             exp.workload.machine,
             exp.workload.qps,
@@ -229,6 +229,9 @@ pub fn compare_text(a: &CompareArgs, text: &str) -> Result<()> {
             "machine": exp.workload.machine,
             "seeds": exp.experiment.seeds,
             "duration_s": exp.workload.duration_s,
+            "requests_simulated_per_row": table.first().map_or(0, |r| r.requests),
+            "requests_in_sample_per_row": table.first().map_or(0, |r| r.sampled_requests),
+            "sampled": by_row.iter().flatten().any(|r| r.sampled),
             "rows": table,
             "windows_first_seed": windows,
         });

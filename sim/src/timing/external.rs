@@ -33,6 +33,14 @@ impl Engine<'_> {
         self.mlp
     }
 
+    /// Changes the machine at `at_ps`: from then on every memory channel
+    /// serves a line `factor` times slower (its part of a line's service
+    /// after `at_ps`; page migrations keep their speed). For the test that
+    /// no scheduler sees the future: no dispatch before `at_ps` may change.
+    pub fn slow_memory_after(&mut self, at_ps: u64, factor: u32) {
+        self.mem.slow_after(at_ps, factor);
+    }
+
     /// The node holding page-of `addr`, if it has been placed.
     pub fn page_node(&self, addr: u64) -> Option<u32> {
         self.mem.node_of(addr)

@@ -29,6 +29,9 @@ pub(super) struct Memory {
     pub placement: Box<dyn Placement>,
     line_bits: u32,
     page_bits: u32,
+    /// From this time (ps) on, channels serve a line this many times
+    /// slower ([`Memory::slow_after`]; a test's change of the machine).
+    slow: Option<(u64, u64)>,
 }
 
 impl Memory {
@@ -80,6 +83,35 @@ impl Memory {
             placement,
             line_bits: line.trailing_zeros(),
             page_bits: s.page_size.trailing_zeros(),
+            slow: None,
+        }
+    }
+
+    /// From `at_ps` on, every channel serves a line `factor` times slower:
+    /// a line whose service starts then or later takes `factor` times as
+    /// long, one in service across `at_ps` its remainder. Page migrations
+    /// keep their speed.
+    pub fn slow_after(&mut self, at_ps: u64, factor: u32) {
+        self.slow = Some((at_ps, factor as u64));
+    }
+
+    /// A line's service time on channel `ch` of `home` for a request
+    /// arriving at `t` (see [`Memory::slow_after`]). Saturating, as the
+    /// queue's clock is.
+    #[inline]
+    fn channel_service(&self, home: usize, ch: usize, t: u64) -> u64 {
+        let svc = self.chan_service_ps[home];
+        let Some((at, k)) = self.slow else {
+            return svc;
+        };
+        let start = t.max(self.channels[home][ch].busy_until());
+        let end = start.saturating_add(svc);
+        if start >= at {
+            svc.saturating_mul(k)
+        } else if end > at {
+            (at - start).saturating_add((end - at).saturating_mul(k))
+        } else {
+            svc
         }
     }
 
@@ -151,7 +183,8 @@ impl Memory {
     ) -> u64 {
         let line_bytes = 1u64 << self.line_bits;
         let ch = self.channel_of(home, line);
-        let mut wait = self.channels[home][ch].serve(t, self.chan_service_ps[home], line_bytes);
+        let svc = self.channel_service(home, ch, t);
+        let mut wait = self.channels[home][ch].serve(t, svc, line_bytes);
         let w = stats.window(t);
         w.channel_bytes[self.chan_base[home] + ch] += line_bytes;
         for &li in &m.route[a][b] {
