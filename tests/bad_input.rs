@@ -145,6 +145,16 @@ fn bad_flags_and_missing_files() {
             "0",
         ],
         &["compare", "scenarios/seed-inference.toml", "--qps", "nan"],
+        // Huge pages required where the (recorded) host offers none.
+        &[
+            "live",
+            "calibrate",
+            "--sysfs",
+            "tests/fixtures/sysfs/vm-1node",
+            "--huge-pages",
+            "--out",
+            "target/never-written.toml",
+        ],
     ];
     let mut report = String::new();
     for args in cases {

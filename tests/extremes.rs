@@ -318,3 +318,26 @@ fn on_any_machine_within_the_ranges_every_latency_statistic_lies_between_min_and
     // tail the old histogram's bound of 2^50 ps dropped at 19 minutes).
     assert!(slow > 10, "{slow} runs with a latency over 1 ms");
 }
+
+/// `docs/machine.md` shows the ranges the code checks (`sim::ranges`),
+/// between its `ranges` markers; `UPDATE_EXPECT=1` rewrites them.
+#[test]
+fn the_machine_page_shows_the_ranges_the_code_checks() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/machine.md");
+    let page = std::fs::read_to_string(&path).unwrap();
+    let open = "<!-- ranges: generated from sim::ranges::table() -->\n";
+    let close = "<!-- /ranges -->";
+    let a = page.find(open).expect("the opening marker") + open.len();
+    let b = page.find(close).expect("the closing marker");
+    let want = sim::ranges::table();
+    if std::env::var_os("UPDATE_EXPECT").is_some() {
+        let new = format!("{}{want}{}", &page[..a], &page[b..]);
+        std::fs::write(&path, new).unwrap();
+        return;
+    }
+    assert_eq!(
+        &page[a..b],
+        want,
+        "docs/machine.md's ranges differ from sim::ranges (UPDATE_EXPECT=1 rewrites them)"
+    );
+}

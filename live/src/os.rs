@@ -212,6 +212,20 @@ pub fn bind_to_node(buf: &mut PageBuf, node: u32, sysfs_root: &Path) -> Result<(
     Ok(())
 }
 
+/// Whether the kernel backs memory a process asks for with `madvise`
+/// (`MADV_HUGEPAGE`) by transparent huge pages: `Ok` when
+/// `sysfs_root/kernel/mm/transparent_hugepage/enabled` selects `[always]`
+/// or `[madvise]`, else the reason (`[never]`, or the file is missing).
+pub fn thp_offered(sysfs_root: &Path) -> Result<(), String> {
+    let p = sysfs_root.join("kernel/mm/transparent_hugepage/enabled");
+    let text = std::fs::read_to_string(&p).map_err(|e| format!("{}: {e}", p.display()))?;
+    if text.contains("[always]") || text.contains("[madvise]") {
+        Ok(())
+    } else {
+        Err(format!("{} reads {:?}", p.display(), text.trim()))
+    }
+}
+
 /// Anonymous memory of this process backed by transparent huge pages
 /// (`AnonHugePages` of `/proc/self/smaps_rollup`), in bytes; 0 if unknown.
 pub fn anon_huge_bytes() -> u64 {
@@ -229,6 +243,25 @@ pub fn anon_huge_bytes() -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn huge_pages_are_offered_when_the_kernel_selects_always_or_madvise() {
+        let dir = std::env::temp_dir().join(format!("numasim-thp-{}", std::process::id()));
+        let mm = dir.join("kernel/mm/transparent_hugepage");
+        std::fs::create_dir_all(&mm).unwrap();
+        for (text, offered) in [
+            ("always [madvise] never\n", true),
+            ("[always] madvise never\n", true),
+            ("always madvise [never]\n", false),
+        ] {
+            std::fs::write(mm.join("enabled"), text).unwrap();
+            assert_eq!(thp_offered(&dir).is_ok(), offered, "{text}");
+        }
+        let e = thp_offered(&dir).unwrap_err();
+        assert!(e.ends_with("enabled reads \"always madvise [never]\""), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert!(thp_offered(&dir).is_err(), "no such file: not offered");
+    }
 
     #[test]
     fn pin_and_verify_with_getcpu() {

@@ -63,10 +63,17 @@ pub struct CalibrateArgs {
     /// Repeats per point (the median is used).
     #[arg(long, default_value_t = 5)]
     pub repeats: usize,
-    /// Also sweep in transparent huge pages (madvise; .curve-huge.csv), and
-    /// take the machine's levels from that sweep (the model has no TLB).
-    #[arg(long)]
+    /// Require the sweep in transparent huge pages (an error where the host
+    /// does not offer them). Without this flag or --no-huge-pages, the
+    /// sweep runs in huge pages whenever the host offers them (madvise;
+    /// .curve-huge.csv), and the machine's levels come from it (the model
+    /// has no TLB; validate replays in huge pages): the validated path.
+    #[arg(long, conflicts_with = "no_huge_pages")]
     pub huge_pages: bool,
+    /// Calibrate in 4 KiB pages only, even where huge pages are offered
+    /// (a machine file that validate's held-out table was not measured with).
+    #[arg(long)]
+    pub no_huge_pages: bool,
     /// Working set of the prefetcher fingerprint's stride walks (K/M/G;
     /// beyond the caches). The walks and the verdict go to .prefetch.json.
     #[arg(long, default_value = "64M", value_parser = parse_size)]
@@ -193,8 +200,33 @@ fn probe(a: ProbeArgs) -> Result<()> {
     Ok(())
 }
 
+/// Whether calibration sweeps in huge pages: by default whenever the host
+/// offers them (the path `validate` is validated with), saying so in one
+/// line when it does not; `--huge-pages` requires them, `--no-huge-pages`
+/// declines them. Returns the choice and a note for the machine's sources.
+fn huge_pages(a: &CalibrateArgs) -> Result<(bool, Option<String>)> {
+    if a.no_huge_pages {
+        let note = "calibrated in 4 KiB pages (--no-huge-pages): not the path validate's held-out table was measured with";
+        return Ok((false, Some(note.to_string())));
+    }
+    match live::os::thp_offered(&a.sysfs) {
+        Ok(()) => Ok((true, None)),
+        Err(why) if a.huge_pages => {
+            bail!("--huge-pages: this host does not offer transparent huge pages ({why})")
+        }
+        Err(why) => {
+            let note = format!(
+                "calibrated in 4 KiB pages: this host does not offer transparent huge pages ({why}); validate's replays get 4 KiB pages here too"
+            );
+            eprintln!("live calibrate: {note}");
+            Ok((false, Some(note)))
+        }
+    }
+}
+
 fn calibrate(a: CalibrateArgs) -> Result<()> {
     let t = live::sysfs::probe(&a.sysfs)?;
+    let (huge, pages_note) = huge_pages(&a)?;
     let mut spec: MachineSpec = live::sysfs::to_machine(&t, "host-calibrated")?;
     let cpus = live::os::allowed_cpus()?;
     live::os::pin_current_thread(cpus[0])?;
@@ -214,7 +246,7 @@ fn calibrate(a: CalibrateArgs) -> Result<()> {
     let mut huge_csv = None;
     let mut huge_note = None;
     let mut huge_curve = None;
-    if a.huge_pages {
+    if huge {
         let mut hc = Vec::new();
         let mut rows = Vec::new();
         for (i, &s) in sizes.iter().enumerate() {
@@ -266,6 +298,7 @@ fn calibrate(a: CalibrateArgs) -> Result<()> {
     // In huge pages the plateaus are the caches' and memory's without page
     // walks, which the model does not have: the machine comes from them
     // (and `validate` replays in huge pages too).
+    notes.extend(pages_note);
     match &huge_curve {
         Some((hc, hl)) => {
             notes.extend(huge_note);
