@@ -1,34 +1,73 @@
 #!/usr/bin/env bash
 # A fuzzing campaign over every target: coverage-guided (libFuzzer through
 # cargo fuzz), on the stable toolchain (RUSTC_BOOTSTRAP lets cargo fuzz pass
-# its flags; no sanitizer: safe Rust, and panics are what we look for).
+# its flags; no sanitizer: safe Rust, and panics are what we look for),
+# built with debug assertions and overflow checks (`-a`), so an arithmetic
+# wrap is a crash here as in a debug build: debug and release agree.
 #
 #   fuzz/run.sh [SECONDS_PER_TARGET] [TARGET...]     (default 20 s, all targets)
+#   FUZZ_JOBS=2 fuzz/run.sh 3600                     (two processes per target)
+#   fuzz/run.sh --cmin [TARGET...]                    (merge a campaign's finds)
 #
 # The seed corpora under fuzz/corpus/ are read, never written; what a
 # campaign finds goes to target/fuzz-corpus/<target>/, and a crashing input
-# to fuzz/artifacts/<target>/ (the run then fails, naming it).
+# to fuzz/artifacts/<target>/ (the run then fails, naming it). A failure of
+# cargo fuzz itself (a build error, a crash, a timeout, memory over the
+# limit) fails the run too. `--cmin` minimises each target's seed corpus
+# together with its campaign corpus into fuzz/corpus/<target>/ (`cargo
+# fuzz cmin`): the inputs that keep the coverage, to commit.
+# Each target's executions go to target/fuzz-stats/<target>.txt.
 # Needs cargo-fuzz: `cargo install cargo-fuzz --locked`.
 set -euo pipefail
 cd "$(dirname "$0")"
+all=(lackey csv din champsim mldpc native detect whole config model engine workload tasks task_engine)
+export RUSTC_BOOTSTRAP=1
+
+if [ "${1:-}" = "--cmin" ]; then
+  shift
+  targets=("$@")
+  [ ${#targets[@]} -eq 0 ] && targets=("${all[@]}")
+  cargo fuzz build -a --sanitizer none
+  for t in "${targets[@]}"; do
+    found=../target/fuzz-corpus/$t
+    mkdir -p "$found"
+    before=$(find "corpus/$t" -type f | wc -l)
+    # Seeds and finds into the seed folder, then minimised in place.
+    cp -n "$found"/* "corpus/$t/" 2>/dev/null || true
+    cargo fuzz cmin -a --sanitizer none "$t" "corpus/$t" -- -max_len=8192 -timeout=10 -rss_limit_mb=2048 >/dev/null 2>&1
+    echo "cmin $t: $before seeds + $(find "$found" -type f | wc -l) found -> $(find "corpus/$t" -type f | wc -l) kept"
+  done
+  exit 0
+fi
+
 secs=${1:-20}
 shift || true
 targets=("$@")
-if [ ${#targets[@]} -eq 0 ]; then
-  targets=(lackey csv din champsim mldpc native detect whole config model engine workload tasks)
-fi
-export RUSTC_BOOTSTRAP=1
-cargo fuzz build --sanitizer none
+[ ${#targets[@]} -eq 0 ] && targets=("${all[@]}")
+jobs=${FUZZ_JOBS:-1}
+cargo fuzz build -a --sanitizer none
+mkdir -p ../target/fuzz-stats
 for t in "${targets[@]}"; do
   work=../target/fuzz-corpus/$t
+  log=../target/fuzz-stats/$t.log
   mkdir -p "$work"
-  echo "== fuzz $t: ${secs} s"
-  cargo fuzz run --sanitizer none "$t" "$work" "corpus/$t" -- \
-    -max_total_time="$secs" -max_len=8192 -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 2>&1 |
-    grep -E '^(stat::number_of_executed_units|stat::peak_rss_mb|Done|==|SUMMARY|.*(panicked|crash|deadly|ERROR))' || true
+  echo "== fuzz $t: ${secs} s × $jobs"
+  status=0
+  cargo fuzz run -a --sanitizer none "$t" "$work" "corpus/$t" -- \
+    -max_total_time="$secs" -max_len=8192 -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+    -jobs="$jobs" -workers="$jobs" >"$log" 2>&1 || status=$?
+  # With -jobs, each process writes fuzz-N.log beside us.
+  for f in fuzz-*.log; do [ -e "$f" ] && cat "$f" >>"$log" && rm -f "$f"; done
+  execs=$(grep -h '^stat::number_of_executed_units' "$log" | awk '{s += $2} END {print s + 0}')
+  echo "$t executions $execs seconds $secs jobs $jobs status $status" | tee "../target/fuzz-stats/$t.txt"
+  grep -E '(panicked|deadly signal|ERROR: libFuzzer|SUMMARY)' "$log" | head -5 || true
   if compgen -G "artifacts/$t/*" >/dev/null; then
     echo "fuzz $t: crash inputs in fuzz/artifacts/$t/" >&2
     exit 1
   fi
+  if [ "$status" -ne 0 ]; then
+    echo "fuzz $t: cargo fuzz failed (exit $status); log in target/fuzz-stats/$t.log" >&2
+    exit 1
+  fi
 done
-echo "fuzzing: no crash in ${#targets[@]} targets × ${secs} s"
+echo "fuzzing: no crash in ${#targets[@]} targets × ${secs} s × $jobs"

@@ -258,7 +258,10 @@ mod tests {
             assert_eq!(thp_offered(&dir).is_ok(), offered, "{text}");
         }
         let e = thp_offered(&dir).unwrap_err();
-        assert!(e.ends_with("enabled reads \"always madvise [never]\""), "{e}");
+        assert!(
+            e.ends_with("enabled reads \"always madvise [never]\""),
+            "{e}"
+        );
         std::fs::remove_dir_all(&dir).unwrap();
         assert!(thp_offered(&dir).is_err(), "no such file: not offered");
     }

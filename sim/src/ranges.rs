@@ -39,10 +39,11 @@ pub enum Rule {
     Pow2 { lo: u64, hi: u64 },
 }
 
-/// A latency: above 0 and under 1 s.
+/// A latency: from 1 ps (the clock's resolution: a shorter one would be
+/// 0) to under 1 s.
 const LATENCY: Rule = Rule::Real {
-    lo: 0.0,
-    lo_open: true,
+    lo: 1e-3,
+    lo_open: false,
     hi: 1e9,
     hi_open: true,
     unit: "ns",
@@ -434,7 +435,8 @@ mod tests {
     fn ranges_hold_at_their_ends_and_refuse_past_them() {
         let lat = rule("nodes[].memory.latency_ns").unwrap();
         assert!(!lat.holds(Value::Real(0.0)));
-        assert!(lat.holds(Value::Real(1e-9)));
+        assert!(!lat.holds(Value::Real(9.9e-4)), "under 1 ps rounds to 0");
+        assert!(lat.holds(Value::Real(1e-3)));
         assert!(lat.holds(Value::Real(999_999_999.9)));
         assert!(!lat.holds(Value::Real(1e9)));
         assert!(!lat.holds(Value::Real(f64::NAN)));
@@ -446,7 +448,7 @@ mod tests {
         assert!(!line.holds(Value::Int(512)));
         assert_eq!(
             lat.to_string(),
-            "0 < x < 1e9 ns",
+            "1e-3 ≤ x < 1e9 ns",
             "the words an error and the docs use"
         );
     }
