@@ -34,7 +34,12 @@ if [ "${1:-}" = "--cmin" ]; then
     before=$(find "corpus/$t" -type f | wc -l)
     # Seeds and finds into the seed folder, then minimised in place.
     cp -n "$found"/* "corpus/$t/" 2>/dev/null || true
-    cargo fuzz cmin -a --sanitizer none "$t" "corpus/$t" -- -max_len=8192 -timeout=10 -rss_limit_mb=2048 >/dev/null 2>&1
+    mkdir -p ../target/fuzz-stats
+    if ! cargo fuzz cmin -a --sanitizer none "$t" "corpus/$t" -- -max_len=8192 -timeout=10 -rss_limit_mb=2048 \
+      >"../target/fuzz-stats/cmin-$t.log" 2>&1; then
+      echo "cmin $t: cargo fuzz cmin failed; log in target/fuzz-stats/cmin-$t.log" >&2
+      exit 1
+    fi
     echo "cmin $t: $before seeds + $(find "$found" -type f | wc -l) found -> $(find "corpus/$t" -type f | wc -l) kept"
   done
   exit 0
@@ -52,13 +57,14 @@ for t in "${targets[@]}"; do
   log=../target/fuzz-stats/$t.log
   mkdir -p "$work"
   echo "== fuzz $t: ${secs} s × $jobs"
+  rm -f fuzz-*.log # a stopped run's worker logs are not this run's
   status=0
   cargo fuzz run -a --sanitizer none "$t" "$work" "corpus/$t" -- \
     -max_total_time="$secs" -max_len=8192 -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
     -jobs="$jobs" -workers="$jobs" >"$log" 2>&1 || status=$?
   # With -jobs, each process writes fuzz-N.log beside us.
   for f in fuzz-*.log; do [ -e "$f" ] && cat "$f" >>"$log" && rm -f "$f"; done
-  execs=$(grep -h '^stat::number_of_executed_units' "$log" | awk '{s += $2} END {print s + 0}')
+  execs=$({ grep -h '^stat::number_of_executed_units' "$log" || true; } | awk '{s += $2} END {print s + 0}')
   echo "$t executions $execs seconds $secs jobs $jobs status $status" | tee "../target/fuzz-stats/$t.txt"
   grep -E '(panicked|deadly signal|ERROR: libFuzzer|SUMMARY)' "$log" | head -5 || true
   if compgen -G "artifacts/$t/*" >/dev/null; then

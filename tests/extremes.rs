@@ -341,3 +341,172 @@ fn the_machine_page_shows_the_ranges_the_code_checks() {
         "docs/machine.md's ranges differ from sim::ranges (UPDATE_EXPECT=1 rewrites them)"
     );
 }
+
+/// A request workload with every field drawn across its whole valid range
+/// (log-uniform), briefly: a short duration and moderate rate keep the
+/// run small, while compute, sizes and far-tier times go to their limits.
+fn workload(rng: &mut Rng, machine: &str) -> traces::workload::WorkloadSpec {
+    let text = format!(
+        r#"
+name = "extreme"
+machine = "{machine}"
+duration_s = {duration}
+qps = {qps}
+arrivals = {{ process = "poisson" }}
+shards = {{ count = {shards}, popularity_zipf = {pz}, weights_gb = {wgb}, state_mb = {smb} }}
+request = {{ tokens = {tokens}, token_bytes = {tb}, batch = {batch}, compute = {{ batch_ms = {bms}, per_request_ms = {prm}, sigma = {sigma} }}, features = {{ lookups = {lookups}, item_kb = {ikb}, items = {items}, resident = {resident}, zipf = {fz} }} }}
+cache = {{ items_per_node = {cache} }}
+far_tier = {{ latency_ms = {flat}, bandwidth_gbps = {fbw} }}
+background = {{ every_requests = {every}, sweep_gb = {sweep}, flushes_cache = true }}
+moves = [ {{ at_s = {move_at}, shard = 0, to_worker = 1 }} ]
+"#,
+        duration = rng.log(1e-3, 0.05),
+        qps = rng.log(10.0, 20_000.0),
+        shards = 1 + rng.below(16),
+        pz = rng.unit() * 3.0,
+        wgb = rng.log(1e-3, 1e6),
+        smb = rng.log(1e-3, 1e9),
+        tokens = rng.below(10_000_001),
+        tb = rng.below(1_000_001),
+        batch = 1 + rng.below(64),
+        bms = rng.log(1e-3, 1e6),
+        prm = rng.log(1e-3, 1e6),
+        sigma = rng.unit() * 10.0,
+        lookups = rng.below(65),
+        ikb = rng.log(1e-3, 1e6),
+        items = 1 + rng.below(10_000),
+        resident = 1,
+        fz = rng.unit() * 3.0,
+        cache = rng.below(1000),
+        flat = rng.log(1e-3, 1e6),
+        fbw = rng.log(1e-3, 1e6),
+        every = 1 + rng.below(100),
+        sweep = rng.log(1e-3, 1e6),
+        move_at = rng.unit() * 0.05,
+    );
+    let spec: traces::workload::WorkloadSpec = traces::config::parse_toml(&text).unwrap();
+    spec.validate()
+        .unwrap_or_else(|e| panic!("a workload within the ranges: {e}\n{text}"));
+    spec
+}
+
+/// The request model on workloads at the ends of their ranges, under every
+/// scheduler, warm-up and preload kind: every request it reports ends no
+/// earlier than it starts and starts no earlier than it arrives, the
+/// totals count each, and a refusal is only the horizon or a counter too
+/// large to hold — no panic (overflow checks are on), no wrapped time
+/// (a compute draw of e^(10·z) ms once made a batch end before it began).
+#[test]
+fn the_request_model_at_the_ends_of_the_workload_ranges_never_wraps() {
+    let mut rng = Rng(0x0123_4567_89AB_CDEF);
+    let ctx = policies::registry::Ctx::default();
+    let scheds = policies::sched::SCHEDULERS.entries;
+    let (mut ok, mut refused) = (0, 0);
+    for case in 0..300 {
+        let machine = rng.pick(&["dgx-a100-2numa", "xeon-2s", "epyc-4numa", "cxl-tiered"]);
+        let spec = workload(&mut rng, machine);
+        let m = Machine::from_toml(sim::presets::preset(machine).unwrap()).unwrap();
+        let s = &scheds[rng.below(scheds.len() as u64) as usize];
+        let sched = (s.build)(&policies::registry::Spec::parse(s.name), &ctx).unwrap();
+        let warm = policies::warmup::WARMUPS
+            .build(rng.pick(&["none", "sequential"]), &ctx)
+            .unwrap();
+        let Ok(mut e) = sim::serve::ServeEngine::new(&m, &spec, sched, warm) else {
+            continue; // e.g. more shards than workers can hold: refused up front
+        };
+        if rng.below(2) == 0 {
+            let p = rng.pick(&["always", "always:60", "always:1"]);
+            e.set_preload(policies::preload::PRELOADS.build(p, &ctx).unwrap());
+        }
+        let mut n = 0u64;
+        match e.run(1 + case, |r| {
+            n += 1;
+            assert!(
+                r.arrival <= r.start && r.start <= r.end,
+                "case {case}: {r:?}"
+            );
+            assert!(r.end <= traces::horizon::HORIZON_NS, "case {case}: {r:?}");
+        }) {
+            Ok(t) => {
+                ok += 1;
+                assert_eq!(t.requests, n, "case {case}");
+            }
+            Err(
+                sim::serve::ServeError::PastHorizon(_) | sim::serve::ServeError::CounterOverflow(_),
+            ) => refused += 1,
+            Err(other) => panic!("case {case}: unexpected refusal: {other}"),
+        }
+    }
+    assert!(ok > 50 && refused > 10, "{ok} ran, {refused} refused");
+}
+
+/// Task traces: for any trace the task engine accepts, its simulated end is
+/// at least each task's arrival plus its gaps, under every scheduler; a
+/// refusal only at the horizon.
+#[test]
+fn an_accepted_task_trace_ends_no_earlier_than_its_arrivals_and_gaps() {
+    let mut rng = Rng(0xFEED_FACE_CAFE_BEEF);
+    let m = Machine::from_toml(sim::presets::preset("xeon-2s").unwrap()).unwrap();
+    let ctx = policies::registry::Ctx::for_machine(&m);
+    let (mut ok, mut refused) = (0, 0);
+    for case in 0..200 {
+        let edge = rng.pick(&[0, 0, 10, 100]);
+        let mut csv = String::from("task,op,addr,size,gap_ns,arrival_ns,key\n");
+        let mut arrival = 0u64;
+        let mut own = Vec::new();
+        for id in 0..1 + rng.below(40) {
+            arrival = if rng.below(1000) < edge {
+                HORIZON_NS - rng.below(1_000_000_000)
+            } else {
+                arrival.saturating_add(rng.below(100_000))
+            };
+            let key = rng.below(4);
+            csv += &format!("{id},B,,,,{arrival},{key}\n");
+            let mut span = arrival as u128;
+            for k in 0..rng.below(20) {
+                let gap = if rng.below(1000) < edge {
+                    HORIZON_NS / 2 - rng.below(1000)
+                } else {
+                    rng.below(500)
+                };
+                span += gap as u128;
+                let addr = 0x1000_0000 + 64 * (key * 4096 + k * 3);
+                csv += &format!("{id},L,{addr:#x},8,{gap},,\n");
+            }
+            csv += &format!("{id},E,,,,,\n");
+            own.push((id as u32, span));
+        }
+        let Ok(trace) = traces::tasks::read_task_csv(csv.as_bytes()) else {
+            continue; // arrivals of one key out of order
+        };
+        let s = &policies::sched::SCHEDULERS.entries
+            [case as usize % policies::sched::SCHEDULERS.entries.len()];
+        let sched = (s.build)(&policies::registry::Spec::parse(s.name), &ctx).unwrap();
+        let p = policies::placement::PLACEMENTS
+            .build("first-touch", &ctx)
+            .unwrap();
+        let e = Engine::new(&m, Config::default(), p).unwrap();
+        let mut te = sim::tasks::TaskEngine::new(e, &m, &[0, 1, 28], sched).unwrap();
+        let mut ends = std::collections::HashMap::new();
+        match te.run(&trace, |r| {
+            ends.insert(r.task, r.end_ps);
+        }) {
+            Ok(()) => {
+                ok += 1;
+                for (id, span) in &own {
+                    let end = ends[id] as u128;
+                    assert!(
+                        end >= span * 1000,
+                        "case {case}: task {id} ends at {end} ps, before {span} ns"
+                    );
+                }
+            }
+            Err(
+                sim::tasks::TaskError::TimePastHorizon { .. }
+                | sim::tasks::TaskError::ClockPastHorizon { .. },
+            ) => refused += 1,
+            Err(other) => panic!("case {case}: {other}"),
+        }
+    }
+    assert!(ok > 50 && refused > 10, "{ok} ran, {refused} refused");
+}

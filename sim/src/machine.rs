@@ -107,21 +107,30 @@ impl Machine {
                 spec.page_size, spec.line_size
             )));
         }
-        let check_cache = |c: &CacheSpec| -> Result<(), MachineError> {
-            let g = c.geometry(spec.line_size)?;
+        // A cache's geometry and replacement, named by its path.
+        let check_cache = |path: &str, c: &CacheSpec| -> Result<(), MachineError> {
+            let g = c.geometry(spec.line_size).map_err(|e| match e {
+                MachineError::Geometry { source, .. } => {
+                    invalid(format!("{path} ({}): {source}", c.name))
+                }
+                other => other,
+            })?;
             crate::cache::Cache::check(&g, c.replacement)
-                .map_err(|e| invalid(format!("cache {}: {e}", c.name)))?;
+                .map_err(|e| invalid(format!("{path} ({}): {e}", c.name)))?;
             Ok(())
         };
-        for c in spec.core.caches.iter().chain(spec.core.l1i.iter()) {
-            check_cache(c)?;
+        for (i, c) in spec.core.caches.iter().enumerate() {
+            check_cache(&format!("core.caches[{i}]"), c)?;
+        }
+        if let Some(c) = &spec.core.l1i {
+            check_cache("core.l1i", c)?;
         }
         let mut cores = 0u32;
         let mut core_node = Vec::new();
         let mut first_core = Vec::new();
         for (i, node) in spec.nodes.iter().enumerate() {
             if let Some(l) = &node.llc {
-                check_cache(l)?;
+                check_cache(&format!("nodes[{i}].llc"), l)?;
             }
             if let Some(m) = &node.memory
                 && m.interleave < spec.line_size
@@ -153,7 +162,7 @@ impl Machine {
         for (k, l) in spec.links.iter().enumerate() {
             if l.a as usize >= n || l.b as usize >= n || l.a == l.b {
                 return Err(invalid(format!(
-                    "link {k}: {}–{} does not join two distinct nodes",
+                    "links[{k}]: {}–{} does not join two distinct nodes",
                     l.a, l.b
                 )));
             }

@@ -51,7 +51,7 @@ impl Queue {
         let done = start.saturating_add(service);
         self.busy_until = done;
         self.requests += 1;
-        self.bytes += bytes;
+        self.bytes = self.bytes.saturating_add(bytes);
         self.busy_ps = self.busy_ps.saturating_add(service);
         self.wait_ps = self.wait_ps.saturating_add(wait);
         self.sojourn_ps = self.sojourn_ps.saturating_add(done - t);

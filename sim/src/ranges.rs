@@ -431,6 +431,70 @@ mod tests {
         }
     }
 
+    /// Every numeric leaf of a spec with every optional part present, as
+    /// its serialized TOML has them, is a field [`visit`] reports: a field
+    /// added to the spec without a range fails here.
+    #[test]
+    fn visit_reports_every_numeric_field_of_the_schema() {
+        fn leaves(v: &toml::Value, path: String, out: &mut std::collections::BTreeSet<String>) {
+            match v {
+                toml::Value::Integer(_) | toml::Value::Float(_) => {
+                    out.insert(path);
+                }
+                toml::Value::Array(a) => {
+                    for (i, x) in a.iter().enumerate() {
+                        leaves(x, format!("{path}[{i}]"), out);
+                    }
+                }
+                toml::Value::Table(t) => {
+                    for (k, x) in t {
+                        let p = if path.is_empty() {
+                            k.clone()
+                        } else {
+                            format!("{path}.{k}")
+                        };
+                        leaves(x, p, out);
+                    }
+                }
+                _ => {}
+            }
+        }
+        let mut spec = crate::Machine::from_toml(crate::presets::preset("dgx-a100-2numa").unwrap())
+            .unwrap()
+            .spec;
+        assert!(!spec.nodes[0].accelerators.is_empty() && !spec.links.is_empty());
+        spec.core.l1i = Some(spec.core.caches[0].clone());
+        spec.core.prefetch = Some(crate::spec::HostPrefetch {
+            detected: true,
+            followed_strides: vec![1, -1],
+            backward: true,
+            crosses_pages: false,
+            max_stride_lines: 1,
+            unit_speedup: 2.0,
+            streams: 1,
+            ahead_lines: 1,
+            stride_ahead: 1,
+            reach_lines: 0,
+            far_ahead: 0,
+            next_line: false,
+            adjacent_line: false,
+            confirm: 1,
+            model: vec![],
+            measured: String::new(),
+        });
+        let mut want = std::collections::BTreeSet::new();
+        leaves(
+            &toml::Value::try_from(&spec).unwrap(),
+            String::new(),
+            &mut want,
+        );
+        let mut got = std::collections::BTreeSet::new();
+        visit(&spec, |_, path, _| {
+            got.insert(path.to_string());
+        });
+        assert_eq!(got, want);
+    }
+
     #[test]
     fn ranges_hold_at_their_ends_and_refuse_past_them() {
         let lat = rule("nodes[].memory.latency_ns").unwrap();

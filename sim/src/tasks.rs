@@ -16,6 +16,10 @@
 //! caches after a move to another worker, remote memory, invalidations by
 //! other workers, channel queues.
 //!
+//! **No warm-up.** A task trace has no shard moves, the only time the
+//! request model runs a `Warmup` policy, so this engine has none (and its
+//! no-peeking test, `tests/tasks.rs`, covers schedulers only).
+//!
 //! **Time.** Picoseconds. Events — a worker's next access, a task's end, an
 //! arrival — run in time order; at one time, worker events (in (time,
 //! order of scheduling)) come before arrivals, so a worker freed at t can

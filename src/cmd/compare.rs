@@ -154,7 +154,13 @@ pub fn compare_text(a: &CompareArgs, text: &str) -> Result<()> {
     let mut wall: Vec<Vec<u64>> = vec![Vec::new(); exp.row.len()];
     let mut simulated = 0u64;
     for (&(r, s), res) in jobs.iter().zip(results) {
-        let run = res?;
+        let run = res.map_err(|e| {
+            anyhow::anyhow!(
+                "{}: seed {}: {e:#}",
+                a.experiment.display(),
+                exp.experiment.seeds[s]
+            )
+        })?;
         simulated += run.totals.requests;
         by_row[r].push(run.result);
         wall[r].extend(run.predict_wall_ns);

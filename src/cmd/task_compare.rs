@@ -78,7 +78,9 @@ fn run_one(
     if let Some(spec) = &exp.workload.arrivals {
         // The experiment's seed drives the arrivals (a seed in the spec is ignored).
         let (qps, _) = super::tasks::parse_arrivals(spec)?;
-        trace.retime_poisson(qps, seed);
+        trace
+            .retime_poisson(qps, seed)
+            .map_err(|p| anyhow::anyhow!("arrivals {spec}: {p}"))?;
     }
     let ctx = policies::registry::Ctx {
         seed,

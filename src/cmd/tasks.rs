@@ -165,7 +165,9 @@ pub fn run(a: &ReplayArgs, workers: &str) -> Result<()> {
     let (mut trace, _) = crate::task_io::load_tasks(&a.trace)?;
     if let Some(spec) = &a.arrivals {
         let (qps, seed) = parse_arrivals(spec)?;
-        trace.retime_poisson(qps, seed);
+        trace
+            .retime_poisson(qps, seed)
+            .map_err(|p| anyhow::anyhow!("--arrivals {spec}: {p}"))?;
     }
     let cores = worker_cores(workers, &machine)?;
     let ctx = policies::registry::Ctx {

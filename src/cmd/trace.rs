@@ -383,7 +383,8 @@ fn generate_tasks(a: &GenArgs) -> Result<()> {
             traces::tasks::MAX_TASK_RECORDS
         );
     }
-    let t = traces::tasks::generate_service(&g);
+    let t = traces::tasks::generate_service(&g)
+        .map_err(|p| anyhow::anyhow!("trace gen tasks (--qps, --gap-ns): {p}"))?;
     let meta = json!({ "source": "numasim trace gen tasks", "config": format!("{g:?}") });
     crate::task_io::write_tasks(&a.out, &t, &meta)?;
     eprintln!(
@@ -431,7 +432,9 @@ fn convert_tasks(a: &ConvertArgs, task_pc: u64) -> Result<()> {
     match &a.arrivals {
         Some(spec) => {
             let (qps, seed) = super::tasks::parse_arrivals(spec)?;
-            trace.retime_poisson(qps, seed);
+            trace
+                .retime_poisson(qps, seed)
+                .map_err(|p| anyhow::anyhow!("--arrivals {spec}: {p}"))?;
         }
         None if !timed => bail!(
             "{}: the trace has no arrival times; give --arrivals poisson:QPS[:SEED]",
@@ -467,7 +470,8 @@ fn convert_task_trace(a: &ConvertArgs) -> Result<()> {
     let (mut t, form) = crate::task_io::load_tasks(&a.input)?;
     if let Some(spec) = &a.arrivals {
         let (qps, seed) = super::tasks::parse_arrivals(spec)?;
-        t.retime_poisson(qps, seed);
+        t.retime_poisson(qps, seed)
+            .map_err(|p| anyhow::anyhow!("--arrivals {spec}: {p}"))?;
     }
     let meta = json!({
         "source": "numasim trace convert",

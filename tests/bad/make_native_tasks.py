@@ -72,3 +72,15 @@ plain = {
 for name, data in plain.items():
     with open(f"tests/bad/{name}", "wb") as f:
         f.write(data)
+
+# At the horizon (tests/bad/horizon/): the readers take these; the engines
+# refuse to complete an access past it.
+at = {
+    "time-at-horizon.nst": native(
+        [rec(64, 0, 8, 0, TIME, 0), rec(128, 0, 8, 0, TIME, 2**53)], fields=2, version=1
+    ),
+    "tasks-arrival-at-horizon.nst": native([begin(0, 1, 2**53), load(0, 64, 0), end(0)]),
+}
+for name, data in at.items():
+    with open(f"tests/bad/horizon/{name}", "wb") as f:
+        f.write(data)

@@ -14,6 +14,8 @@ pub enum Location {
     /// A binary format: byte offset from the start of the (decompressed) stream
     /// and 0-based record index.
     Offset { offset: u64, record: u64 },
+    /// Generated records (no file): the 0-based record index.
+    Record { record: u64 },
 }
 
 impl fmt::Display for Location {
@@ -23,6 +25,7 @@ impl fmt::Display for Location {
             Location::Offset { offset, record } => {
                 write!(f, "byte offset {offset}, record {record}")
             }
+            Location::Record { record } => write!(f, "record {record}"),
         }
     }
 }

@@ -420,11 +420,12 @@ impl RecordSource for Generator {
                 self.clock[t] += -(1.0 - u).ln() * 1000.0 / rate;
                 let at = self.clock[t].round();
                 if at > crate::horizon::HORIZON_NS as f64 {
-                    return Err(TraceError::at_offset(
-                        0,
-                        self.produced,
-                        crate::horizon::past("generated time", at as u64),
-                    ));
+                    return Err(TraceError {
+                        location: crate::error::Location::Record {
+                            record: self.produced,
+                        },
+                        problem: crate::horizon::past("generated time", at as u64),
+                    });
                 }
                 r = r.with_time(at as u64);
             }

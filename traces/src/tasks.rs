@@ -76,8 +76,10 @@ impl TaskTrace {
     }
 
     /// Re-times the arrivals as a Poisson process of `qps` tasks per second
-    /// (seeded), keeping the tasks' order: a recorded trace replayed at any load.
-    pub fn retime_poisson(&mut self, qps: f64, seed: u64) {
+    /// (seeded), keeping the tasks' order: a recorded trace replayed at any
+    /// load. An arrival past the time horizon (a rate too low for the
+    /// trace's length) is refused.
+    pub fn retime_poisson(&mut self, qps: f64, seed: u64) -> Result<(), Problem> {
         let mut x = seed ^ 0xA11_1BE5;
         let mut t = 0.0f64;
         for task in &mut self.tasks {
@@ -85,6 +87,29 @@ impl TaskTrace {
             t += -u.ln() / qps * 1e9;
             task.arrival_ns = t as u64;
         }
+        self.check_horizon()
+    }
+
+    /// The first arrival, or arrival plus a task's gaps, past the time
+    /// horizon, as a problem naming the task: for traces made in code
+    /// (generated, re-timed), which no reader has checked.
+    pub fn check_horizon(&self) -> Result<(), Problem> {
+        for t in &self.tasks {
+            horizon::check(&format!("task {} arrival_ns", t.id), t.arrival_ns)?;
+            let mut end = t.arrival_ns as u128;
+            for &(_, gap) in &t.accesses {
+                horizon::check(&format!("task {} gap_ns", t.id), gap)?;
+                end += gap as u128;
+            }
+            if end > horizon::HORIZON_NS as u128 {
+                let field = format!("task {} arrival_ns plus its gaps", t.id);
+                return Err(horizon::past(
+                    &field,
+                    u64::try_from(end).unwrap_or(u64::MAX),
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// The trace in the CSV form above.
@@ -137,7 +162,7 @@ pub struct ServiceGen {
 }
 
 /// Generates the service's task trace (deterministic for a seed).
-pub fn generate_service(g: &ServiceGen) -> TaskTrace {
+pub fn generate_service(g: &ServiceGen) -> Result<TaskTrace, Problem> {
     use crate::workload::{CdfSampler, splitmix, unit, zipf_cdf};
     let keys = CdfSampler::new(zipf_cdf(g.keys.max(1), g.key_zipf));
     let items = CdfSampler::new(zipf_cdf(g.items_per_key.max(1), g.item_zipf));
@@ -191,7 +216,9 @@ pub fn generate_service(g: &ServiceGen) -> TaskTrace {
             id += 1;
         }
     }
-    TaskTrace { tasks: out }
+    let t = TaskTrace { tasks: out };
+    t.check_horizon()?;
+    Ok(t)
 }
 
 /// Cuts a record stream into tasks: a task begins at every instruction
@@ -530,9 +557,9 @@ mod tests {
             region: 1 << 20,
             seed: 3,
         };
-        let t = generate_service(&g);
+        let t = generate_service(&g).unwrap();
         assert_eq!(t.tasks.len(), 1004, "1000 requests and 4 background tasks");
-        assert_eq!(t, generate_service(&g), "seeded");
+        assert_eq!(t, generate_service(&g).unwrap(), "seeded");
         let bg: Vec<&Task> = t.tasks.iter().filter(|x| x.key == 8).collect();
         assert_eq!(bg.len(), 4);
         // A sweep of 100 lines, then 4 hot lines of each of the 8 keys written.
@@ -574,7 +601,7 @@ mod tests {
                 })
                 .collect(),
         };
-        t.retime_poisson(1000.0, 5);
+        t.retime_poisson(1000.0, 5).unwrap();
         assert!(
             t.tasks
                 .windows(2)
@@ -583,7 +610,7 @@ mod tests {
         let span_s = t.tasks.last().unwrap().arrival_ns as f64 / 1e9;
         assert!((20_000.0 / span_s - 1000.0).abs() < 30.0, "{span_s}");
         let mut u = t.clone();
-        u.retime_poisson(1000.0, 5);
+        u.retime_poisson(1000.0, 5).unwrap();
         assert_eq!(t, u, "seeded");
     }
 

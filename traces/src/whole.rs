@@ -263,6 +263,9 @@ impl WholeReader {
                 offset,
                 record: record + self.records_before,
             },
+            Location::Record { record } => Location::Record {
+                record: record + self.records_before,
+            },
         };
         e
     }

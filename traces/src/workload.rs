@@ -239,6 +239,27 @@ impl WorkloadSpec {
                 "shards.count, request.batch and features.items must be at least 1".into(),
             ));
         }
+        // Counts that multiply into a batch's bytes: bounded so that a
+        // batch moves at most about a petabyte.
+        for (x, max, what) in [
+            (self.shards.count as u64, 100_000, "shards.count"),
+            (self.request.batch as u64, 100_000, "request.batch"),
+            (self.request.tokens as u64, 10_000_000, "request.tokens"),
+            (
+                self.request.token_bytes as u64,
+                1_000_000,
+                "request.token_bytes",
+            ),
+            (
+                self.request.features.lookups as u64,
+                100_000,
+                "request.features.lookups",
+            ),
+        ] {
+            if x > max {
+                return Err(bad(format!("{what} must be at most {max}, found {x}")));
+            }
+        }
         let ms = self.request.features.miss_share;
         if !(ms.is_finite() && ms > 0.0 && ms <= 1.0) {
             return Err(bad(format!(

@@ -136,7 +136,8 @@ pub fn derive(
         // the same stream, so both fidelities cost it alike.
         let z = compute_noise(&mut rng);
         let compute = c.per_request_ms * 1e6 * (c.sigma * z).exp() + fixed_ns;
-        accesses[0].1 = compute as u64 + transfer_ns;
+        // Saturating: a gap past the horizon is refused by the task engine.
+        accesses[0].1 = (compute as u64).saturating_add(transfer_ns);
         tasks.push(Task {
             id,
             key: a.shard,

@@ -418,6 +418,7 @@ impl<'a> ServeEngine<'a> {
                 (None, None) => break,
             }
         }
+        self.totals.check_counters()?;
         Ok(self.totals.clone())
     }
 
@@ -545,8 +546,10 @@ impl<'a> ServeEngine<'a> {
                 );
                 self.totals.add_background(node, from, to);
                 self.totals.add_bandwidth(node, from, to, bytes as u64);
-                self.totals.node_bytes[node] += bytes as u64;
-                window(&mut self.totals.windows, t).memory_bytes += bytes as u64;
+                self.totals.node_bytes[node] =
+                    self.totals.node_bytes[node].saturating_add(bytes as u64);
+                let win = window(&mut self.totals.windows, t);
+                win.memory_bytes = win.memory_bytes.saturating_add(bytes as u64);
                 if bg.flushes_cache {
                     self.caches[node].clear();
                 }
@@ -590,9 +593,10 @@ impl<'a> ServeEngine<'a> {
             };
             let d = p.decide(f, truth);
             self.totals.preload_decisions += 1;
-            self.totals.predict_cost_ns += d.cost_ns;
+            self.totals.predict_cost_ns = self.totals.predict_cost_ns.saturating_add(d.cost_ns);
             self.totals.preload_fallbacks += d.fallback as u64;
-            self.workers[w].pending_cost_ns += d.cost_ns;
+            let pending = &mut self.workers[w].pending_cost_ns;
+            *pending = pending.saturating_add(d.cost_ns);
             if d.preload && !d.fallback {
                 q.predicted = Some((true, d.probability));
                 // Fire a lead window before the batch is expected to start.
@@ -636,8 +640,9 @@ impl<'a> ServeEngine<'a> {
             t,
         );
         let wait = self.far.serve(t, svc, bytes as u64);
-        self.totals.far_bytes += bytes as u64;
-        window(&mut self.totals.windows, t).far_bytes += bytes as u64;
+        self.totals.far_bytes = self.totals.far_bytes.saturating_add(bytes as u64);
+        let win = window(&mut self.totals.windows, t);
+        win.far_bytes = win.far_bytes.saturating_add(bytes as u64);
         t.saturating_add(wait)
             .saturating_add(svc)
             .saturating_add((self.spec.far_tier.latency_ms * 1e6) as u64)
@@ -655,8 +660,9 @@ impl<'a> ServeEngine<'a> {
         let start = t.saturating_add(self.node_mem[home].serve(t, svc, bytes as u64));
         let mut done = start.saturating_add(svc);
         self.totals.add_bandwidth(home, start, done, bytes as u64);
-        self.totals.node_bytes[home] += bytes as u64;
-        window(&mut self.totals.windows, t).memory_bytes += bytes as u64;
+        self.totals.node_bytes[home] = self.totals.node_bytes[home].saturating_add(bytes as u64);
+        let win = window(&mut self.totals.windows, t);
+        win.memory_bytes = win.memory_bytes.saturating_add(bytes as u64);
         for &li in &self.m.route[home][node] {
             let l = &self.m.spec.links[li];
             let lsvc = self.transfer_ns(
@@ -668,7 +674,7 @@ impl<'a> ServeEngine<'a> {
             );
             let w = self.links[li].serve(t, lsvc, bytes as u64);
             done = done.max(t.saturating_add(w).saturating_add(lsvc));
-            self.totals.link_bytes[li] += bytes as u64;
+            self.totals.link_bytes[li] = self.totals.link_bytes[li].saturating_add(bytes as u64);
         }
         done.saturating_add(self.node_lat_ns[home])
             .saturating_add(self.m.route_ps[node][home] / 1000)
@@ -678,7 +684,7 @@ impl<'a> ServeEngine<'a> {
         // The batch before this one has ended: all it tells is known.
         self.workers[w].observe_pending(self.fset.history);
         // Decision costs charged to this worker delay its batch.
-        let t = t + std::mem::take(&mut self.workers[w].pending_cost_ns);
+        let t = t.saturating_add(std::mem::take(&mut self.workers[w].pending_cost_ns));
         let f = self.spec.request.features.clone();
         let item_bytes = f.item_kb * 1024.0;
         let node = self.workers[w].node as usize;
@@ -763,9 +769,13 @@ impl<'a> ServeEngine<'a> {
             }
             // Log-normal compute noise from the request's own stream.
             let z = compute_noise(&mut rng);
-            compute_ns += (self.spec.request.compute.per_request_ms
-                * 1e6
-                * (self.spec.request.compute.sigma * z).exp()) as u64;
+            // Saturating (a float past u64 converts to u64::MAX): a batch
+            // that would end past the horizon stops the run there.
+            compute_ns = compute_ns.saturating_add(
+                (self.spec.request.compute.per_request_ms
+                    * 1e6
+                    * (self.spec.request.compute.sigma * z).exp()) as u64,
+            );
         }
         let mut ready = state_wait.max(preload_wait);
         for (home, &b) in from_node.iter().enumerate() {
@@ -787,7 +797,7 @@ impl<'a> ServeEngine<'a> {
                 ready,
                 ns_of(pcie_bytes, pcie),
             );
-            self.totals.pcie_bytes += pcie_bytes as u64;
+            self.totals.pcie_bytes = self.totals.pcie_bytes.saturating_add(pcie_bytes as u64);
             ready.saturating_add(svc)
         } else {
             ready
@@ -841,8 +851,8 @@ impl<'a> ServeEngine<'a> {
             })
             .collect();
         self.totals.batches += 1;
-        self.totals.bubble_ns += transferred - t;
-        self.totals.compute_ns += end - transferred;
+        self.totals.bubble_ns = self.totals.bubble_ns.saturating_add(transferred - t);
+        self.totals.compute_ns = self.totals.compute_ns.saturating_add(end - transferred);
         self.set_busy(w, true, t);
         self.push(end, Ev::WorkerFree(w));
     }

@@ -54,7 +54,10 @@ impl ServeEngine<'_> {
             ready = ready.max(self.far_read(far, t));
         }
         self.totals.preloads += 1;
-        self.totals.preload_bytes += (from_home + far) as u64;
+        self.totals.preload_bytes = self
+            .totals
+            .preload_bytes
+            .saturating_add((from_home + far) as u64);
         self.totals.preload_items += brought.len() as u64;
         window(&mut self.totals.windows, t).preload_items += brought.len() as u64;
         // The truth of "would miss": checked now, before the preload filled the cache.

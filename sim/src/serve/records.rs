@@ -79,6 +79,28 @@ pub struct ServeTotals {
 }
 
 impl ServeTotals {
+    /// The byte and time counters kept below 2^64 − 1: they add
+    /// saturating, so one at the limit is a count that did not fit (an
+    /// error, not a wrong total).
+    pub fn check_counters(&self) -> Result<(), ServeError> {
+        let full = |x: &u64| *x == u64::MAX;
+        for (name, hit) in [
+            ("memory bytes", self.node_bytes.iter().any(full)),
+            ("link bytes", self.link_bytes.iter().any(full)),
+            ("far-tier bytes", full(&self.far_bytes)),
+            ("PCIe bytes", full(&self.pcie_bytes)),
+            ("preload bytes", full(&self.preload_bytes)),
+            ("compute time", full(&self.compute_ns)),
+            ("bubble time", full(&self.bubble_ns)),
+            ("prediction time", full(&self.predict_cost_ns)),
+        ] {
+            if hit {
+                return Err(ServeError::CounterOverflow(name));
+            }
+        }
+        Ok(())
+    }
+
     /// Keeps per-node memory bytes in bins of `bin_ns` up to `until_ns`
     /// (a timeline's counter tracks; bounded by the window asked for).
     pub fn bin_bandwidth(&mut self, nodes: usize, bin_ns: u64, until_ns: u64) {
@@ -101,7 +123,7 @@ impl ServeTotals {
         let Some(bins) = self.node_bins.get_mut(node) else {
             return;
         };
-        let (b, to) = (self.bin_ns, to.max(from + 1));
+        let (b, to) = (self.bin_ns, to.max(from.saturating_add(1)));
         let (first, last) = ((from / b) as usize, ((to - 1) / b) as usize);
         if first >= bins.len() {
             return;
@@ -164,6 +186,8 @@ pub enum ServeError {
         h = traces::horizon::describe()
     )]
     PastHorizon(u64),
+    #[error("the run's {0} passed 2^64 - 1 (a workload too large to count exactly)")]
+    CounterOverflow(&'static str),
 }
 
 /// One dispatch decision: where a request went, and whether (and when) its

@@ -93,8 +93,9 @@ impl Worker {
             return t;
         }
         let d = self.batch_ns_at(t);
-        let running_end = (self.started_at + d).max(t);
-        running_end + (self.queue.len() as u64 / batch.max(1) as u64) * d
+        let running_end = self.started_at.saturating_add(d).max(t);
+        running_end
+            .saturating_add((self.queue.len() as u64 / batch.max(1) as u64).saturating_mul(d))
     }
 
     /// Folds the ended batch's observations into the worker's history.
