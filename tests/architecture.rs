@@ -45,13 +45,106 @@ fn module_of(base: &Path, file: &Path) -> String {
     parts.join("::")
 }
 
-/// The source that counts: before the first test module, comments dropped.
+/// The source that counts: the whole file with comments and string and
+/// character literals blanked and every `#[cfg(test)] mod NAME { … }`
+/// block dropped (a test-only `use` outside a test module still counts).
 fn code(text: &str) -> String {
-    let text = text.split("#[cfg(test)]").next().unwrap_or("");
-    text.lines()
-        .filter(|l| !l.trim_start().starts_with("//"))
-        .collect::<Vec<_>>()
-        .join("\n")
+    let src = blank_literals(text);
+    let mut out = String::new();
+    let mut rest = src.as_str();
+    while let Some(at) = rest.find("#[cfg(test)]") {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + "#[cfg(test)]".len()..];
+        let t = after.trim_start();
+        let is_mod =
+            t.starts_with("mod ") || t.starts_with("pub mod ") || t.starts_with("pub(crate) mod ");
+        match (is_mod, t.find(['{', ';'])) {
+            (true, Some(i)) if t.as_bytes()[i] == b'{' => {
+                // Skip to the matching brace (literals are blanked).
+                let body = &t[i..];
+                let mut depth = 0usize;
+                let mut end = body.len();
+                for (k, c) in body.char_indices() {
+                    match c {
+                        '{' => depth += 1,
+                        '}' => {
+                            depth -= 1;
+                            if depth == 0 {
+                                end = k + 1;
+                                break;
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+                rest = &body[end..];
+            }
+            _ => rest = after,
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// `text` with comments, strings and character literals replaced by
+/// spaces (so braces and paths inside them do not count).
+fn blank_literals(text: &str) -> String {
+    let b = text.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        if c == b'/' && b.get(i + 1) == Some(&b'/') {
+            while i < b.len() && b[i] != b'\n' {
+                out.push(b' ');
+                i += 1;
+            }
+        } else if c == b'/' && b.get(i + 1) == Some(&b'*') {
+            let end = text[i + 2..].find("*/").map_or(b.len(), |k| i + 2 + k + 2);
+            out.extend(std::iter::repeat_n(b' ', end - i));
+            i = end;
+        } else if c == b'r'
+            && matches!(b.get(i + 1), Some(b'"' | b'#'))
+            && (i == 0 || !(b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_'))
+        {
+            let hashes = b[i + 1..].iter().take_while(|&&x| x == b'#').count();
+            if b.get(i + 1 + hashes) != Some(&b'"') {
+                out.push(c);
+                i += 1;
+                continue;
+            }
+            let close = format!("\"{}", "#".repeat(hashes));
+            let from = i + 2 + hashes;
+            let end = text[from..]
+                .find(&close)
+                .map_or(b.len(), |k| from + k + close.len());
+            out.extend(std::iter::repeat_n(b' ', end - i));
+            i = end;
+        } else if c == b'"' {
+            let mut j = i + 1;
+            while j < b.len() && b[j] != b'"' {
+                j += if b[j] == b'\\' { 2 } else { 1 };
+            }
+            let end = (j + 1).min(b.len());
+            out.extend(std::iter::repeat_n(b' ', end - i));
+            i = end;
+        } else if c == b'\'' {
+            // A character literal ('x', '\n', '\u{..}') or a lifetime ('a).
+            let end = if b.get(i + 1) == Some(&b'\\') {
+                text[i + 2..].find('\'').map_or(b.len(), |k| i + 2 + k + 1)
+            } else if b.get(i + 2) == Some(&b'\'') {
+                i + 3
+            } else {
+                i + 1
+            };
+            out.extend(std::iter::repeat_n(b' ', end - i));
+            i = end;
+        } else {
+            out.push(c);
+            i += 1;
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// Identifiers after `prefix::` in `text` (`crate::{a, b::c}` gives a, b).
@@ -215,6 +308,37 @@ fn the_circle_check_finds_circles() {
     w("b.rs", "pub struct X;\n");
     w("p/c.rs", "use super::*;\npub struct Y;\n");
     assert!(cycle(&edges(dir.path())).is_some(), "parent ⇄ child");
+    w("p/c.rs", "pub struct Y;\n");
+    assert_eq!(cycle(&edges(dir.path())), None);
+    // A test-only import near the top must not hide the file's other
+    // imports (the check once read only up to the first `#[cfg(test)]`).
+    w(
+        "a.rs",
+        "#[cfg(test)]\nuse crate::p::Y;\n\nuse crate::b::X;\n",
+    );
+    w(
+        "b.rs",
+        "pub struct X;\npub fn f() { let _ = crate::a::g; }\n",
+    );
+    assert!(
+        cycle(&edges(dir.path())).is_some(),
+        "a ⇄ b past a test-only use"
+    );
+    // A test module's imports do not count; braces in strings and
+    // character literals do not end it early.
+    w(
+        "b.rs",
+        "pub struct X;\n#[cfg(test)]\nmod tests {\n    const S: &str = \"}\";\n    const C: char = '}';\n    use crate::a::g;\n}\npub fn h() {}\n",
+    );
+    assert_eq!(cycle(&edges(dir.path())), None, "test module skipped");
+    w(
+        "b.rs",
+        "#[cfg(test)]\nmod tests {\n    const S: &str = \"}\";\n}\npub fn h() { let _ = crate::a::g; }\n",
+    );
+    assert!(
+        cycle(&edges(dir.path())).is_some(),
+        "code after a test module counts"
+    );
 }
 
 #[test]

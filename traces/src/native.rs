@@ -32,9 +32,6 @@ use crate::record::{BATCH, Fields};
 use crate::record::{Batch, FLAG_GAP, FLAG_MASK, FLAG_PC, FLAG_TASK, FLAG_TIME, Record};
 use crate::source::RecordSource;
 
-#[cfg(test)]
-use write::NativeWriter;
-
 /// File magic, 8 bytes.
 pub const MAGIC: &[u8; 8] = b"NUMASIMT";
 /// Current format version. Version 2 adds task markers (header field bit
@@ -201,7 +198,7 @@ impl<R: Read + Send> NativeReader<R> {
             ));
         }
         let tasks = bits & FIELD_TASKS != 0;
-        if let Some(why) = crate::task_native::refusal(bits, allow_tasks) {
+        if let Some(why) = task_refusal(bits, allow_tasks) {
             return Err(err(12, Problem::Invalid(why.into())));
         }
         let fields = Fields {
@@ -443,6 +440,20 @@ impl Layout {
     }
 }
 
+/// Why a native header's field bits `bits` cannot be read, if they name
+/// a task trace: a plain reader (`allow_tasks` false) must not replay
+/// markers as loads, and a task trace needs the time column.
+fn task_refusal(bits: u32, allow_tasks: bool) -> Option<&'static str> {
+    let tasks = bits & FIELD_TASKS != 0;
+    if tasks && !allow_tasks {
+        Some("a task trace (task markers): replay it with --workers, or convert it to a task CSV")
+    } else if tasks && bits & FIELD_TIME == 0 {
+        Some("a task trace without the time column (arrivals and gaps)")
+    } else {
+        None
+    }
+}
+
 /// A block header cut short at `at` (`got` bytes of it present).
 fn short_header(at: u64, got: usize, records: u64) -> TraceError {
     TraceError::at_offset(
@@ -670,6 +681,7 @@ impl<R: Read + Send> RecordSource for NativeReader<R> {
 
 #[cfg(test)]
 pub(crate) mod tests {
+    use super::write::NativeWriter;
     use super::*;
     use crate::record::Kind;
     use crate::source::collect_all;

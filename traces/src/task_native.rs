@@ -32,20 +32,6 @@ pub fn is_task_native(head: &[u8]) -> bool {
         && u32::from_le_bytes(head[12..16].try_into().expect("4 bytes")) & FIELD_TASKS != 0
 }
 
-/// Why a native header's field bits `bits` cannot be read, if they name
-/// a task trace: a plain reader (`allow_tasks` false) must not replay
-/// markers as loads, and a task trace needs the time column.
-pub(crate) fn refusal(bits: u32, allow_tasks: bool) -> Option<&'static str> {
-    let tasks = bits & FIELD_TASKS != 0;
-    if tasks && !allow_tasks {
-        Some("a task trace (task markers): replay it with --workers, or convert it to a task CSV")
-    } else if tasks && bits & crate::native::FIELD_TIME == 0 {
-        Some("a task trace without the time column (arrivals and gaps)")
-    } else {
-        None
-    }
-}
-
 /// Writes `t` as a native task trace (tasks one after another: begin,
 /// accesses, end), returning the inner writer.
 pub fn write_task_native<W: Write>(
