@@ -20,7 +20,12 @@ pub struct DependentReplay<'a> {
 impl<'a> DependentReplay<'a> {
     /// On `m`, with `prefetch` (SPEC[@LEVEL], default level the L2, or L1
     /// on a one-level machine) and a prefetch queue of `queue` fills.
-    pub fn new(m: &'a sim::Machine, prefetch: &[String], queue: usize) -> Result<Self> {
+    pub fn new(
+        m: &'a sim::Machine,
+        prefetch: &[String],
+        queue: usize,
+        log: &lab::InputLog,
+    ) -> Result<Self> {
         let placement = policies::placement::PLACEMENTS
             .build("first-touch", &policies::registry::Ctx::for_machine(m))?;
         let level = 1.min(m.spec.core.caches.len().saturating_sub(1));
@@ -36,7 +41,7 @@ impl<'a> DependentReplay<'a> {
             },
             placement,
         )?;
-        crate::policy::attach_prefetchers(&mut engine, m, prefetch, level)?;
+        crate::policy::attach_prefetchers(&mut engine, m, prefetch, level, log)?;
         Ok(DependentReplay { engine })
     }
 
@@ -78,7 +83,13 @@ impl<'a> DependentReplay<'a> {
 /// first half warming the caches and training the prefetchers, the second
 /// timed.
 pub fn walk_ns(m: &sim::Machine, prefetch: &[String], lines: &[u32]) -> Result<f64> {
-    let mut r = DependentReplay::new(m, prefetch, m.spec.core.mlp as usize)?;
+    // Built-in prefetcher specs only (a calibration's model): no file to note.
+    let mut r = DependentReplay::new(
+        m,
+        prefetch,
+        m.spec.core.mlp as usize,
+        &lab::InputLog::default(),
+    )?;
     let acc: Vec<Access> = lines
         .iter()
         .map(|&l| Access::new(0, traces::Kind::Load, 0x4000_0000 + l as u64 * 64, 8))

@@ -83,6 +83,9 @@ pub struct Experiment {
     /// Directory that relative model paths are resolved against.
     #[serde(skip)]
     pub base: PathBuf,
+    /// What runs of this experiment read (machine, models), noted as read.
+    #[serde(skip)]
+    pub inputs: lab::InputLog,
 }
 
 /// Most requests one row × seed run may simulate (about 10 minutes of
@@ -172,6 +175,7 @@ impl Experiment {
     pub fn policies(&self, row: &RowSpec, seed: u64, timer: Option<&Timer>) -> Result<RowPolicies> {
         let loader = FileLoader {
             base: self.base.clone(),
+            log: self.inputs.clone(),
         };
         let ctx = Ctx {
             seed,

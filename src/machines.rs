@@ -1,28 +1,16 @@
-//! Resolving `--machine NAME|FILE` and `--pin` arguments.
+//! Resolving `--machine NAME|FILE` (through `lab::machines`) and `--pin` arguments.
 
-use std::path::Path;
-
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, anyhow};
 use sim::{Machine, Pin};
 
-/// A preset by name, or a TOML file by path.
-pub fn load_machine(arg: &str) -> Result<Machine> {
-    if let Some(text) = sim::presets::preset(arg) {
-        crate::manifest::note_preset("machine", arg, text);
-        return Machine::from_toml(text).with_context(|| format!("preset {arg}"));
-    }
-    let path = Path::new(arg);
-    if !path.exists() {
-        let names: Vec<&str> = sim::presets::PRESETS.iter().map(|(n, _)| *n).collect();
-        bail!(
-            "--machine {arg:?}: no such preset ({}) and no such file",
-            names.join(", ")
-        );
-    }
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("{}: cannot read machine file", path.display()))?;
-    crate::manifest::note_file("machine", path, text.as_bytes());
-    Machine::from_toml(&text).with_context(|| format!("{}", path.display()))
+/// A preset by name, or a TOML file by path, noted in `log`.
+pub fn load_machine(arg: &str, log: &lab::InputLog) -> Result<Machine> {
+    lab::machines::load(arg, log).map_err(|e| match e {
+        lab::LabError::NoMachine { arg, presets } => {
+            anyhow!("--machine {arg:?}: no such preset ({presets}) and no such file")
+        }
+        other => anyhow!(other),
+    })
 }
 
 /// `compact`, `spread`, or `T=CORE,T=CORE,...`.

@@ -3,42 +3,13 @@
 //! loader and a clock — plus `SPEC@LEVEL` for prefetchers and the flags'
 //! help text, generated from the same registries.
 
-use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
 use anyhow::{Context, Result};
-use policies::PolicyError;
-use policies::model::Model;
-use policies::registry::{Ctx, ModelLoader, Registry, Timer};
-
-/// Reads and checks a model file (numasim's format or XGBoost JSON).
-pub fn read_model(path: &Path) -> Result<Model> {
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("{}: cannot read model", path.display()))?;
-    crate::manifest::note_file("model", path, text.as_bytes());
-    Model::from_json(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
-}
-
-/// The one loader of `learned:FILE` models: paths relative to `base`.
-pub struct FileLoader {
-    pub base: PathBuf,
-}
-
-impl ModelLoader for FileLoader {
-    fn load(&self, path: &str) -> Result<Model, PolicyError> {
-        read_model(&self.base.join(path)).map_err(|e| PolicyError(format!("{e:#}")))
-    }
-}
-
-impl FileLoader {
-    /// Loads models relative to the working directory.
-    pub fn cwd() -> FileLoader {
-        FileLoader {
-            base: PathBuf::new(),
-        }
-    }
-}
+use lab::InputLog;
+pub use lab::models::FileLoader;
+use policies::registry::{Ctx, Registry, Timer};
 
 /// The binary's monotonic clock (ns since first use), for learned policies'
 /// real prediction times.
@@ -71,9 +42,10 @@ pub fn attach_prefetchers(
     machine: &sim::Machine,
     specs: &[String],
     default_level: usize,
+    log: &InputLog,
 ) -> Result<()> {
     let caches = &machine.spec.core.caches;
-    let loader = FileLoader::cwd();
+    let loader = FileLoader::cwd(log);
     let ctx = Ctx {
         loader: Some(&loader),
         ..Ctx::for_machine(machine)
@@ -110,8 +82,13 @@ pub fn attach_prefetchers(
 }
 
 /// One prefetcher for a command without a machine (`line`-byte lines).
-pub fn prefetcher(spec: &str, line: u64, cores: usize) -> Result<Box<dyn sim::policy::Prefetcher>> {
-    let loader = FileLoader::cwd();
+pub fn prefetcher(
+    spec: &str,
+    line: u64,
+    cores: usize,
+    log: &InputLog,
+) -> Result<Box<dyn sim::policy::Prefetcher>> {
+    let loader = FileLoader::cwd(log);
     let ctx = Ctx {
         line,
         cores,

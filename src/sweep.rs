@@ -48,6 +48,8 @@ pub struct Sweep {
     rows: Option<Vec<String>>,
     pub keys: Vec<String>,
     pub points: Vec<Vec<toml::Value>>,
+    /// The sweep file and experiment it read (each point's run keeps its own).
+    pub inputs: lab::InputLog,
 }
 
 /// Most points a sweep may have.
@@ -74,8 +76,9 @@ impl Sweep {
         let origin = path.display().to_string();
         let text = std::fs::read_to_string(path)
             .with_context(|| format!("{origin}: cannot read the sweep file"))?;
-        crate::manifest::note_file("sweep", path, text.as_bytes());
-        Sweep::parse(&text, path)
+        let s = Sweep::parse(&text, path)?;
+        s.inputs.note_file("sweep", path, text.as_bytes());
+        Ok(s)
     }
 
     /// Parses a sweep file's `text` (read from `path`).
@@ -98,7 +101,8 @@ impl Sweep {
                 experiment.display()
             )
         })?;
-        crate::manifest::note_file("experiment", &experiment, exp_text.as_bytes());
+        let inputs = lab::InputLog::default();
+        inputs.note_file("experiment", &experiment, exp_text.as_bytes());
         let (keys, points) = match (&f.grid, &f.points) {
             (Some(_), Some(_)) => bail!("{origin}: give [grid] or points, not both"),
             (None, None) => bail!("{origin}: a sweep needs a [grid] (or a points list)"),
@@ -164,6 +168,7 @@ impl Sweep {
             rows: f.sweep.rows,
             keys,
             points,
+            inputs,
         };
         // Every point must apply cleanly: fail before anything runs.
         for i in 0..s.points.len() {
@@ -174,23 +179,39 @@ impl Sweep {
 
     /// The experiment text of point `i`: the rows subset, then the overrides.
     pub fn point_text(&self, i: usize) -> Result<String> {
-        let mut t: toml::Table = toml::from_str(&self.text)
-            .with_context(|| format!("{}: not TOML", self.experiment.display()))?;
-        if let Some(keep) = &self.rows {
-            let Some(toml::Value::Array(rows)) = t.get_mut("row") else {
-                bail!("sweep.rows: the experiment has no [[row]]");
-            };
-            for name in keep {
-                if !rows.iter().any(|r| row_name(r) == Some(name)) {
-                    bail!("sweep.rows: the experiment has no row {name:?}");
-                }
-            }
-            rows.retain(|r| row_name(r).is_some_and(|n| keep.iter().any(|k| k == n)));
+        apply(
+            &self.text,
+            &self.experiment,
+            self.rows.as_deref(),
+            &self.overrides(i),
+        )
+        .with_context(|| format!("point {i}"))
+    }
+
+    /// Point `i`'s overrides: (dotted key, value) in grid order.
+    pub fn overrides(&self, i: usize) -> Vec<(String, toml::Value)> {
+        self.keys
+            .iter()
+            .cloned()
+            .zip(self.points[i].iter().cloned())
+            .collect()
+    }
+
+    /// The `compare` command that runs point `i` on its own (what its
+    /// manifest records, so `reproduce` reruns just that point), writing to `out`.
+    pub fn point_command(&self, i: usize, out: &Path) -> Vec<String> {
+        let mut a = vec!["compare".to_string(), self.experiment.display().to_string()];
+        if let Some(rows) = &self.rows {
+            a.extend(["--rows".to_string(), rows.join(",")]);
         }
-        for (k, v) in self.keys.iter().zip(&self.points[i]) {
-            set(&mut t, k, v.clone()).with_context(|| format!("point {i}: grid key \"{k}\""))?;
+        for (k, v) in self.overrides(i) {
+            a.extend(["--set".to_string(), format!("{k}={v}")]);
         }
-        toml::to_string(&t).context("the experiment does not serialise")
+        if let Some(f) = &self.fidelity {
+            a.extend(["--fidelity".to_string(), f.clone()]);
+        }
+        a.extend(["--out".to_string(), out.display().to_string()]);
+        a
     }
 
     /// Point `i`'s values as CSV cells (strings bare, the rest as TOML).
@@ -203,6 +224,47 @@ impl Sweep {
             })
             .collect()
     }
+}
+
+/// An experiment's `text` (read from `path`) with only the rows `keep`
+/// (all when `None`), then each dotted override set: what a sweep point
+/// runs, and what `compare --rows --set` runs.
+pub fn apply(
+    text: &str,
+    path: &Path,
+    keep: Option<&[String]>,
+    overrides: &[(String, toml::Value)],
+) -> Result<String> {
+    let mut t: toml::Table =
+        toml::from_str(text).with_context(|| format!("{}: not TOML", path.display()))?;
+    if let Some(keep) = keep {
+        let Some(toml::Value::Array(rows)) = t.get_mut("row") else {
+            bail!("rows: the experiment has no [[row]]");
+        };
+        for name in keep {
+            if !rows.iter().any(|r| row_name(r) == Some(name)) {
+                bail!("rows: the experiment has no row {name:?}");
+            }
+        }
+        rows.retain(|r| row_name(r).is_some_and(|n| keep.iter().any(|k| k == n)));
+    }
+    for (k, v) in overrides {
+        set(&mut t, k, v.clone()).with_context(|| format!("key \"{k}\""))?;
+    }
+    toml::to_string(&t).context("the experiment does not serialise")
+}
+
+/// `KEY=VALUE` as a dotted key and a TOML value (`3000.0`, `"xeon-2s"`,
+/// `[1, 2]`); a value that is not TOML is taken as a bare string.
+pub fn parse_override(s: &str) -> Result<(String, toml::Value), String> {
+    let (k, v) = s
+        .split_once('=')
+        .ok_or_else(|| format!("{s:?}: expected KEY=VALUE (e.g. workload.qps=3000)"))?;
+    let value = toml::from_str::<toml::Table>(&format!("v = {v}"))
+        .ok()
+        .and_then(|mut t| t.remove("v"))
+        .unwrap_or_else(|| toml::Value::String(v.to_string()));
+    Ok((k.trim().to_string(), value))
 }
 
 fn row_name(r: &toml::Value) -> Option<&String> {

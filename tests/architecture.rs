@@ -5,12 +5,13 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-const CRATES: [(&str, &str); 6] = [
+const CRATES: [(&str, &str); 7] = [
     ("traces", "traces/src"),
     ("sim", "sim/src"),
     ("policies", "policies/src"),
     ("analysis", "analysis/src"),
     ("live", "live/src"),
+    ("lab", "lab/src"),
     ("numasim", "src"),
 ];
 

@@ -152,6 +152,82 @@ fn sweeps_resume_and_do_not_depend_on_parallelism() {
     assert_eq!(std::fs::read(two.join("sweep.csv")).unwrap(), full);
 }
 
+/// Points running in parallel in one process keep their inputs apart: a
+/// grid over two machines, run on two threads, gives each point's
+/// manifest the one machine that point read (a process-wide list once gave
+/// every point both), and the sweep's own manifest both. A point's
+/// manifest records the `compare --rows --set` that runs it alone, so
+/// `reproduce` of one point reruns just it: identical.
+#[test]
+fn parallel_points_record_only_their_own_inputs_and_reproduce_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = dir.path().join("m.toml");
+    std::fs::write(
+        &s,
+        format!(
+            "[sweep]\nexperiment = \"{}\"\nrows = [\"static\", \"numa_aware\"]\n\n[grid]\n\"workload.machine\" = [\"dgx-a100-2numa\", \"xeon-2s\"]\n\"workload.qps\" = [3000.0, 4000.0]\n\"workload.duration_s\" = [0.3]\n",
+            common::root("scenarios/seed-inference.toml")
+        ),
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    common::ok(&[
+        "sweep",
+        s.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--threads",
+        "2",
+    ]);
+    let presets = |m: &serde_json::Value| -> Vec<String> {
+        m["inputs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|i| i["preset"].as_str().map(String::from))
+            .collect()
+    };
+    let read = |p: &Path| -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+    };
+    for (i, machine) in ["dgx-a100-2numa", "dgx-a100-2numa", "xeon-2s", "xeon-2s"]
+        .iter()
+        .enumerate()
+    {
+        let m = read(&out.join(format!("points/{i}/manifest.json")));
+        assert_eq!(presets(&m), vec![machine.to_string()], "point {i}");
+        let args: Vec<&str> = m["arguments"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a.as_str().unwrap())
+            .collect();
+        assert_eq!(args[0], "compare", "point {i}: {args:?}");
+        assert!(
+            args.windows(2)
+                .any(|w| w[0] == "--set" && w[1] == format!("workload.machine=\"{machine}\"")),
+            "point {i}: {args:?}"
+        );
+    }
+    let all = read(&out.join("manifest.json"));
+    assert_eq!(presets(&all), vec!["dgx-a100-2numa", "xeon-2s"]);
+    assert!(
+        all["inputs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|i| i["role"] == "sweep")
+    );
+    for i in [0, 3] {
+        let o = common::ok(&[
+            "reproduce",
+            out.join(format!("points/{i}")).to_str().unwrap(),
+        ]);
+        let text = String::from_utf8_lossy(&o.stdout);
+        assert!(text.starts_with("identical:"), "point {i}: {text}");
+    }
+}
+
 #[test]
 fn slurm_scripts_are_an_array_of_points_and_a_dependent_merge() {
     let dir = tempfile::tempdir().unwrap();

@@ -57,7 +57,7 @@ pub fn bench_cmd(a: BenchArgs) -> Result<()> {
         );
     };
     exp.check_size()?;
-    let m = load_machine(&exp.workload.machine)?;
+    let m = load_machine(&exp.workload.machine, &exp.inputs)?;
     let wall = std::time::Instant::now();
     let window = a
         .timeline
@@ -139,7 +139,11 @@ pub fn bench_cmd(a: BenchArgs) -> Result<()> {
         )?;
         write_json(
             &dir.join("manifest.json"),
-            &crate::manifest::manifest(Vec::new(), json!({ "scenario": row.name, "seed": a.seed })),
+            &crate::manifest::manifest(
+                Vec::new(),
+                json!({ "scenario": row.name, "seed": a.seed }),
+                &exp.inputs,
+            ),
         )?;
     }
     crate::report::after(a.report, a.out.as_deref())

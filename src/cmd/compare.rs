@@ -15,7 +15,6 @@ use crate::experiment::{
     write_monitor,
 };
 use crate::machines::load_machine;
-use crate::manifest::manifest;
 use crate::output::{ensure_dir, write_file, write_json};
 
 #[derive(clap::Args, Debug)]
@@ -59,17 +58,47 @@ pub struct CompareArgs {
     /// [default: flow]
     #[arg(long, value_parser = ["flow", "lines"])]
     pub fidelity: Option<String>,
+    /// Run only these rows (comma-separated names), as a sweep's rows do.
+    #[arg(long, value_delimiter = ',')]
+    pub rows: Option<Vec<String>>,
+    /// Override a dotted field of the experiment, as a sweep's grid key
+    /// does: workload.qps=3000, workload.machine="xeon-2s",
+    /// row.static.scheduler="least-loaded", rows.warmup="sequential".
+    /// Repeatable.
+    #[arg(long = "set", value_name = "KEY=VALUE", value_parser = crate::sweep::parse_override)]
+    pub set: Vec<(String, toml::Value)>,
+    /// The command line the manifest records instead of this process's
+    /// (a sweep point records the `compare` that runs it alone).
+    #[arg(skip)]
+    pub recorded: Option<Vec<String>>,
 }
 
 pub fn compare_cmd(a: CompareArgs) -> Result<()> {
     let text = std::fs::read_to_string(&a.experiment)
         .with_context(|| format!("{}: cannot read experiment", a.experiment.display()))?;
-    compare_text(&a, &text)
+    let run = if a.rows.is_some() || !a.set.is_empty() {
+        crate::sweep::apply(&text, &a.experiment, a.rows.as_deref(), &a.set)
+            .map_err(|e| anyhow::anyhow!("{}: --rows/--set: {e:#}", a.experiment.display()))?
+    } else {
+        text.clone()
+    };
+    compare_text(&a, &run, &text)
 }
 
 /// `compare` on an experiment's `text` as if read from `a.experiment`
-/// (a sweep point's overridden experiment).
-pub fn compare_text(a: &CompareArgs, text: &str) -> Result<()> {
+/// (a sweep point's overridden experiment; `file_text` is the file as
+/// read, which the manifest records).
+pub fn compare_text(a: &CompareArgs, text: &str, file_text: &str) -> Result<()> {
+    let rec = crate::manifest::Record {
+        args: a
+            .recorded
+            .clone()
+            .unwrap_or_else(crate::manifest::process_args),
+        experiment: crate::manifest::experiment_input(
+            &a.experiment.display().to_string(),
+            file_text,
+        ),
+    };
     let trace_workload = super::task_compare::is_trace_experiment(text);
     if a.timeline.is_some() && (trace_workload || a.fidelity.as_deref() == Some("lines")) {
         bail!(
@@ -91,6 +120,7 @@ pub fn compare_text(a: &CompareArgs, text: &str) -> Result<()> {
             a.out.as_deref(),
             a.seeds.as_deref(),
             a.threads,
+            &rec,
         )?;
         return crate::report::after(a.report, a.out.as_deref());
     }
@@ -105,12 +135,12 @@ pub fn compare_text(a: &CompareArgs, text: &str) -> Result<()> {
         exp.workload.qps = q;
     }
     if a.fidelity.as_deref() == Some("lines") {
-        super::lines_compare::run(&exp, &a.experiment, text, a.out.as_deref(), a.threads)?;
+        super::lines_compare::run(&exp, &a.experiment, a.out.as_deref(), a.threads, &rec)?;
         return crate::report::after(a.report, a.out.as_deref());
     }
     exp.check_size()
         .with_context(|| a.experiment.display().to_string())?;
-    let m = load_machine(&exp.workload.machine)?;
+    let m = load_machine(&exp.workload.machine, &exp.inputs)?;
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(a.threads.unwrap_or(0))
         .build()
@@ -254,15 +284,13 @@ pub fn compare_text(a: &CompareArgs, text: &str) -> Result<()> {
                 requests_csv(recs)?.as_bytes(),
             )?;
         }
-        let inputs = vec![crate::manifest::experiment_input(
-            &a.experiment.display().to_string(),
-            text,
-        )];
         write_json(
             &dir.join("manifest.json"),
-            &manifest(
-                inputs,
+            &crate::manifest::manifest_as(
+                &rec.args,
+                vec![rec.experiment.clone()],
                 json!({ "duration_s": exp.workload.duration_s, "seeds": exp.experiment.seeds }),
+                &exp.inputs,
             ),
         )?;
     }

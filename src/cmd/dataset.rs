@@ -142,7 +142,7 @@ fn experiment_rows(a: &DatasetArgs) -> Result<(Vec<String>, Rows)> {
         .map_err(|e| anyhow::anyhow!("--features: {e}"))?;
     exp.check_size()
         .with_context(|| a.input.display().to_string())?;
-    let m = load_machine(&exp.workload.machine)?;
+    let m = load_machine(&exp.workload.machine, &exp.inputs)?;
     let run = run_row(&m, &exp, &row, a.seed, false, Some(&fs), None)?;
     let mut rows = run.dataset;
     rows.sort_by_key(|r| (r.time_ns, r.id));
@@ -161,7 +161,7 @@ fn trace_rows(a: &DatasetArgs) -> Result<(Vec<String>, Rows)> {
     }
     let g = match &a.machine {
         Some(name) => {
-            let m = load_machine(name)?;
+            let m = load_machine(name, &lab::InputLog::default())?;
             let caches = &m.spec.core.caches;
             let Some(c) = caches.get(a.prefetch_level) else {
                 bail!(
@@ -185,7 +185,7 @@ fn trace_rows(a: &DatasetArgs) -> Result<(Vec<String>, Rows)> {
         }
     };
     let mut level = Cache::new(g, Replacement::Lru, 0);
-    let base = crate::policy::prefetcher(&a.prefetcher, 64, 1)?;
+    let base = crate::policy::prefetcher(&a.prefetcher, 64, 1, &lab::InputLog::default())?;
     let mut b = RowBuilder::new(base, a.window, a.max_rows, a.history);
     let mut input = open_trace(&a.input, a.format, false, 2)?;
     let mut batch = Batch::new(input.source.fields());

@@ -20,7 +20,6 @@ use traces::workload_lines::{LineLayout, derive};
 
 use super::task_compare::{Replay, replay_tasks};
 use crate::experiment::{Experiment, RowSpec, write_latency_plots};
-use crate::manifest::manifest;
 use crate::output::{ensure_dir, write_file, write_json};
 
 /// Where shard 0's region starts (above anything a recorded trace uses).
@@ -76,14 +75,14 @@ fn mappable(row: &RowSpec) -> bool {
 pub fn run(
     exp: &Experiment,
     path: &Path,
-    text: &str,
     out: Option<&Path>,
     threads: Option<usize>,
+    rec: &crate::manifest::Record,
 ) -> Result<()> {
     let origin = path.display().to_string();
     traces::workload_lines::check(&exp.workload)
         .map_err(|e| anyhow::anyhow!("{origin}: {}", e.problem))?;
-    let m = crate::machines::load_machine(&exp.workload.machine)?;
+    let m = crate::machines::load_machine(&exp.workload.machine, &exp.inputs)?;
     let cores = flow_worker_cores(&m);
     let rows: Vec<&RowSpec> = exp.row.iter().filter(|r| mappable(r)).collect();
     for r in exp.row.iter().filter(|r| !mappable(r)) {
@@ -142,6 +141,7 @@ pub fn run(
                     prefetch: &[],
                     mlp: None,
                     seed: seeds[s],
+                    log: &exp.inputs,
                 };
                 let (lat_ps, span, memory_bytes) =
                     replay_tasks(&m, &traces[s], &cores, placement, &how)?;
@@ -208,12 +208,14 @@ pub fn run(
             &names,
             &by_row,
         )?;
-        let inputs = vec![crate::manifest::experiment_input(&origin, text)];
+        let inputs = vec![rec.experiment.clone()];
         write_json(
             &dir.join("manifest.json"),
-            &manifest(
+            &crate::manifest::manifest_as(
+                &rec.args,
                 inputs,
                 json!({ "fidelity": "lines", "duration_s": exp.workload.duration_s, "seeds": seeds }),
+                &exp.inputs,
             ),
         )?;
     }

@@ -155,7 +155,9 @@ fn refit(a: RefitArgs) -> Result<()> {
     let fp: live::fingerprint::Fingerprint =
         serde_json::from_value(v.get("fingerprint").cloned().unwrap_or_default())
             .with_context(|| format!("{}: no fingerprint in it", a.measured.display()))?;
-    let mut spec = crate::machines::load_machine(&a.machine.to_string_lossy())?.spec;
+    let mut spec =
+        crate::machines::load_machine(&a.machine.to_string_lossy(), &lab::InputLog::default())?
+            .spec;
     spec.sources
         .retain(|n| !PREFETCH_NOTES.iter().any(|p| n.starts_with(p)));
     let name = spec

@@ -44,7 +44,7 @@ pub struct Args {
 }
 
 pub fn run(a: Args) -> Result<()> {
-    let m = load_machine(&a.machine)?;
+    let m = load_machine(&a.machine, &lab::InputLog::default())?;
     let n = m.nodes() as u32;
     if a.from >= n || a.to >= n {
         bail!("--from/--to: the machine has nodes 0..{}", n - 1);

@@ -36,7 +36,7 @@ pub fn run(cmd: MachineCmd) -> Result<()> {
             Ok(())
         }
         MachineCmd::Show(a) => {
-            let m = load_machine(&a.machine)?;
+            let m = load_machine(&a.machine, &lab::InputLog::default())?;
             if a.toml {
                 print!("{}", m.to_toml());
             } else if a.json {

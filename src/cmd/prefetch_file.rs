@@ -43,7 +43,7 @@ pub fn run(a: PrefetchArgs) -> Result<()> {
     if a.max_per_load == 0 {
         bail!("--max-per-load must be at least 1");
     }
-    let pf = crate::policy::prefetcher(&a.prefetcher, a.line, 1)?;
+    let pf = crate::policy::prefetcher(&a.prefetcher, a.line, 1, &lab::InputLog::default())?;
     let name = pf.name();
     let file =
         File::open(&a.input).with_context(|| format!("{}: cannot open", a.input.display()))?;

@@ -199,6 +199,7 @@ pub fn run(a: ReplayArgs) -> Result<()> {
             &manifest(
                 inputs,
                 json!({ "mode": mode, "caches": cfg, "seed": a.seed }),
+                &lab::InputLog::default(),
             ),
         )?;
     }
@@ -208,7 +209,8 @@ pub fn run(a: ReplayArgs) -> Result<()> {
 /// Replay through the NUMA timing model.
 fn run_timing(a: ReplayArgs) -> Result<()> {
     let machine_arg = a.machine.clone().unwrap_or_default();
-    let machine = crate::machines::load_machine(&machine_arg)?;
+    let log = lab::InputLog::default();
+    let machine = crate::machines::load_machine(&machine_arg, &log)?;
     if a.replacement.is_some() || a.i1.is_some() || a.d1.is_some() || a.ll.is_some() {
         bail!(
             "--machine takes its caches from the machine description; drop --I1/--D1/--LL/--replacement"
@@ -231,7 +233,7 @@ fn run_timing(a: ReplayArgs) -> Result<()> {
         ..sim::Config::default()
     };
     let mut engine = sim::Engine::new(&machine, cfg, placement)?;
-    crate::policy::attach_prefetchers(&mut engine, &machine, &a.prefetch, a.prefetch_level)?;
+    crate::policy::attach_prefetchers(&mut engine, &machine, &a.prefetch, a.prefetch_level, &log)?;
     let input = open_trace(&a.trace, a.format, a.out.is_some(), 2)?;
     let format = input.source.format_name();
     let tap = input.tap.clone();
@@ -277,7 +279,7 @@ fn run_timing(a: ReplayArgs) -> Result<()> {
             &dir.join("timeseries.csv"),
             analysis::timing::timeseries_csv(&engine.timeseries())?.as_bytes(),
         )?;
-        write_json(&dir.join("manifest.json"), &manifest(inputs, config))?;
+        write_json(&dir.join("manifest.json"), &manifest(inputs, config, &log))?;
     }
     crate::report::after(a.report, a.out.as_deref())
 }

@@ -20,12 +20,18 @@ pub struct ReproduceArgs {
     pub out: Option<PathBuf>,
 }
 
-/// Files that describe a run rather than its results: not compared.
+/// Files that describe a run rather than its results: not compared (a
+/// sweep point's `experiment.toml` and `point.json` say what it ran).
 fn is_record(rel: &Path) -> bool {
     let name = rel.file_name().and_then(|n| n.to_str()).unwrap_or("");
     matches!(
         name,
-        "manifest.json" | "sweep-points.json" | "slurm-jobs.json" | "report.html"
+        "manifest.json"
+            | "sweep-points.json"
+            | "slurm-jobs.json"
+            | "report.html"
+            | "experiment.toml"
+            | "point.json"
     ) || name.ends_with(".sbatch")
         || rel.components().any(|c| c.as_os_str() == "slurm")
         || name.starts_with('.')

@@ -124,9 +124,24 @@ pub fn run(a: SweepArgs) -> Result<()> {
         r?;
     }
     merge(out)?;
+    // The sweep's inputs, then every point's (from its own manifest: a
+    // resumed sweep's earlier points count too).
+    let log = s.inputs.clone();
+    for i in 0..n {
+        let path = point_dir(out, i).join("manifest.json");
+        let text = std::fs::read_to_string(&path)
+            .with_context(|| format!("{}: cannot read", path.display()))?;
+        let m: serde_json::Value =
+            serde_json::from_str(&text).with_context(|| format!("{}: not JSON", path.display()))?;
+        for v in m["inputs"].as_array().into_iter().flatten() {
+            if let Ok(input) = serde_json::from_value::<lab::Input>(v.clone()) {
+                log.note(input);
+            }
+        }
+    }
     write_json(
         &out.join("manifest.json"),
-        &crate::manifest::manifest(Vec::new(), json!({ "points": n, "keys": s.keys })),
+        &crate::manifest::manifest(Vec::new(), json!({ "points": n, "keys": s.keys }), &log),
     )?;
     crate::report::after(a.report, Some(out))
 }
@@ -162,8 +177,11 @@ fn run_point(s: &Sweep, out: &Path, i: usize) -> Result<()> {
         timeline: None,
         timeline_window: "0..2s".into(),
         timeline_row: None,
+        rows: None,
+        set: Vec::new(),
+        recorded: Some(s.point_command(i, &dest)),
     };
-    super::compare::compare_text(&args, &text)
+    super::compare::compare_text(&args, &text, &s.text)
         .with_context(|| format!("sweep point {i} ({})", describe(s, i)))?;
     write_file(&tmp.join("experiment.toml"), text.as_bytes())?;
     write_json(

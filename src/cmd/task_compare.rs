@@ -16,7 +16,6 @@ use serde_json::json;
 
 use analysis::compare::{self, RunResult};
 
-use crate::manifest::manifest;
 use crate::output::{ensure_dir, write_file, write_json};
 
 fn d_first_touch() -> String {
@@ -73,6 +72,7 @@ fn run_one(
     cores: &[usize],
     row: &TaskRowSpec,
     seed: u64,
+    log: &lab::InputLog,
 ) -> Result<RunResult> {
     let mut trace = trace.clone();
     if let Some(spec) = &exp.workload.arrivals {
@@ -95,6 +95,7 @@ fn run_one(
         prefetch: &row.prefetch,
         mlp: exp.workload.mlp,
         seed,
+        log,
     };
     let (lat, span, memory_bytes) = replay_tasks(m, &trace, cores, placement, &how)?;
     Ok(RunResult {
@@ -117,6 +118,8 @@ pub struct Replay<'a> {
     pub prefetch: &'a [String],
     pub mlp: Option<u32>,
     pub seed: u64,
+    /// Where model files its prefetchers read are noted.
+    pub log: &'a lab::InputLog,
 }
 
 /// Replays `trace` on workers at `cores` through the timing model:
@@ -141,7 +144,7 @@ pub fn replay_tasks(
         ..sim::Config::default()
     };
     let mut engine = sim::Engine::new(m, cfg, placement)?;
-    crate::policy::attach_prefetchers(&mut engine, m, how.prefetch, 1)?;
+    crate::policy::attach_prefetchers(&mut engine, m, how.prefetch, 1, how.log)?;
     let mut te = sim::tasks::TaskEngine::new(engine, m, cores, sched)
         .map_err(|e| anyhow::anyhow!("workers {cores:?}: {e}"))?;
     let mut lat = vec![0u64; trace.tasks.len()];
@@ -166,6 +169,7 @@ pub fn run(
     out: Option<&Path>,
     seeds: Option<&[u64]>,
     threads: Option<usize>,
+    rec: &crate::manifest::Record,
 ) -> Result<()> {
     let origin = path.display().to_string();
     let mut exp: TaskExperiment =
@@ -179,7 +183,16 @@ pub fn run(
     let base = path.parent().unwrap_or(Path::new("."));
     let tpath = base.join(&exp.workload.trace);
     let (trace, _) = crate::task_io::load_tasks(&tpath)?;
-    let m = crate::machines::load_machine(&exp.workload.machine)?;
+    let log = lab::InputLog::default();
+    let sum = crate::manifest::checksum_file(&tpath)
+        .with_context(|| format!("{}: cannot read", tpath.display()))?;
+    log.note(lab::Input {
+        role: "trace".into(),
+        path: Some(tpath.display().to_string()),
+        preset: None,
+        checksum: sum,
+    });
+    let m = crate::machines::load_machine(&exp.workload.machine, &log)?;
     let cores = super::tasks::worker_cores(&exp.workload.workers, &m)
         .with_context(|| format!("{origin}: workload.workers"))?;
     let jobs: Vec<(usize, u64)> = (0..exp.row.len())
@@ -191,7 +204,7 @@ pub fn run(
         .context("thread pool")?;
     let results: Vec<Result<RunResult>> = pool.install(|| {
         jobs.par_iter()
-            .map(|&(r, s)| run_one(&m, &exp, &trace, &cores, &exp.row[r], s))
+            .map(|&(r, s)| run_one(&m, &exp, &trace, &cores, &exp.row[r], s, &log))
             .collect()
     });
     let mut by_row: Vec<Vec<RunResult>> = (0..exp.row.len()).map(|_| Vec::new()).collect();
@@ -244,10 +257,15 @@ pub fn run(
             &names,
             &by_row,
         )?;
-        let inputs = vec![crate::manifest::experiment_input(&origin, text)];
+        let inputs = vec![rec.experiment.clone()];
         write_json(
             &dir.join("manifest.json"),
-            &manifest(inputs, json!({ "seeds": exp.experiment.seeds })),
+            &crate::manifest::manifest_as(
+                &rec.args,
+                inputs,
+                json!({ "seeds": exp.experiment.seeds }),
+                &log,
+            ),
         )?;
     }
     Ok(())

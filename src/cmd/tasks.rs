@@ -161,7 +161,8 @@ pub fn run(a: &ReplayArgs, workers: &str) -> Result<()> {
     let Some(machine_arg) = &a.machine else {
         bail!("--workers needs --machine (tasks run on the timing model)");
     };
-    let machine = crate::machines::load_machine(machine_arg)?;
+    let log = lab::InputLog::default();
+    let machine = crate::machines::load_machine(machine_arg, &log)?;
     let (mut trace, _) = crate::task_io::load_tasks(&a.trace)?;
     if let Some(spec) = &a.arrivals {
         let (qps, seed) = parse_arrivals(spec)?;
@@ -187,7 +188,7 @@ pub fn run(a: &ReplayArgs, workers: &str) -> Result<()> {
         ..sim::Config::default()
     };
     let mut engine = sim::Engine::new(&machine, cfg, placement)?;
-    crate::policy::attach_prefetchers(&mut engine, &machine, &a.prefetch, a.prefetch_level)?;
+    crate::policy::attach_prefetchers(&mut engine, &machine, &a.prefetch, a.prefetch_level, &log)?;
     let mut te = sim::tasks::TaskEngine::new(engine, &machine, &cores, sched)
         .map_err(|e| anyhow::anyhow!("--workers {workers}: {e}"))?;
     let mut recs = Vec::with_capacity(trace.tasks.len());
@@ -269,7 +270,10 @@ pub fn run(a: &ReplayArgs, workers: &str) -> Result<()> {
             "mlp": a.mlp,
             "prefetch": a.prefetch,
         });
-        write_json(&dir.join("manifest.json"), &manifest(vec![input], config))?;
+        write_json(
+            &dir.join("manifest.json"),
+            &manifest(vec![input], config, &log),
+        )?;
     }
     crate::report::after(a.report, a.out.as_deref())
 }

@@ -151,7 +151,8 @@ fn prefetchers(given: &[String], m: &sim::Machine) -> Vec<String> {
 }
 
 pub fn validate(a: ValidateArgs) -> Result<()> {
-    let m = crate::machines::load_machine(&a.machine)?;
+    let log = lab::InputLog::default();
+    let m = crate::machines::load_machine(&a.machine, &log)?;
     let specs = prefetchers(&a.prefetch, &m);
     println!(
         "simulated prefetchers: {}",
@@ -198,6 +199,7 @@ pub fn validate(a: ValidateArgs) -> Result<()> {
             &m,
             &specs,
             a.prefetch_queue.unwrap_or(m.spec.core.mlp as usize),
+            &log,
         )?;
         let mut chunks = Vec::with_capacity(acc.len() / live::replay::CHUNK + 1);
         for pass in 0..2 {
@@ -290,6 +292,7 @@ pub fn validate(a: ValidateArgs) -> Result<()> {
         &crate::manifest::manifest(
             Vec::new(),
             serde_json::json!({ "cpu": cpu, "prefetch": specs }),
+            &log,
         ),
     )?;
     crate::report::after(a.report, Some(&a.out))
