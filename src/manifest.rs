@@ -26,6 +26,9 @@ pub fn experiment_input(path: &str, text: &str) -> Value {
 pub struct Record {
     pub args: Vec<String>,
     pub experiment: Value,
+    /// Print no table (a sweep's points: their outputs are files, and
+    /// parallel points would interleave their lines).
+    pub quiet: bool,
 }
 
 /// The git commit numasim was built from (empty outside a checkout).

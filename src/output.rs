@@ -100,17 +100,3 @@ pub fn ensure_dir(dir: &Path) -> Result<()> {
     std::fs::create_dir_all(dir)
         .with_context(|| format!("{}: cannot create output directory", dir.display()))
 }
-
-/// Set by `sweep`: the runs it makes print no tables (their outputs are
-/// files; parallel runs would interleave their lines).
-static QUIET: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-
-/// Silences the tables of the runs that follow (for the whole process).
-pub fn set_quiet() {
-    QUIET.store(true, std::sync::atomic::Ordering::Relaxed);
-}
-
-/// Whether runs print their tables.
-pub fn loud() -> bool {
-    !QUIET.load(std::sync::atomic::Ordering::Relaxed)
-}

@@ -3,7 +3,7 @@
 //! loader and a clock — plus `SPEC@LEVEL` for prefetchers and the flags'
 //! help text, generated from the same registries.
 
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use anyhow::{Context, Result};
@@ -11,18 +11,13 @@ use lab::InputLog;
 pub use lab::models::FileLoader;
 use policies::registry::{Ctx, Registry, Timer};
 
-/// The binary's monotonic clock (ns since first use), for learned policies'
-/// real prediction times.
-fn clock_ns() -> u64 {
-    static START: OnceLock<Instant> = OnceLock::new();
-    START.get_or_init(Instant::now).elapsed().as_nanos() as u64
-}
-
 /// A fresh timer: its samples are the real prediction times of the policy
-/// built with it.
+/// built with it, on a monotonic clock that starts with it (only
+/// differences are used).
 pub fn timer() -> Timer {
+    let start = Instant::now();
     Timer {
-        clock: clock_ns,
+        clock: Arc::new(move || start.elapsed().as_nanos() as u64),
         samples: Arc::new(Mutex::new(Vec::new())),
     }
 }

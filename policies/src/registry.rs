@@ -77,8 +77,8 @@ pub trait ModelLoader {
 /// the binary's (library crates read none).
 #[derive(Clone)]
 pub struct Timer {
-    /// A monotonic clock in ns.
-    pub clock: fn() -> u64,
+    /// A monotonic clock in ns (any epoch: only differences are used).
+    pub clock: Arc<dyn Fn() -> u64 + Send + Sync>,
     pub samples: Arc<Mutex<Vec<u64>>>,
 }
 

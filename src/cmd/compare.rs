@@ -71,6 +71,9 @@ pub struct CompareArgs {
     /// (a sweep point records the `compare` that runs it alone).
     #[arg(skip)]
     pub recorded: Option<Vec<String>>,
+    /// Print no table (set by a sweep for its points).
+    #[arg(skip)]
+    pub quiet: bool,
 }
 
 pub fn compare_cmd(a: CompareArgs) -> Result<()> {
@@ -98,6 +101,7 @@ pub fn compare_text(a: &CompareArgs, text: &str, file_text: &str) -> Result<()> 
             &a.experiment.display().to_string(),
             file_text,
         ),
+        quiet: a.quiet,
     };
     let trace_workload = super::task_compare::is_trace_experiment(text);
     if a.timeline.is_some() && (trace_workload || a.fidelity.as_deref() == Some("lines")) {
@@ -212,7 +216,7 @@ pub fn compare_text(a: &CompareArgs, text: &str, file_text: &str) -> Result<()> 
         exp.experiment.spike_k,
         exp.experiment.bootstrap,
     );
-    if crate::output::loud() {
+    if !rec.quiet {
         println!(
             "{} on {}: {:.0} QPS for {} s × {} seeds ({} requests simulated per row)",
             exp.experiment.name,

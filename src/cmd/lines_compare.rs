@@ -170,7 +170,7 @@ pub fn run(
         exp.experiment.spike_k,
         exp.experiment.bootstrap,
     );
-    if crate::output::loud() {
+    if !rec.quiet {
         println!(
             "{} on {} at line level: {:.0} QPS for {} s × {} seeds ({} requests per row; {} line reads per request, {} workers)",
             exp.experiment.name,

@@ -88,7 +88,6 @@ pub fn run(a: SweepArgs) -> Result<()> {
     if a.slurm {
         return slurm(&a, file, out, n);
     }
-    crate::output::set_quiet();
     if let Some(k) = a.point {
         if k >= n {
             bail!("--point {k}: the sweep has {n} points (0..{})", n - 1);
@@ -180,6 +179,7 @@ fn run_point(s: &Sweep, out: &Path, i: usize) -> Result<()> {
         rows: None,
         set: Vec::new(),
         recorded: Some(s.point_command(i, &dest)),
+        quiet: true,
     };
     super::compare::compare_text(&args, &text, &s.text)
         .with_context(|| format!("sweep point {i} ({})", describe(s, i)))?;

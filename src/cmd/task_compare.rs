@@ -218,7 +218,7 @@ pub fn run(
         exp.experiment.spike_k,
         exp.experiment.bootstrap,
     );
-    if crate::output::loud() {
+    if !rec.quiet {
         println!(
             "{} on {}: task trace {} ({} tasks, {} keys) on {} workers × {} seeds",
             exp.experiment.name,

@@ -196,7 +196,7 @@ mod tests {
     fn learned_decides_by_the_model_and_charges_per_node() {
         let samples = Arc::new(Mutex::new(Vec::new()));
         let timer = Timer {
-            clock: || 5,
+            clock: std::sync::Arc::new(|| 5),
             samples: samples.clone(),
         };
         let mut l = Learned::new(stump(3), "learned:test".into(), 120.0, Cost::default())
