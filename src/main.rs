@@ -21,7 +21,7 @@ mod timeline;
 
 use std::process::ExitCode;
 
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches, Parser};
 
 /// Replay memory-access traces and inference workloads through a NUMA machine model.
 #[derive(Parser, Debug)]
@@ -29,6 +29,31 @@ use clap::Parser;
 struct Cli {
     #[command(subcommand)]
     command: cmd::Command,
+}
+
+/// A `replay` flag given on the command line that does not apply to the
+/// mode the other flags choose (a usage error, as clap's own are).
+fn inapplicable(cli: &Cli, m: &clap::ArgMatches) -> Option<String> {
+    let cmd::Command::Replay(a) = &cli.command else {
+        return None;
+    };
+    let sub = m.subcommand_matches("replay")?;
+    let given: Vec<String> = sub
+        .ids()
+        .filter(|id| sub.value_source(id.as_str()) == Some(clap::parser::ValueSource::CommandLine))
+        .map(|id| id.to_string())
+        .collect();
+    let command = Cli::command();
+    let replay = command.find_subcommand("replay")?;
+    let long = |id: &str| {
+        replay
+            .get_arguments()
+            .find(|x| x.get_id() == id)
+            .and_then(|x| x.get_long())
+            .unwrap_or(id)
+            .to_string()
+    };
+    cmd::replay::inapplicable(a, &given, long)
 }
 
 fn main() -> ExitCode {
@@ -40,8 +65,17 @@ fn main() -> ExitCode {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
-    let cli = match Cli::try_parse() {
-        Ok(cli) => cli,
+    let parsed = Cli::command()
+        .try_get_matches()
+        .and_then(|m| Cli::from_arg_matches(&m).map(|cli| (cli, m)));
+    let cli = match parsed {
+        Ok((cli, m)) => {
+            if let Some(msg) = inapplicable(&cli, &m) {
+                eprintln!("numasim: error: {msg} (see numasim --help)");
+                return ExitCode::from(2);
+            }
+            cli
+        }
         Err(e) => {
             use clap::error::ErrorKind;
             if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion)

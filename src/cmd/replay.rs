@@ -36,7 +36,8 @@ pub struct ReplayArgs {
     /// with that policy runs and write-backs are reported too.
     #[arg(long)]
     pub replacement: Option<String>,
-    /// Seed for the random replacement policy.
+    /// Seed for randomised policies: the random replacement policy, a
+    /// randomised placement or scheduler.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
     /// Print one JSON object (cachegrind event names under "events") instead of text.
@@ -107,6 +108,86 @@ pub struct ReplayArgs {
     pub timeline_window: String,
 }
 
+/// The three things `replay` does, chosen by `--machine` and `--workers`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// No `--machine`: the cachegrind-compatible cache replay.
+    Cache = 1,
+    /// `--machine`: the NUMA timing model.
+    Timing = 2,
+    /// `--machine` and `--workers`: a task trace on workers.
+    Tasks = 4,
+}
+
+impl Mode {
+    fn of(a: &ReplayArgs) -> Mode {
+        match (&a.machine, &a.workers) {
+            (_, Some(_)) => Mode::Tasks,
+            (Some(_), None) => Mode::Timing,
+            (None, None) => Mode::Cache,
+        }
+    }
+
+    fn describe(self) -> &'static str {
+        match self {
+            Mode::Cache => "the cache replay (no --machine)",
+            Mode::Timing => "the timing model (--machine)",
+            Mode::Tasks => "a task replay (--workers)",
+        }
+    }
+}
+
+/// Which modes each flag applies to (by its field name); the trace, the
+/// mode-choosing flags and the output flags apply to all.
+const APPLIES: &[(&str, u8)] = &[
+    ("format", Mode::Cache as u8 | Mode::Timing as u8),
+    ("i1", Mode::Cache as u8),
+    ("d1", Mode::Cache as u8),
+    ("ll", Mode::Cache as u8),
+    ("replacement", Mode::Cache as u8),
+    ("json", Mode::Cache as u8 | Mode::Timing as u8),
+    ("single_thread", Mode::Cache as u8),
+    ("pin", Mode::Timing as u8),
+    ("window_ns", Mode::Timing as u8),
+    ("max_windows", Mode::Timing as u8),
+    ("mlp", Mode::Timing as u8 | Mode::Tasks as u8),
+    ("placement", Mode::Timing as u8 | Mode::Tasks as u8),
+    ("prefetch", Mode::Timing as u8 | Mode::Tasks as u8),
+    ("prefetch_level", Mode::Timing as u8 | Mode::Tasks as u8),
+    ("prefetch_queue", Mode::Timing as u8 | Mode::Tasks as u8),
+    ("scheduler", Mode::Tasks as u8),
+    ("arrivals", Mode::Tasks as u8),
+    ("timeline", Mode::Tasks as u8),
+    ("timeline_window", Mode::Tasks as u8),
+];
+
+/// A flag given on the command line (`given`: the field names clap saw
+/// there, defaults excluded) that does not apply to the mode `a` runs in:
+/// its usage error, naming the modes it applies to.
+pub fn inapplicable(
+    a: &ReplayArgs,
+    given: &[String],
+    long: impl Fn(&str) -> String,
+) -> Option<String> {
+    let mode = Mode::of(a);
+    for (id, modes) in APPLIES {
+        if modes & mode as u8 == 0 && given.iter().any(|g| g == id) {
+            let to: Vec<&str> = [Mode::Cache, Mode::Timing, Mode::Tasks]
+                .into_iter()
+                .filter(|m| modes & *m as u8 != 0)
+                .map(Mode::describe)
+                .collect();
+            return Some(format!(
+                "--{} does not apply to {}; it applies to {}",
+                long(id),
+                mode.describe(),
+                to.join(" and ")
+            ));
+        }
+    }
+    None
+}
+
 enum Model {
     Cachegrind(Box<Cachegrind>),
     Hierarchy(Box<Hierarchy>),
@@ -115,9 +196,6 @@ enum Model {
 pub fn run(a: ReplayArgs) -> Result<()> {
     if a.machine.is_some() {
         return run_timing(a);
-    }
-    if !a.prefetch.is_empty() {
-        anyhow::bail!("--prefetch needs --machine (the cachegrind model has no prefetchers)");
     }
     let defaults = CgConfig::default();
     let cfg = CgConfig {
@@ -211,16 +289,12 @@ fn run_timing(a: ReplayArgs) -> Result<()> {
     let machine_arg = a.machine.clone().unwrap_or_default();
     let log = lab::InputLog::default();
     let machine = crate::machines::load_machine(&machine_arg, &log)?;
-    if a.replacement.is_some() || a.i1.is_some() || a.d1.is_some() || a.ll.is_some() {
-        bail!(
-            "--machine takes its caches from the machine description; drop --I1/--D1/--LL/--replacement"
-        );
-    }
+    let ctx = policies::registry::Ctx {
+        seed: a.seed,
+        ..policies::registry::Ctx::for_machine(&machine)
+    };
     let placement = policies::placement::PLACEMENTS
-        .build(
-            &a.placement,
-            &policies::registry::Ctx::for_machine(&machine),
-        )
+        .build(&a.placement, &ctx)
         .map_err(|e| anyhow::anyhow!("--placement: {e}"))?;
     let cfg = sim::Config {
         mlp: a.mlp,
