@@ -33,6 +33,7 @@ pub mod queue;
 pub mod ranges;
 pub mod results;
 pub mod serve;
+pub mod signals;
 pub mod spec;
 pub mod tasks;
 pub mod timing;

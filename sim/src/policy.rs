@@ -101,8 +101,10 @@ pub struct WorkerView {
     /// Requests assigned and not finished: queued + running —
     /// the worker's instantaneous load (what a run-queue length shows).
     pub outstanding: usize,
-    /// Share of a batch's slots free: max(0, 1 − outstanding / batch) — the
-    /// "CPU idle fraction" the seed's dispatcher weighs.
+    /// Share of its slots free: max(0, 1 − outstanding / slots), slots being
+    /// what it runs at once (a batch in the request model, one task in the
+    /// task engine) — the "CPU idle fraction" the seed's dispatcher weighs.
+    /// Every field is built by `crate::signals` in both engines.
     pub idle_fraction: f64,
     /// Busy fraction, exponentially averaged (time constant 100 ms), as a
     /// monitoring system would plot it. It lags: a dispatcher that balances on

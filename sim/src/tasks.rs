@@ -33,12 +33,8 @@ use traces::horizon::{HORIZON_NS, HORIZON_PS};
 use traces::tasks::TaskTrace;
 
 use crate::policy::{RequestView, Scheduler, WorkerView};
+use crate::signals::Signals;
 use crate::timing::Engine;
-
-/// Weight of a new task's memory time in a worker's average (EWMA).
-const EWMA_ALPHA: f64 = 0.2;
-/// Time constant of the averaged busy fraction (ns).
-const UTIL_TAU_NS: f64 = 100e6;
 
 /// One finished task (times in ps).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -112,10 +108,9 @@ struct Worker {
     node: u32,
     queue: VecDeque<usize>,
     running: Option<Running>,
-    util: f64,
-    util_t_ns: u64,
-    last_mem_ms: f64,
-    ewma_mem_ms: f64,
+    /// What a scheduler sees of it (`crate::signals`, shared with the
+    /// request model; a worker runs one task at a time: one slot).
+    signals: Signals,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -164,10 +159,7 @@ impl<'m> TaskEngine<'m> {
                 node: m.core_node[c],
                 queue: VecDeque::new(),
                 running: None,
-                util: 0.0,
-                util_t_ns: 0,
-                last_mem_ms: 0.0,
-                ewma_mem_ms: 0.0,
+                signals: Signals::new(m.core_node[c]),
             });
         }
         Ok(TaskEngine {
@@ -217,41 +209,14 @@ impl<'m> TaskEngine<'m> {
         }
     }
 
-    /// Busy-time average of worker `w` at `t_ns`, updated to then.
-    fn utilization(&self, w: usize, t_ns: u64) -> f64 {
-        let wk = &self.workers[w];
-        let decay = (-(t_ns.saturating_sub(wk.util_t_ns) as f64) / UTIL_TAU_NS).exp();
-        if wk.running.is_some() {
-            1.0 - (1.0 - wk.util) * decay
-        } else {
-            wk.util * decay
-        }
-    }
-
-    fn set_util(&mut self, w: usize, t_ps: u64) {
-        let t_ns = t_ps / 1000;
-        self.workers[w].util = self.utilization(w, t_ns);
-        self.workers[w].util_t_ns = t_ns;
-    }
-
     fn dispatch(&mut self, trace: &TaskTrace, i: usize, t_ps: u64) -> Result<(), TaskError> {
         let task = &trace.tasks[i];
         let now_ns = t_ps / 1000;
         let views: Vec<WorkerView> = (0..self.workers.len())
             .map(|w| {
                 let wk = &self.workers[w];
-                let outstanding = wk.queue.len() + wk.running.is_some() as usize;
-                WorkerView {
-                    id: w,
-                    node: wk.node,
-                    queued: wk.queue.len(),
-                    busy: wk.running.is_some(),
-                    outstanding,
-                    idle_fraction: 1.0 / (1.0 + outstanding as f64),
-                    utilization: self.utilization(w, now_ns),
-                    stall_ms: wk.last_mem_ms,
-                    stall_ewma_ms: wk.ewma_mem_ms,
-                }
+                let running = wk.running.is_some() as usize;
+                wk.signals.view(w, wk.queue.len(), running, 1, now_ns)
             })
             .collect();
         let home = task.key as usize % self.workers.len();
@@ -282,7 +247,7 @@ impl<'m> TaskEngine<'m> {
         let Some(i) = self.workers[w].queue.pop_front() else {
             return Ok(());
         };
-        self.set_util(w, t_ps);
+        self.workers[w].signals.set_busy(true, t_ps / 1000);
         self.workers[w].running = Some(Running {
             task: i,
             next: 0,
@@ -371,7 +336,7 @@ impl<'m> TaskEngine<'m> {
                 self.schedule_next(trace, w)
             }
             Ev::Done(w) => {
-                self.set_util(w, t);
+                self.workers[w].signals.set_busy(false, t / 1000);
                 let Some(r) = self.workers[w].running.take() else {
                     return Ok(());
                 };
@@ -393,8 +358,9 @@ impl<'m> TaskEngine<'m> {
                 // its memory time, and where its key's data lives.
                 let mem_ms = rec.service_ps().saturating_sub(rec.compute_ps) as f64 / 1e9;
                 let wk = &mut self.workers[w];
-                wk.last_mem_ms = mem_ms;
-                wk.ewma_mem_ms = EWMA_ALPHA * mem_ms + (1.0 - EWMA_ALPHA) * wk.ewma_mem_ms;
+                // Known from the first whole ns at or after its end (the
+                // view is in ns: never a fraction of one early).
+                wk.signals.stall_known_at(t.div_ceil(1000), mem_ms);
                 if let Some((a, _)) = task.accesses.iter().find(|(a, _)| a.kind.is_data())
                     && let Some(node) = self.engine.page_node(a.addr)
                 {

@@ -55,6 +55,7 @@ use crate::geometry::Geometry;
 use crate::machine::Machine;
 use crate::policy::{FeatureSet, Preload, RequestView, Scheduler, Warmup, WorkerView};
 use crate::queue::Queue;
+use crate::signals::Signals;
 pub use judged::{Judged, PROB_BINS};
 pub use records::{
     BANDWIDTH_BIN_NS, DatasetRow, Decision, MONITOR_WINDOW_NS, RequestRecord, ServeError,
@@ -78,8 +79,6 @@ struct SlowDown {
     node: Option<usize>,
     factor: f64,
 }
-
-const UTIL_TAU_NS: f64 = 100e6;
 
 /// The request-level engine for one workload seed.
 pub struct ServeEngine<'a> {
@@ -208,11 +207,7 @@ impl<'a> ServeEngine<'a> {
                     pending: None,
                     last_mean_addr: 0.0,
                     pending_cost_ns: 0,
-                    busy: false,
-                    util: 0.0,
-                    util_t: 0,
-                    last_stall_ms: 0.0,
-                    ewma_stall_ms: 0.0,
+                    signals: Signals::new(i as u32),
                     pcie_gbps: pcie,
                     running: Vec::new(),
                     started_at: 0,
@@ -487,39 +482,18 @@ impl<'a> ServeEngine<'a> {
     }
 
     fn set_busy(&mut self, w: usize, busy: bool, t: u64) {
-        let wk = &mut self.workers[w];
-        let dt = t.saturating_sub(wk.util_t) as f64;
-        let decay = (-dt / UTIL_TAU_NS).exp();
-        wk.util = if wk.busy {
-            1.0 - (1.0 - wk.util) * decay
-        } else {
-            wk.util * decay
-        };
-        wk.util_t = t;
-        wk.busy = busy;
+        self.workers[w].signals.set_busy(busy, t);
     }
 
     fn view(&self, w: usize, t: u64) -> WorkerView {
         let wk = &self.workers[w];
-        let dt = t.saturating_sub(wk.util_t) as f64;
-        let decay = (-dt / UTIL_TAU_NS).exp();
-        let (stall_ms, stall_ewma_ms) = wk.stall_at(t);
-        let outstanding = wk.queue.len() + wk.running.len();
-        WorkerView {
-            id: w,
-            node: wk.node,
-            queued: wk.queue.len(),
-            busy: wk.busy,
-            outstanding,
-            idle_fraction: (1.0 - outstanding as f64 / self.spec.request.batch as f64).max(0.0),
-            utilization: if wk.busy {
-                1.0 - (1.0 - wk.util) * decay
-            } else {
-                wk.util * decay
-            },
-            stall_ms,
-            stall_ewma_ms,
-        }
+        wk.signals.view(
+            w,
+            wk.queue.len(),
+            wk.running.len(),
+            self.spec.request.batch,
+            t,
+        )
     }
 
     fn arrive(&mut self, a: Arrival) -> Result<(), ServeError> {
@@ -624,7 +598,7 @@ impl<'a> ServeEngine<'a> {
             Some(at) => self.push(at, Ev::Preload(w, a.id)),
             None => {}
         }
-        if !self.workers[w].busy {
+        if !self.workers[w].signals.busy() {
             self.start_batch(w, t);
         }
         Ok(())
@@ -824,9 +798,9 @@ impl<'a> ServeEngine<'a> {
         };
         // Known to an observer only later: the stall and features once the
         // data has arrived, the duration once the batch has ended.
+        wk.signals.stall_known_at(ready, stall as f64 / 1e6);
         wk.pending = Some(Pending {
             data_at: ready,
-            stall_ms: stall as f64 / 1e6,
             history: (hit_rate, read_mb, delta),
             end_at: end,
             batch_ns: end - t,

@@ -8,9 +8,7 @@ use std::collections::VecDeque;
 use traces::workload::Arrival;
 
 use super::records::RequestRecord;
-
-/// Weight of a new stall in the worker's average (EWMA).
-const EWMA_ALPHA: f64 = 0.2;
+use crate::signals::Signals;
 
 pub(super) struct Queued {
     pub a: Arrival,
@@ -29,9 +27,9 @@ pub(super) struct Queued {
 /// has ended. Until then, policies see the batches before it.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Pending {
-    /// When the batch's data arrived (its stall and features are known).
+    /// When the batch's data arrived (its features are known; its stall,
+    /// known then too, is in the worker's [`Signals`]).
     pub data_at: u64,
-    pub stall_ms: f64,
     /// (hit rate, MB read, mean item address delta in MB).
     pub history: (f64, f64, f64),
     /// When the batch ended (its duration is known).
@@ -53,11 +51,9 @@ pub(super) struct Worker {
     pub last_mean_addr: f64,
     /// Decision cost not yet charged (delays the next batch).
     pub pending_cost_ns: u64,
-    pub busy: bool,
-    pub util: f64,
-    pub util_t: u64,
-    pub last_stall_ms: f64,
-    pub ewma_stall_ms: f64,
+    /// Busy or not, its averaged utilization and stalls: what a scheduler
+    /// sees (`crate::signals`, shared with the task engine).
+    pub signals: Signals,
     pub pcie_gbps: f64,
     pub running: Vec<RequestRecord>,
     /// When the running batch started.
@@ -65,17 +61,6 @@ pub(super) struct Worker {
 }
 
 impl Worker {
-    /// (last stall, its EWMA) in ms as known at `t`.
-    pub fn stall_at(&self, t: u64) -> (f64, f64) {
-        match self.pending {
-            Some(p) if p.data_at <= t => (
-                p.stall_ms,
-                EWMA_ALPHA * p.stall_ms + (1.0 - EWMA_ALPHA) * self.ewma_stall_ms,
-            ),
-            _ => (self.last_stall_ms, self.ewma_stall_ms),
-        }
-    }
-
     /// The duration of the last batch known to have ended by `t`.
     pub fn batch_ns_at(&self, t: u64) -> u64 {
         match self.pending {
@@ -89,7 +74,7 @@ impl Worker {
     /// batch duration (not before `t`), then one such duration per full
     /// batch queued ahead of it.
     pub fn start_estimate(&self, t: u64, batch: u32) -> u64 {
-        if !self.busy {
+        if !self.signals.busy() {
             return t;
         }
         let d = self.batch_ns_at(t);
@@ -104,8 +89,7 @@ impl Worker {
             self.history.push_front(p.history);
             self.history.truncate(history);
             self.last_batch_ns = p.batch_ns;
-            self.last_stall_ms = p.stall_ms;
-            self.ewma_stall_ms = EWMA_ALPHA * p.stall_ms + (1.0 - EWMA_ALPHA) * self.ewma_stall_ms;
         }
+        self.signals.fold();
     }
 }

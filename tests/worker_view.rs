@@ -1,0 +1,168 @@
+//! One worker view: the request model and the task engine show a
+//! scheduler the same signals, defined once (`sim::signals`). Each engine
+//! runs with a recording scheduler; every view it was given is checked
+//! against the definition, computed here from the engine's own records:
+//! `outstanding` = the worker's requests or tasks dispatched earlier and
+//! not yet finished; `idle_fraction` = max(0, 1 − outstanding / slots)
+//! (a batch in the request model, one task in the task engine); `stall_ms`
+//! and its EWMA (α = 0.2) over the batches or tasks whose stall was known
+//! by then (a batch's once its data arrived, a task's once it ended). The
+//! task engine once showed 1 / (1 + outstanding) instead.
+
+use std::sync::{Arc, Mutex};
+
+use sim::policy::{RequestView, Scheduler, WorkerView};
+
+type Seen = Arc<Mutex<Vec<(u64, u64, Vec<WorkerView>)>>>;
+
+/// Round-robin that records (now_ns, id, views) of every dispatch.
+struct Recording {
+    next: usize,
+    seen: Seen,
+}
+
+impl Scheduler for Recording {
+    fn name(&self) -> String {
+        "recording".into()
+    }
+    fn pick(&mut self, req: &RequestView, w: &[WorkerView]) -> usize {
+        self.seen
+            .lock()
+            .unwrap()
+            .push((req.now_ns, req.id, w.to_vec()));
+        self.next = (self.next + 1) % w.len();
+        self.next
+    }
+}
+
+/// (last stall, its EWMA) over `stalls` (ms, in the order they became known).
+fn stall_of(stalls: &[f64]) -> (f64, f64) {
+    let mut ewma = 0.0;
+    for &s in stalls {
+        ewma = 0.2 * s + 0.8 * ewma;
+    }
+    (stalls.last().copied().unwrap_or(0.0), ewma)
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-9 * b.abs().max(1.0)
+}
+
+#[test]
+fn the_request_model_shows_the_defined_signals() {
+    let mut exp: toml::Table = toml::from_str(
+        &std::fs::read_to_string(common_root("scenarios/seed-inference.toml")).unwrap(),
+    )
+    .unwrap();
+    let mut w: traces::workload::WorkloadSpec = exp.remove("workload").unwrap().try_into().unwrap();
+    w.duration_s = 0.3;
+    w.moves.clear();
+    let batch = w.request.batch;
+    let m = sim::Machine::from_toml(sim::presets::preset(&w.machine).unwrap()).unwrap();
+    let seen = Seen::default();
+    let sched = Box::new(Recording {
+        next: 0,
+        seen: seen.clone(),
+    });
+    let ctx = policies::registry::Ctx::default();
+    let warm = policies::warmup::WARMUPS.build("none", &ctx).unwrap();
+    let mut e = sim::serve::ServeEngine::new(&m, &w, sched, warm).unwrap();
+    let mut recs = Vec::new();
+    e.run(1, |r| recs.push(*r)).unwrap();
+    let seen = seen.lock().unwrap();
+    assert!(seen.len() > 1000);
+    let mut busy_views = 0;
+    for (now, id, views) in seen.iter() {
+        for v in views {
+            let mine = recs.iter().filter(|r| r.worker as usize == v.id);
+            let outstanding = mine
+                .clone()
+                .filter(|r| (r.arrival, r.id) < (*now, *id) && r.end > *now)
+                .count();
+            assert_eq!(v.outstanding, outstanding, "request {id}, worker {}", v.id);
+            let idle = (1.0 - outstanding as f64 / batch as f64).max(0.0);
+            assert!(close(v.idle_fraction, idle), "request {id}: {v:?}");
+            // Batches: one stall per (worker, start), known at start + stall.
+            let mut batches: Vec<(u64, u64)> = mine.map(|r| (r.start, r.stall)).collect();
+            batches.sort();
+            batches.dedup();
+            let known: Vec<f64> = batches
+                .iter()
+                .filter(|(start, stall)| start + stall <= *now)
+                .map(|(_, stall)| *stall as f64 / 1e6)
+                .collect();
+            let (last, ewma) = stall_of(&known);
+            assert!(
+                close(v.stall_ms, last) && close(v.stall_ewma_ms, ewma),
+                "request {id}: {v:?} want {last} {ewma}"
+            );
+            busy_views += (outstanding > 0) as u32;
+        }
+    }
+    assert!(busy_views > 1000);
+}
+
+#[test]
+fn the_task_engine_shows_the_defined_signals() {
+    let mut csv = String::from("task,op,addr,size,gap_ns,arrival_ns,key\n");
+    for i in 0..600u64 {
+        let key = i % 5;
+        csv += &format!("{i},B,,,,{},{key}\n", i * 120);
+        for j in 0..(8 + i % 24) {
+            let addr = 0x1000_0000 + key * 0x10_0000 + 64 * ((j * 7 + i) % 512);
+            csv += &format!("{i},L,{addr:#x},8,{},,\n", 10 + j % 3);
+        }
+        csv += &format!("{i},E,,,,,\n");
+    }
+    let trace = traces::tasks::read_task_csv(csv.as_bytes()).unwrap();
+    let m = sim::Machine::from_toml(sim::presets::preset("xeon-2s").unwrap()).unwrap();
+    let ctx = policies::registry::Ctx::for_machine(&m);
+    let p = policies::placement::PLACEMENTS
+        .build("first-touch", &ctx)
+        .unwrap();
+    let e = sim::Engine::new(&m, sim::Config::default(), p).unwrap();
+    let seen = Seen::default();
+    let sched = Box::new(Recording {
+        next: 0,
+        seen: seen.clone(),
+    });
+    let mut te = sim::tasks::TaskEngine::new(e, &m, &[0, 1, 28], sched).unwrap();
+    let mut recs = Vec::new();
+    te.run(&trace, |r| recs.push(*r)).unwrap();
+    let seen = seen.lock().unwrap();
+    assert_eq!(seen.len(), 600);
+    let (mut busy, mut stalled) = (0, 0);
+    for (now_ns, id, views) in seen.iter() {
+        let now_ps = trace.tasks[*id as usize].arrival_ns * 1000;
+        for v in views {
+            let mine = recs.iter().filter(|r| r.worker as usize == v.id);
+            let outstanding = mine
+                .clone()
+                .filter(|r| (r.arrival_ps, r.task) < (now_ps, *id as u32) && r.end_ps > now_ps)
+                .count();
+            assert_eq!(v.outstanding, outstanding, "task {id}, worker {}", v.id);
+            let idle = (1.0 - outstanding as f64).max(0.0);
+            assert!(close(v.idle_fraction, idle), "task {id}: {v:?}");
+            let mut done: Vec<_> = mine
+                .filter(|r| r.end_ps.div_ceil(1000) <= *now_ns)
+                .collect();
+            done.sort_by_key(|r| r.end_ps);
+            let known: Vec<f64> = done
+                .iter()
+                .map(|r| (r.service_ps() - r.compute_ps) as f64 / 1e9)
+                .collect();
+            let (last, ewma) = stall_of(&known);
+            assert!(
+                close(v.stall_ms, last) && close(v.stall_ewma_ms, ewma),
+                "task {id}: {v:?} want {last} {ewma}"
+            );
+            busy += (outstanding > 0) as u32;
+            stalled += (last > 0.0) as u32;
+        }
+    }
+    assert!(busy > 100 && stalled > 100, "{busy} {stalled}");
+}
+
+fn common_root(p: &str) -> String {
+    format!("{}/{p}", env!("CARGO_MANIFEST_DIR"))
+}
