@@ -239,7 +239,7 @@ pub fn manifest_input(path: &Path, format: &str, tap: &Tap) -> serde_json::Value
 
 /// Formats a trace error as `PATH: line N, record M: problem`.
 pub fn trace_err(path: &Path, e: TraceError) -> anyhow::Error {
-    anyhow!("{}: {e}", path.display())
+    anyhow!("{}: {}", path.display(), crate::flags::trace(&e))
 }
 
 /// Parses a `--format` value.

@@ -6,6 +6,7 @@ mod cmd;
 mod confirm_fit;
 mod dependent;
 mod experiment;
+mod flags;
 mod input;
 mod machines;
 mod manifest;

@@ -384,3 +384,93 @@ fn readme_is_short_and_the_architecture_is_written_down() {
         "one Architecture Invariant per crate, found {invariants}"
     );
 }
+
+/// The library crates (everything but the binary) name no command-line
+/// flag in their strings — the binary says errors in its flags' words
+/// (`src/flags.rs`) — and return no `Result<_, String>`: errors are typed.
+/// Test modules are skipped; `numactl --…` (another tool's flags, in help
+/// texts) is allowed.
+#[test]
+fn library_crates_name_no_flag_and_return_typed_errors() {
+    let mut bad = Vec::new();
+    for (name, dir) in CRATES.iter().filter(|(n, _)| *n != "numasim") {
+        let mut files = Vec::new();
+        rust_files(&root().join(dir), &mut files);
+        for f in files {
+            let text = std::fs::read_to_string(&f).unwrap();
+            let live = without_test_modules(&text);
+            for (i, line) in live.lines().enumerate() {
+                let t = line.trim_start();
+                if t.starts_with("//") {
+                    continue;
+                }
+                if flag_in_string(line) {
+                    bad.push(format!("{name}: {}:{}: a flag: {t}", f.display(), i + 1));
+                }
+                let squeezed: String = line.chars().filter(|c| !c.is_whitespace()).collect();
+                if squeezed.contains(",String>") && squeezed.contains("Result<") {
+                    bad.push(format!(
+                        "{name}: {}:{}: Result<_, String>: {t}",
+                        f.display(),
+                        i + 1
+                    ));
+                }
+            }
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
+/// `text` without its `#[cfg(test)] mod … { … }` blocks (lines kept as
+/// they are, so a line number still points into the file).
+fn without_test_modules(text: &str) -> String {
+    let blanked = blank_literals(text);
+    let kept = code(text);
+    // `code` works on the blanked text; map back line by line: a line of
+    // the original is kept when its blanked form survives in `kept`.
+    let mut out = String::new();
+    let mut rest = kept.as_str();
+    for (orig, blank) in text.lines().zip(blanked.lines()) {
+        if let Some(at) = rest.find(blank).filter(|_| !blank.trim().is_empty()) {
+            rest = &rest[at + blank.len()..];
+            out.push_str(orig);
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// A string literal on `line` holding `--x` (x a letter) not after `numactl`.
+fn flag_in_string(line: &str) -> bool {
+    let mut inside = false;
+    let b = line.as_bytes();
+    for i in 0..b.len() {
+        if b[i] == b'"' && (i == 0 || b[i - 1] != b'\\') {
+            inside = !inside;
+        }
+        if inside
+            && b[i] == b'-'
+            && b.get(i + 1) == Some(&b'-')
+            && b.get(i + 2).is_some_and(|c| c.is_ascii_lowercase())
+            && (i == 0 || !b[i - 1].is_ascii_alphanumeric() && b[i - 1] != b'-')
+            && !line[..i].trim_end().ends_with("numactl")
+        {
+            return true;
+        }
+    }
+    false
+}
+
+#[test]
+fn the_flag_check_finds_flags_in_strings_only() {
+    assert!(flag_in_string(
+        r#"    "record {r}: thread {t} has no --pin entry""#
+    ));
+    assert!(!flag_in_string(
+        r#"    "every page on node N (numactl --membind=N)""#
+    ));
+    assert!(!flag_in_string("    let x = a -- b; // --pin"));
+    let text = "fn f() -> &'static str { \"--mlp\" }\n#[cfg(test)]\nmod tests {\n    const S: &str = \"--pin\";\n}\n";
+    let live = without_test_modules(text);
+    assert!(live.contains("--mlp") && !live.contains("--pin"), "{live}");
+}

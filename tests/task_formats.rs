@@ -91,7 +91,8 @@ fn plain_consumers_refuse_a_native_task_trace_in_one_line() {
         "xeon-2s",
     ]));
     assert!(
-        e.contains("t.nst: byte offset 12") && e.contains("replay it with --workers"),
+        e.contains("t.nst: byte offset 12")
+            && e.contains("run it with replay --machine M --workers N"),
         "{e}"
     );
     // Lackey cannot hold markers; nothing is written.

@@ -35,4 +35,7 @@ pub enum LiveError {
     },
     #[error("{0}")]
     Invalid(String),
+    /// The kernel does not offer transparent huge pages.
+    #[error("{file}: {why}")]
+    NoHugePages { file: String, why: String },
 }

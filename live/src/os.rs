@@ -216,14 +216,17 @@ pub fn bind_to_node(buf: &mut PageBuf, node: u32, sysfs_root: &Path) -> Result<(
 /// (`MADV_HUGEPAGE`) by transparent huge pages: `Ok` when
 /// `sysfs_root/kernel/mm/transparent_hugepage/enabled` selects `[always]`
 /// or `[madvise]`, else the reason (`[never]`, or the file is missing).
-pub fn thp_offered(sysfs_root: &Path) -> Result<(), String> {
+pub fn thp_offered(sysfs_root: &Path) -> Result<(), LiveError> {
     let p = sysfs_root.join("kernel/mm/transparent_hugepage/enabled");
-    let text = std::fs::read_to_string(&p).map_err(|e| format!("{}: {e}", p.display()))?;
-    if text.contains("[always]") || text.contains("[madvise]") {
-        Ok(())
-    } else {
-        Err(format!("{} reads {:?}", p.display(), text.trim()))
-    }
+    let why = match std::fs::read_to_string(&p) {
+        Ok(text) if text.contains("[always]") || text.contains("[madvise]") => return Ok(()),
+        Ok(text) => format!("reads {:?}", text.trim()),
+        Err(e) => e.to_string(),
+    };
+    Err(LiveError::NoHugePages {
+        file: p.display().to_string(),
+        why,
+    })
 }
 
 /// Anonymous memory of this process backed by transparent huge pages
@@ -257,9 +260,9 @@ mod tests {
             std::fs::write(mm.join("enabled"), text).unwrap();
             assert_eq!(thp_offered(&dir).is_ok(), offered, "{text}");
         }
-        let e = thp_offered(&dir).unwrap_err();
+        let e = thp_offered(&dir).unwrap_err().to_string();
         assert!(
-            e.ends_with("enabled reads \"always madvise [never]\""),
+            e.ends_with("enabled: reads \"always madvise [never]\""),
             "{e}"
         );
         std::fs::remove_dir_all(&dir).unwrap();

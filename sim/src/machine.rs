@@ -25,6 +25,8 @@ pub enum MachineError {
     Toml(String),
     #[error("{0}")]
     Invalid(String),
+    #[error(transparent)]
+    Range(Box<crate::ranges::RangeError>),
     #[error("cache {name}: {source}")]
     Geometry {
         name: String,
@@ -100,7 +102,7 @@ impl Machine {
         }
         // Every numeric field within its documented range (`ranges.rs`);
         // below, the rules that join fields.
-        crate::ranges::check(&spec).map_err(MachineError::Invalid)?;
+        crate::ranges::check(&spec).map_err(|e| MachineError::Range(Box::new(e)))?;
         if spec.page_size < spec.line_size {
             return Err(invalid(format!(
                 "page_size = {}: must be at least line_size ({})",

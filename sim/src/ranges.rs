@@ -360,17 +360,36 @@ pub fn visit(spec: &MachineSpec, mut f: impl FnMut(&str, &str, Value)) {
     }
 }
 
-/// The first field of `spec` outside its range, as a one-line error.
-pub fn check(spec: &MachineSpec) -> Result<(), String> {
+/// A field outside its range.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum RangeError {
+    #[error("{path} = {value}: must be {rule}")]
+    Outside {
+        path: String,
+        value: Value,
+        rule: Rule,
+    },
+    #[error("{0}: no range is defined (a numasim bug)")]
+    NoRule(String),
+}
+
+/// The first field of `spec` outside its range.
+pub fn check(spec: &MachineSpec) -> Result<(), RangeError> {
     let mut first = None;
-    visit(spec, |pattern, path, v| {
+    visit(spec, |pattern, path, value| {
         if first.is_some() {
             return;
         }
         match rule(pattern) {
-            Some(r) if r.holds(v) => {}
-            Some(r) => first = Some(format!("{path} = {v}: must be {r}")),
-            None => first = Some(format!("{path}: no range is defined (a numasim bug)")),
+            Some(r) if r.holds(value) => {}
+            Some(rule) => {
+                first = Some(RangeError::Outside {
+                    path: path.to_string(),
+                    value,
+                    rule,
+                })
+            }
+            None => first = Some(RangeError::NoRule(path.to_string())),
         }
     });
     first.map_or(Ok(()), Err)

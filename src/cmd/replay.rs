@@ -306,13 +306,16 @@ fn run_timing(a: ReplayArgs) -> Result<()> {
         prefetch_queue: a.prefetch_queue,
         ..sim::Config::default()
     };
-    let mut engine = sim::Engine::new(&machine, cfg, placement)?;
+    let mut engine = sim::Engine::new(&machine, cfg, placement)
+        .map_err(|e| anyhow::anyhow!(crate::flags::engine(&e)))?;
     crate::policy::attach_prefetchers(&mut engine, &machine, &a.prefetch, a.prefetch_level, &log)?;
     let input = open_trace(&a.trace, a.format, a.out.is_some(), 2)?;
     let format = input.source.format_name();
     let tap = input.tap.clone();
     let mut progress = Progress::new(input.file_len, "simulating");
-    let engine_err = |e: sim::EngineError| anyhow::anyhow!("{}: {e}", a.trace.display());
+    let engine_err = |e: sim::EngineError| {
+        anyhow::anyhow!("{}: {}", a.trace.display(), crate::flags::engine(&e))
+    };
     let wall = std::time::Instant::now();
     let mut batches = input.source.into_batches();
     while let Some(batch) = batches.next_batch() {

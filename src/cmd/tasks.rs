@@ -187,7 +187,8 @@ pub fn run(a: &ReplayArgs, workers: &str) -> Result<()> {
         prefetch_queue: a.prefetch_queue,
         ..sim::Config::default()
     };
-    let mut engine = sim::Engine::new(&machine, cfg, placement)?;
+    let mut engine = sim::Engine::new(&machine, cfg, placement)
+        .map_err(|e| anyhow::anyhow!(crate::flags::engine(&e)))?;
     crate::policy::attach_prefetchers(&mut engine, &machine, &a.prefetch, a.prefetch_level, &log)?;
     let mut te = sim::tasks::TaskEngine::new(engine, &machine, &cores, sched)
         .map_err(|e| anyhow::anyhow!("--workers {workers}: {e}"))?;

@@ -88,12 +88,14 @@ impl<R: Read + Send> CsvReader<R> {
         };
         let need = |name: &str| {
             find(name).ok_or_else(|| {
-                let msg = if find("task").is_some() {
-                    "a task trace (its header has a task column): run it with replay --machine M --workers N".to_string()
+                let problem = if find("task").is_some() {
+                    Problem::TaskTrace("its header has a task column")
                 } else {
-                    format!("CSV header lacks required column {name:?} (need thread,op,addr,size)")
+                    Problem::Invalid(format!(
+                        "CSV header lacks required column {name:?} (need thread,op,addr,size)"
+                    ))
                 };
-                TraceError::at_line(1, 0, Problem::Invalid(msg))
+                TraceError::at_line(1, 0, problem)
             })
         };
         let cols = Columns {

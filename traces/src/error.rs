@@ -61,8 +61,40 @@ pub enum Problem {
     SizeTooLarge(u64),
     #[error("{0}")]
     Invalid(String),
+    /// A task trace given to a plain trace reader (`.0` says how it shows).
+    #[error("a task trace ({0}), not a plain trace")]
+    TaskTrace(&'static str),
+    /// A task trace breaks a task rule.
+    #[error(transparent)]
+    Task(#[from] TaskRule),
+    /// Neither the first bytes nor the name tell the format.
+    #[error("cannot tell the trace format from its first bytes or its name")]
+    UnknownFormat,
     #[error("I/O error: {0}")]
     Io(#[from] std::io::Error),
+}
+
+/// A task rule a task trace breaks (`tasks::TaskBuilder`; the same words
+/// for the CSV and the native form).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TaskRule {
+    #[error("task {0} begins a second time")]
+    BeginsTwice(u32),
+    #[error("task {id}: arrival_ns {arrival} is before the previous arrival of key {key} ({prev})")]
+    ArrivalBackwards {
+        id: u32,
+        arrival: u64,
+        key: u32,
+        prev: u64,
+    },
+    #[error("task {0} ends a second time")]
+    EndsTwice(u32),
+    #[error("task {0} ends without a begin")]
+    EndWithoutBegin(u32),
+    #[error("access of task {0} outside the task (no open begin)")]
+    AccessOutside(u32),
+    #[error("more than {0} access records: task traces are held in memory")]
+    TooManyRecords(usize),
 }
 
 /// An error reading or writing a trace, with its location.

@@ -225,17 +225,8 @@ pub fn open(
         };
     let format = match forced {
         Some(f) => f,
-        None => detect(&prefix, name, compression != Compression::None).ok_or_else(|| {
-            TraceError::at_offset(
-                0,
-                0,
-                Problem::Invalid(
-                    "cannot tell the trace format from its first bytes or its name; \
-                     pass --format native|lackey|csv|din|champsim|mldpc"
-                        .into(),
-                ),
-            )
-        })?,
+        None => detect(&prefix, name, compression != Compression::None)
+            .ok_or_else(|| TraceError::at_offset(0, 0, Problem::UnknownFormat))?,
     };
     Ok(match format {
         // The native reader reads whole blocks: hand it the bytes already

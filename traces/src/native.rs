@@ -198,8 +198,8 @@ impl<R: Read + Send> NativeReader<R> {
             ));
         }
         let tasks = bits & FIELD_TASKS != 0;
-        if let Some(why) = task_refusal(bits, allow_tasks) {
-            return Err(err(12, Problem::Invalid(why.into())));
+        if let Some(problem) = task_refusal(bits, allow_tasks) {
+            return Err(err(12, problem));
         }
         let fields = Fields {
             pc: bits & FIELD_PC != 0,
@@ -443,12 +443,14 @@ impl Layout {
 /// Why a native header's field bits `bits` cannot be read, if they name
 /// a task trace: a plain reader (`allow_tasks` false) must not replay
 /// markers as loads, and a task trace needs the time column.
-fn task_refusal(bits: u32, allow_tasks: bool) -> Option<&'static str> {
+fn task_refusal(bits: u32, allow_tasks: bool) -> Option<Problem> {
     let tasks = bits & FIELD_TASKS != 0;
     if tasks && !allow_tasks {
-        Some("a task trace (task markers): replay it with --workers, or convert it to a task CSV")
+        Some(Problem::TaskTrace("task markers"))
     } else if tasks && bits & FIELD_TIME == 0 {
-        Some("a task trace without the time column (arrivals and gaps)")
+        Some(Problem::Invalid(
+            "a task trace without the time column (arrivals and gaps)".into(),
+        ))
     } else {
         None
     }

@@ -95,6 +95,9 @@ pub fn read_task_native<R: Read + Send>(inner: R) -> Result<TaskTrace> {
             let bad = |msg: String| {
                 TraceError::at_offset(base + 16 * j as u64, record, Problem::Invalid(msg))
             };
+            let rule = |r: crate::error::TaskRule| {
+                TraceError::at_offset(base + 16 * j as u64, record, Problem::Task(r))
+            };
             let id = r.thread;
             if r.flags & FLAG_TASK != 0 {
                 match (r.kind, r.flags & !FLAG_TASK) {
@@ -102,9 +105,9 @@ pub fn read_task_native<R: Read + Send>(inner: R) -> Result<TaskTrace> {
                         let key = u32::try_from(r.addr).map_err(|_| {
                             bad(format!("task {id}: key {} exceeds 32 bits", r.addr))
                         })?;
-                        b.begin(id, key, r.time).map_err(bad)?;
+                        b.begin(id, key, r.time).map_err(rule)?;
                     }
-                    (Kind::Store, 0) => b.end(id).map_err(bad)?,
+                    (Kind::Store, 0) => b.end(id).map_err(rule)?,
                     (k, f) => {
                         return Err(bad(format!(
                             "task marker of kind {} with flags {f:#x}: a begin is a load with the time flag, an end a store with none",
@@ -119,7 +122,7 @@ pub fn read_task_native<R: Read + Send>(inner: R) -> Result<TaskTrace> {
                     )));
                 }
                 let gap = if r.flags & FLAG_GAP != 0 { r.time } else { 0 };
-                let t = b.open_task(id).map_err(bad)?;
+                let t = b.open_task(id).map_err(rule)?;
                 b.push(t, r.core(), gap);
             }
             record += 1;

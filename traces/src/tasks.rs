@@ -28,7 +28,7 @@
 use std::collections::HashMap;
 use std::io::Read;
 
-use crate::error::{Problem, Result, TraceError};
+use crate::error::{Problem, Result, TaskRule, TraceError};
 use crate::horizon;
 use crate::lines::{check_size, show};
 use crate::record::{Access, FLAG_GAP, Kind};
@@ -389,6 +389,7 @@ pub fn read_task_csv<R: Read>(mut inner: R) -> Result<TaskTrace> {
         }
         let row = &cells[..width];
         let bad = |msg: String| at(line, record, Problem::Invalid(msg));
+        let rule = |r: TaskRule| at(line, record, Problem::Task(r));
         let cell = |c: Option<usize>| c.and_then(|i| row.get(i).copied()).unwrap_or(b"");
         let field = |c: Option<usize>, name: &str| -> Result<u64> {
             let v = cell(c);
@@ -411,13 +412,13 @@ pub fn read_task_csv<R: Read>(mut inner: R) -> Result<TaskTrace> {
                 let key = field(c_key, "key")?;
                 let key = u32::try_from(key)
                     .map_err(|_| bad(format!("task {id}: key {key} exceeds 32 bits")))?;
-                b.begin(id, key, arrival).map_err(bad)?;
+                b.begin(id, key, arrival).map_err(rule)?;
             }
-            b"E" | b"e" => b.end(id).map_err(bad)?,
+            b"E" | b"e" => b.end(id).map_err(rule)?,
             _ => {
                 let kind = crate::csvfmt::parse_op(op)
                     .ok_or_else(|| at(line, record, Problem::UnknownOp(show(op))))?;
-                let t = b.open_task(id).map_err(bad)?;
+                let t = b.open_task(id).map_err(rule)?;
                 let addr = field(c_addr, "addr")?;
                 let size = check_size(field(c_size, "size")?).map_err(|p| at(line, record, p))?;
                 let gap = if cell(c_gap).is_empty() {
@@ -453,16 +454,19 @@ pub(crate) struct TaskBuilder {
 
 impl TaskBuilder {
     /// A begin marker.
-    pub(crate) fn begin(&mut self, id: u32, key: u32, arrival: u64) -> Result<(), String> {
+    pub(crate) fn begin(&mut self, id: u32, key: u32, arrival: u64) -> Result<(), TaskRule> {
         if self.seen.insert(id, ()).is_some() {
-            return Err(format!("task {id} begins a second time"));
+            return Err(TaskRule::BeginsTwice(id));
         }
         if let Some(&prev) = self.last_arrival.get(&key)
             && arrival < prev
         {
-            return Err(format!(
-                "task {id}: arrival_ns {arrival} is before the previous arrival of key {key} ({prev})"
-            ));
+            return Err(TaskRule::ArrivalBackwards {
+                id,
+                arrival,
+                key,
+                prev,
+            });
         }
         self.last_arrival.insert(key, arrival);
         self.open.insert(id, self.tasks.len());
@@ -476,38 +480,34 @@ impl TaskBuilder {
     }
 
     /// An end marker.
-    pub(crate) fn end(&mut self, id: u32) -> Result<(), String> {
+    pub(crate) fn end(&mut self, id: u32) -> Result<(), TaskRule> {
         if self.last.is_some_and(|(l, _)| l == id) {
             self.last = None;
         }
         if self.open.remove(&id).is_none() {
             return Err(if self.seen.contains_key(&id) {
-                format!("task {id} ends a second time")
+                TaskRule::EndsTwice(id)
             } else {
-                format!("task {id} ends without a begin")
+                TaskRule::EndWithoutBegin(id)
             });
         }
         Ok(())
     }
 
     /// The open task an access of task `id` joins (an index for [`TaskBuilder::push`]).
-    pub(crate) fn open_task(&mut self, id: u32) -> Result<usize, String> {
+    pub(crate) fn open_task(&mut self, id: u32) -> Result<usize, TaskRule> {
         let t = match self.last {
             Some((l, t)) if l == id => t,
             _ => {
                 let Some(&t) = self.open.get(&id) else {
-                    return Err(format!(
-                        "access of task {id} outside the task (no open begin)"
-                    ));
+                    return Err(TaskRule::AccessOutside(id));
                 };
                 self.last = Some((id, t));
                 t
             }
         };
         if self.total >= MAX_TASK_RECORDS {
-            return Err(format!(
-                "more than {MAX_TASK_RECORDS} access records: task traces are held in memory"
-            ));
+            return Err(TaskRule::TooManyRecords(MAX_TASK_RECORDS));
         }
         Ok(t)
     }

@@ -71,13 +71,13 @@ fn bad(msg: String) -> TraceError {
 pub fn check(spec: &WorkloadSpec) -> Result<()> {
     if spec.background.is_some() {
         return Err(bad(
-            "workload.background has no line-level mapping (a job beside the workers); remove it for --fidelity lines".into(),
+            "workload.background has no line-level mapping (a job beside the workers); remove it to run at line level".into(),
         ));
     }
     let f = &spec.request.features;
     if f.resident < f.items {
         return Err(bad(format!(
-            "workload.request.features: items beyond resident ({} of {}) live on the far tier, which the line model lacks; set resident = items for --fidelity lines",
+            "workload.request.features: items beyond resident ({} of {}) live on the far tier, which the line model lacks; set resident = items to run at line level",
             f.items - f.resident,
             f.items
         )));

@@ -73,11 +73,11 @@ pub enum EngineError {
         thread: u32,
         cores: usize,
     },
-    #[error("record {record}: trace thread {thread} has no --pin entry")]
+    #[error("record {record}: trace thread {thread} is not in the explicit pinning")]
     Unpinned { record: u64, thread: u32 },
-    #[error("--pin: core {core} does not exist (the machine has {cores})")]
+    #[error("pinning: core {core} does not exist (the machine has {cores})")]
     NoSuchCore { core: u32, cores: usize },
-    #[error("--pin: core {core} is given to two threads")]
+    #[error("pinning: core {core} is given to two threads")]
     CoreTaken { core: u32 },
     #[error(
         "record {record}: time_ns {time_ns} is earlier than thread {thread}'s previous access ({prev_ns} ns)"
@@ -89,7 +89,7 @@ pub enum EngineError {
         prev_ns: u64,
     },
     #[error(
-        "the time series needs more than {max} windows of {window_ns} ns (simulated time reached {reached_ms:.3} ms); raise --window-ns or --max-windows"
+        "the time series needs more than {max} windows of {window_ns} ns (simulated time reached {reached_ms:.3} ms); raise the window or the most windows kept"
     )]
     TooManyWindows {
         max: usize,
@@ -108,8 +108,8 @@ pub enum EngineError {
         h = traces::horizon::describe()
     )]
     ClockPastHorizon { record: u64, thread: u32, ps: u64 },
-    #[error("--mlp must be at least 1")]
+    #[error("the outstanding-miss limit (MLP) must be at least 1")]
     ZeroMlp,
-    #[error("--prefetch-level {0}: the machine's cores have {1} private data levels")]
+    #[error("prefetch level {0}: the machine's cores have {1} private data levels")]
     NoSuchLevel(usize, usize),
 }

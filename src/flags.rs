@@ -1,0 +1,68 @@
+//! Library errors in the command line's words: the library crates name the
+//! problem (a pinning, a time-series window, a task trace), never a flag;
+//! here each is said with the flag that changes it, as the user typed it.
+
+use sim::EngineError;
+use traces::{Format, Problem, TraceError};
+
+/// A timing-engine error, with the flag that governs it.
+pub fn engine(e: &EngineError) -> String {
+    match e {
+        EngineError::Unpinned { record, thread } => {
+            format!("record {record}: trace thread {thread} has no --pin entry")
+        }
+        EngineError::NoSuchCore { core, cores } => {
+            format!("--pin: core {core} does not exist (the machine has {cores})")
+        }
+        EngineError::CoreTaken { core } => format!("--pin: core {core} is given to two threads"),
+        EngineError::TooManyWindows {
+            max,
+            window_ns,
+            reached_ms,
+        } => format!(
+            "the time series needs more than {max} windows of {window_ns} ns (simulated time reached {reached_ms:.3} ms); raise --window-ns or --max-windows"
+        ),
+        EngineError::ZeroMlp => "--mlp must be at least 1".to_string(),
+        EngineError::NoSuchLevel(level, n) => {
+            format!("--prefetch-level {level}: the machine's cores have {n} private data levels")
+        }
+        other => other.to_string(),
+    }
+}
+
+/// A trace reader's error, with what to type instead where a flag helps.
+pub fn trace(e: &TraceError) -> String {
+    match &e.problem {
+        Problem::TaskTrace(how) => format!(
+            "{}: a task trace ({how}): run it with replay --machine M --workers N, or convert it to a task CSV",
+            e.location
+        ),
+        Problem::UnknownFormat => {
+            let names: Vec<&str> = Format::ALL.iter().map(|(_, n)| *n).collect();
+            format!("{e}; pass --format {}", names.join("|"))
+        }
+        _ => e.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flags_are_named_here_and_only_here() {
+        let e = EngineError::CoreTaken { core: 3 };
+        assert!(
+            !e.to_string().contains("--"),
+            "the library names no flag: {e}"
+        );
+        assert_eq!(engine(&e), "--pin: core 3 is given to two threads");
+        let t = TraceError::at_offset(0, 0, Problem::UnknownFormat);
+        assert!(!t.to_string().contains("--"));
+        assert!(
+            trace(&t).ends_with("; pass --format native|lackey|csv|din|champsim|mldpc"),
+            "{}",
+            trace(&t)
+        );
+    }
+}
