@@ -112,10 +112,8 @@ fn trace_gen(tmp: &Path, args: &[&str]) {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
 }
 
-#[test]
-fn timing_model_configurations() {
-    let tmp = tempfile::tempdir().unwrap();
-    let d = tmp.path();
+/// The 8-thread Zipf trace both the timing and the cache runs read.
+fn zipf8(d: &Path) {
     trace_gen(
         d,
         &[
@@ -132,6 +130,13 @@ fn timing_model_configurations() {
             "z8.nst",
         ],
     );
+}
+
+#[test]
+fn timing_model_configurations() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    zipf8(d);
     trace_gen(
         d,
         &[
@@ -316,22 +321,7 @@ fn timing_model_configurations() {
 fn cache_replays_trace_info_and_loaded_latency() {
     let tmp = tempfile::tempdir().unwrap();
     let d = tmp.path();
-    trace_gen(
-        d,
-        &[
-            "zipf",
-            "-n",
-            "50000",
-            "--threads",
-            "8",
-            "--footprint",
-            "32M",
-            "--write-ratio",
-            "0.2",
-            "-o",
-            "z8.nst",
-        ],
-    );
+    zipf8(d);
     snapshot(
         "cg1",
         d,

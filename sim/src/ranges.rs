@@ -408,6 +408,28 @@ pub fn table() -> String {
 mod tests {
     use super::*;
 
+    /// A calibrated host's prefetchers (no preset has them).
+    fn prefetch() -> crate::spec::HostPrefetch {
+        crate::spec::HostPrefetch {
+            detected: true,
+            followed_strides: vec![1, -1],
+            backward: true,
+            crosses_pages: false,
+            max_stride_lines: 1,
+            unit_speedup: 2.0,
+            streams: 1,
+            ahead_lines: 1,
+            stride_ahead: 1,
+            reach_lines: 0,
+            far_ahead: 0,
+            next_line: false,
+            adjacent_line: false,
+            confirm: 1,
+            model: vec![],
+            measured: String::new(),
+        }
+    }
+
     #[test]
     fn every_preset_field_has_a_rule_and_every_rule_a_field() {
         let mut seen = std::collections::BTreeSet::new();
@@ -424,24 +446,7 @@ mod tests {
             .unwrap()
             .spec;
         spec.core.l1i = Some(spec.core.caches[0].clone());
-        spec.core.prefetch = Some(crate::spec::HostPrefetch {
-            detected: true,
-            followed_strides: vec![1],
-            backward: false,
-            crosses_pages: false,
-            max_stride_lines: 1,
-            unit_speedup: 2.0,
-            streams: 1,
-            ahead_lines: 1,
-            stride_ahead: 1,
-            reach_lines: 0,
-            far_ahead: 0,
-            next_line: false,
-            adjacent_line: false,
-            confirm: 1,
-            model: vec![],
-            measured: String::new(),
-        });
+        spec.core.prefetch = Some(prefetch());
         visit(&spec, |pattern, _, _| {
             seen.insert(pattern.to_string());
         });
@@ -483,24 +488,7 @@ mod tests {
             .spec;
         assert!(!spec.nodes[0].accelerators.is_empty() && !spec.links.is_empty());
         spec.core.l1i = Some(spec.core.caches[0].clone());
-        spec.core.prefetch = Some(crate::spec::HostPrefetch {
-            detected: true,
-            followed_strides: vec![1, -1],
-            backward: true,
-            crosses_pages: false,
-            max_stride_lines: 1,
-            unit_speedup: 2.0,
-            streams: 1,
-            ahead_lines: 1,
-            stride_ahead: 1,
-            reach_lines: 0,
-            far_ahead: 0,
-            next_line: false,
-            adjacent_line: false,
-            confirm: 1,
-            model: vec![],
-            measured: String::new(),
-        });
+        spec.core.prefetch = Some(prefetch());
         let mut want = std::collections::BTreeSet::new();
         leaves(
             &toml::Value::try_from(&spec).unwrap(),
