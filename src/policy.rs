@@ -3,24 +3,10 @@
 //! loader and a clock — plus `SPEC@LEVEL` for prefetchers and the flags'
 //! help text, generated from the same registries.
 
-use std::sync::{Arc, Mutex};
-use std::time::Instant;
-
 use anyhow::{Context, Result};
 use lab::InputLog;
 pub use lab::models::FileLoader;
-use policies::registry::{Ctx, Registry, Timer};
-
-/// A fresh timer: its samples are the real prediction times of the policy
-/// built with it, on a monotonic clock that starts with it (only
-/// differences are used).
-pub fn timer() -> Timer {
-    let start = Instant::now();
-    Timer {
-        clock: Arc::new(move || start.elapsed().as_nanos() as u64),
-        samples: Arc::new(Mutex::new(Vec::new())),
-    }
-}
+use policies::registry::{Ctx, Registry};
 
 /// `--flag` help text: what the flag is, then every accepted spec.
 pub fn flag_help<T: ?Sized>(what: &str, reg: &Registry<T>) -> String {

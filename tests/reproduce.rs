@@ -145,3 +145,34 @@ fn a_compare_and_a_sweep_reproduce_and_a_changed_experiment_is_named() {
     let o = reproduce(&sw);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
 }
+
+/// `bench` reads the built-in scenario's model from numasim itself: its
+/// manifest names it as a built-in (once a temporary copy under a path
+/// with the process id, which `reproduce` then reported gone), and the run
+/// reproduces.
+#[test]
+fn a_bench_with_the_built_in_model_reproduces() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("b");
+    common::ok(&[
+        "bench",
+        "--scenario",
+        "ai_predict",
+        "--duration",
+        "0.3s",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let m: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("manifest.json")).unwrap()).unwrap();
+    let inputs = m["inputs"].as_array().unwrap();
+    assert!(
+        inputs
+            .iter()
+            .any(|i| i["role"] == "model" && i["preset"] == "seed-gbdt"),
+        "{inputs:?}"
+    );
+    assert!(inputs.iter().all(|i| i["path"].is_null()), "{inputs:?}");
+    let o = common::ok(&["reproduce", out.to_str().unwrap()]);
+    assert!(String::from_utf8_lossy(&o.stdout).starts_with("identical:"));
+}

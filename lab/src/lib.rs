@@ -8,12 +8,15 @@
 //! - [`inputs`]: the inputs a run read (files and built-in presets, with
 //!   checksums), gathered in an [`InputLog`] the run owns;
 //! - [`machines`]: a machine by preset name or file, noted in the log;
-//! - [`models`]: model files for learned policies, noted in the log.
+//! - [`models`]: model files for learned policies, noted in the log;
+//! - [`experiment`]: request-model experiments — the schema, a row's
+//!   policies, one row on one seed.
 //!
 //! **Invariant:** `lab` keeps no process-global state, prints nothing and
 //! knows no command-line flag; errors are typed ([`LabError`]) and name
 //! the problem, and the front end maps them to its own words.
 
+pub mod experiment;
 pub mod inputs;
 pub mod machines;
 pub mod models;
@@ -43,4 +46,59 @@ pub enum LabError {
     /// A model file that does not load.
     #[error("{path}: {problem}")]
     Model { path: String, problem: String },
+    /// An experiment file that is not TOML of the schema.
+    #[error("{origin}: {error}")]
+    ExperimentToml {
+        origin: String,
+        error: traces::config::ConfigError,
+    },
+    #[error("{origin}: an experiment needs at least one [[row]]")]
+    NoRows { origin: String },
+    #[error("{origin}: experiment.seeds is empty")]
+    NoSeeds { origin: String },
+    #[error("{origin}: workload: {problem}")]
+    Workload {
+        origin: String,
+        problem: traces::Problem,
+    },
+    #[error("{origin}: row {row}: miss_share must be in (0, 1], found {value}")]
+    MissShare {
+        origin: String,
+        row: String,
+        value: f64,
+    },
+    /// A row's policies do not build.
+    #[error("{origin}: row {row}: {error}")]
+    RowPolicy {
+        origin: String,
+        row: String,
+        error: policies::PolicyError,
+    },
+    /// A policy does not build.
+    #[error("{0}")]
+    Policy(#[from] policies::PolicyError),
+    /// A run too long to simulate.
+    #[error(
+        "{rate} requests/s × {duration_s} s is about {per_run:.3e} requests per row and seed; numasim simulates at most {max} per run (about 10 minutes of wall time each): lower qps or duration_s"
+    )]
+    TooLarge {
+        rate: f64,
+        duration_s: f64,
+        per_run: f64,
+        max: u64,
+    },
+    /// The request model refused a row's run.
+    #[error("row {row}: {error}")]
+    Row {
+        row: String,
+        error: sim::serve::ServeError,
+    },
+    /// The paired run an oracle row is told the outcomes of.
+    #[error("row {row} (its oracle's paired run): {error}")]
+    Oracle {
+        row: String,
+        error: sim::serve::ServeError,
+    },
+    #[error("row {row}: its preload model reads other features than the dataset asks for")]
+    FeatureMismatch { row: String },
 }

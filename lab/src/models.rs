@@ -2,10 +2,12 @@
 //! base folder and noted in the run's input log.
 
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 use policies::PolicyError;
 use policies::model::Model;
-use policies::registry::ModelLoader;
+use policies::registry::{ModelLoader, Timer};
 
 use crate::{InputLog, LabError};
 
@@ -43,5 +45,16 @@ impl FileLoader {
 impl ModelLoader for FileLoader {
     fn load(&self, path: &str) -> Result<Model, PolicyError> {
         read(&self.base.join(path), &self.log).map_err(|e| PolicyError(e.to_string()))
+    }
+}
+
+/// A fresh timer: its samples are the real prediction times of the policy
+/// built with it, on a monotonic clock that starts with it (only
+/// differences are used; reported beside results, never simulated).
+pub fn timer() -> Timer {
+    let start = Instant::now();
+    Timer {
+        clock: Arc::new(move || start.elapsed().as_nanos() as u64),
+        samples: Arc::new(Mutex::new(Vec::new())),
     }
 }

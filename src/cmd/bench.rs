@@ -6,9 +6,7 @@ use std::path::PathBuf;
 use anyhow::{Result, bail};
 use serde_json::json;
 
-use crate::experiment::{
-    Experiment, SEED_SCENARIO, parse_duration, requests_csv, run_row, scenario_dir, write_monitor,
-};
+use crate::experiment::{Experiment, parse_duration, requests_csv, run_row, write_monitor};
 use crate::machines::load_machine;
 use crate::output::{ensure_dir, write_file, write_json};
 
@@ -40,11 +38,7 @@ pub struct BenchArgs {
 }
 
 pub fn bench_cmd(a: BenchArgs) -> Result<()> {
-    let mut exp = Experiment::parse(
-        SEED_SCENARIO,
-        "scenarios/seed-inference.toml (built in)",
-        &scenario_dir(),
-    )?;
+    let mut exp = Experiment::seed()?;
     if let Some(d) = a.duration {
         exp.workload.duration_s = d;
     }

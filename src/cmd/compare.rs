@@ -168,7 +168,7 @@ pub fn compare_text(a: &CompareArgs, text: &str, file_text: &str) -> Result<()> 
             )
         })?,
     };
-    let results: Vec<Result<RowRun>> = pool.install(|| {
+    let results: Vec<Result<RowRun, lab::LabError>> = pool.install(|| {
         jobs.par_iter()
             .map(|&(r, s)| {
                 run_row(

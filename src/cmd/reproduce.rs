@@ -67,7 +67,7 @@ fn changed_inputs(m: &Value, cwd: &Path) -> Vec<String> {
         );
         let Some(want) = want else { continue };
         let now = if let Some(name) = i["preset"].as_str() {
-            sim::presets::preset(name).map(|t| crate::manifest::checksum(t.as_bytes()))
+            lab::experiment::builtin(role, name).map(|t| crate::manifest::checksum(t.as_bytes()))
         } else if let Some(p) = i["path"].as_str() {
             crate::manifest::checksum_file(&cwd.join(p)).ok()
         } else {
