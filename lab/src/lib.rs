@@ -10,12 +10,14 @@
 //! - [`machines`]: a machine by preset name or file, noted in the log;
 //! - [`models`]: model files for learned policies, noted in the log;
 //! - [`experiment`]: request-model experiments — the schema, a row's
-//!   policies, one row on one seed.
+//!   policies, one row on one seed;
+//! - [`compare`]: every row × seed of an experiment, paired, as one value.
 //!
 //! **Invariant:** `lab` keeps no process-global state, prints nothing and
 //! knows no command-line flag; errors are typed ([`LabError`]) and name
 //! the problem, and the front end maps them to its own words.
 
+pub mod compare;
 pub mod experiment;
 pub mod inputs;
 pub mod machines;
@@ -101,4 +103,10 @@ pub enum LabError {
     },
     #[error("row {row}: its preload model reads other features than the dataset asks for")]
     FeatureMismatch { row: String },
+    /// A run of one seed failed.
+    #[error("seed {seed}: {error}")]
+    AtSeed { seed: u64, error: Box<LabError> },
+    /// The worker threads could not start.
+    #[error("thread pool: {0}")]
+    Threads(rayon::ThreadPoolBuildError),
 }

@@ -4,15 +4,12 @@
 use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
-use rayon::prelude::*;
 use serde_json::json;
-use sim::serve::RequestRecord;
 
-use analysis::compare::{self, RunResult};
+use analysis::compare;
 
 use crate::experiment::{
-    RowRun, parse_duration, parse_experiment, requests_csv, run_row, write_latency_plots,
-    write_monitor,
+    parse_duration, parse_experiment, requests_csv, write_latency_plots, write_monitor,
 };
 use crate::machines::load_machine;
 use crate::output::{ensure_dir, write_file, write_json};
@@ -142,18 +139,7 @@ pub fn compare_text(a: &CompareArgs, text: &str, file_text: &str) -> Result<()> 
         super::lines_compare::run(&exp, &a.experiment, a.out.as_deref(), a.threads, &rec)?;
         return crate::report::after(a.report, a.out.as_deref());
     }
-    exp.check_size()
-        .with_context(|| a.experiment.display().to_string())?;
     let m = load_machine(&exp.workload.machine, &exp.inputs)?;
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(a.threads.unwrap_or(0))
-        .build()
-        .context("thread pool")?;
-    let jobs: Vec<(usize, usize)> = (0..exp.row.len())
-        .flat_map(|r| (0..exp.experiment.seeds.len()).map(move |s| (r, s)))
-        .collect();
-    let clock = std::time::Instant::now();
-    let keep = a.out.is_some();
     let window = a
         .timeline
         .as_ref()
@@ -168,54 +154,25 @@ pub fn compare_text(a: &CompareArgs, text: &str, file_text: &str) -> Result<()> 
             )
         })?,
     };
-    let results: Vec<Result<RowRun, lab::LabError>> = pool.install(|| {
-        jobs.par_iter()
-            .map(|&(r, s)| {
-                run_row(
-                    &m,
-                    &exp,
-                    &exp.row[r],
-                    exp.experiment.seeds[s],
-                    (keep || (window.is_some() && r == shown)) && s == 0,
-                    None,
-                    window.filter(|_| r == shown && s == 0).map(|w| w.1),
-                )
-            })
-            .collect()
-    });
-    let mut by_row: Vec<Vec<RunResult>> = vec![Vec::new(); exp.row.len()];
-    let mut kept: Vec<Vec<RequestRecord>> = vec![Vec::new(); exp.row.len()];
-    let mut wall: Vec<Vec<u64>> = vec![Vec::new(); exp.row.len()];
-    let mut simulated = 0u64;
-    for (&(r, s), res) in jobs.iter().zip(results) {
-        let run = res.map_err(|e| {
-            anyhow::anyhow!(
-                "{}: seed {}: {e:#}",
-                a.experiment.display(),
-                exp.experiment.seeds[s]
-            )
-        })?;
-        simulated += run.totals.requests;
-        by_row[r].push(run.result);
-        wall[r].extend(run.predict_wall_ns);
-        if s == 0 {
-            if let (Some(path), Some(w)) = (&a.timeline, window)
-                && r == shown
-            {
-                let ev = crate::serve_timeline::events(&run.records, &run.totals, w);
-                write_file(path, crate::timeline::to_json(&ev)?.as_bytes())?;
-            }
-            kept[r] = run.records;
-        }
-    }
+    let opts = lab::compare::Options {
+        threads: a.threads,
+        keep_records: a.out.is_some(),
+        timeline: window.map(|w| (shown, w.1)),
+    };
+    let clock = std::time::Instant::now();
+    let c = lab::compare::flow(&exp, &m, &opts, &|_, _| {})
+        .map_err(|e| anyhow::anyhow!("{}: {e}", a.experiment.display()))?;
     let secs = clock.elapsed().as_secs_f64();
-    let names: Vec<String> = exp.row.iter().map(|r| r.name.clone()).collect();
-    let table = compare::compare(
-        &names,
-        &by_row,
-        exp.experiment.spike_k,
-        exp.experiment.bootstrap,
-    );
+    if let (Some(path), Some(w)) = (&a.timeline, window) {
+        let row = &c.rows[shown];
+        let ev = crate::serve_timeline::events(&row.first_records, &row.first_totals, w);
+        write_file(path, crate::timeline::to_json(&ev)?.as_bytes())?;
+    }
+    let simulated = c.simulated;
+    let names = c.names();
+    let by_row = c.by_row();
+    let table = &c.table;
+    let mut wall: Vec<Vec<u64>> = c.rows.iter().map(|r| r.predict_wall_ns.clone()).collect();
     if !rec.quiet {
         println!(
             "{} on {}: {:.0} QPS for {} s × {} seeds ({} requests simulated per row)",
@@ -226,7 +183,7 @@ pub fn compare_text(a: &CompareArgs, text: &str, file_text: &str) -> Result<()> 
             exp.experiment.seeds.len(),
             table.first().map_or(0, |r| r.requests)
         );
-        print!("{}", compare::render(&table, exp.experiment.spike_k));
+        print!("{}", compare::render(table, exp.experiment.spike_k));
         eprintln!(
             "simulated {simulated} requests in {secs:.2} s of wall time ({:.0} requests/s)",
             simulated as f64 / secs.max(1e-9)
@@ -245,10 +202,7 @@ pub fn compare_text(a: &CompareArgs, text: &str, file_text: &str) -> Result<()> 
     }
     if let Some(dir) = &a.out {
         ensure_dir(dir)?;
-        write_file(
-            &dir.join("compare.csv"),
-            compare::to_csv(&table)?.as_bytes(),
-        )?;
+        write_file(&dir.join("compare.csv"), compare::to_csv(table)?.as_bytes())?;
         let monitor: Vec<(String, Vec<analysis::monitor::MonitorPoint>)> = names
             .iter()
             .zip(&by_row)
@@ -282,10 +236,10 @@ pub fn compare_text(a: &CompareArgs, text: &str, file_text: &str) -> Result<()> 
             &names,
             &by_row,
         )?;
-        for (n, recs) in names.iter().zip(&kept) {
+        for row in &c.rows {
             write_file(
-                &dir.join(format!("requests-{n}.csv")),
-                requests_csv(recs)?.as_bytes(),
+                &dir.join(format!("requests-{}.csv", row.name)),
+                requests_csv(&row.first_records)?.as_bytes(),
             )?;
         }
         write_json(
