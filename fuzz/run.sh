@@ -15,7 +15,8 @@
 # cargo fuzz itself (a build error, a crash, a timeout, memory over the
 # limit) fails the run too. `--cmin` minimises each target's seed corpus
 # together with its campaign corpus into fuzz/corpus/<target>/ (`cargo
-# fuzz cmin`): the inputs that keep the coverage, to commit.
+# fuzz cmin`): the inputs that keep the coverage, to commit, plus every
+# hand-written (named) seed.
 # Each target's executions go to target/fuzz-stats/<target>.txt.
 # Needs cargo-fuzz: `cargo install cargo-fuzz --locked`.
 set -euo pipefail
@@ -32,6 +33,10 @@ if [ "${1:-}" = "--cmin" ]; then
     found=../target/fuzz-corpus/$t
     mkdir -p "$found"
     before=$(find "corpus/$t" -type f | wc -l)
+    # The hand-written seeds (named, not a libFuzzer hash) are kept whatever
+    # cmin decides: they document the edges they start from.
+    keep=$(mktemp -d)
+    find "corpus/$t" -type f ! -regex '.*/[0-9a-f]\{40\}' -exec cp {} "$keep/" \;
     # Seeds and finds into the seed folder, then minimised in place.
     cp -n "$found"/* "corpus/$t/" 2>/dev/null || true
     mkdir -p ../target/fuzz-stats
@@ -40,6 +45,8 @@ if [ "${1:-}" = "--cmin" ]; then
       echo "cmin $t: cargo fuzz cmin failed; log in target/fuzz-stats/cmin-$t.log" >&2
       exit 1
     fi
+    cp -n "$keep"/* "corpus/$t/" 2>/dev/null || true
+    rm -rf "$keep"
     echo "cmin $t: $before seeds + $(find "$found" -type f | wc -l) found -> $(find "corpus/$t" -type f | wc -l) kept"
   done
   exit 0

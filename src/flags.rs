@@ -33,10 +33,18 @@ pub fn engine(e: &EngineError) -> String {
 /// A trace reader's error, with what to type instead where a flag helps.
 pub fn trace(e: &TraceError) -> String {
     match &e.problem {
-        Problem::TaskTrace(how) => format!(
-            "{}: a task trace ({how}): run it with replay --machine M --workers N, or convert it to a task CSV",
-            e.location
-        ),
+        Problem::TaskTrace(how) => {
+            // A native task trace can also become a CSV one; a CSV one is.
+            let convert = if how.contains("markers") {
+                ", or convert it to a task CSV"
+            } else {
+                ""
+            };
+            format!(
+                "{}: a task trace ({how}): run it with replay --machine M --workers N{convert}",
+                e.location
+            )
+        }
         Problem::UnknownFormat => {
             let names: Vec<&str> = Format::ALL.iter().map(|(_, n)| *n).collect();
             format!("{e}; pass --format {}", names.join("|"))

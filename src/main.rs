@@ -27,7 +27,7 @@ use clap::{CommandFactory, FromArgMatches, Parser};
 /// Replay memory-access traces and inference workloads through a NUMA machine model.
 #[derive(Parser, Debug)]
 #[command(name = "numasim", version, about, long_about = None, propagate_version = true)]
-struct Cli {
+pub(crate) struct Cli {
     #[command(subcommand)]
     command: cmd::Command,
 }

@@ -32,7 +32,7 @@ pub fn attach_prefetchers(
         ..Ctx::for_machine(machine)
     };
     for full in specs {
-        let (spec, level) = match full.rsplit_once('@') {
+        let (spec, level, at) = match full.rsplit_once('@') {
             Some((s, l)) => {
                 let level = l
                     .parse::<usize>()
@@ -48,16 +48,23 @@ pub fn attach_prefetchers(
                                 .join(", ")
                         )
                     })?;
-                (s, level)
+                (s, level, true)
             }
-            None => (full.as_str(), default_level),
+            None => (full.as_str(), default_level, false),
         };
         let p = policies::prefetch::PREFETCHERS
             .build(spec, &ctx)
             .map_err(|e| anyhow::anyhow!("--prefetch {full:?}: {e}"))?;
-        engine
-            .add_prefetcher(p, level)
-            .map_err(|e| anyhow::anyhow!("--prefetch {full:?}: {e:#}"))?;
+        engine.add_prefetcher(p, level).map_err(|e| {
+            // A level from `--prefetch-level` is named by that flag; one
+            // from `@LEVEL` by the spec itself.
+            let why = if at {
+                e.to_string()
+            } else {
+                crate::flags::engine(&e)
+            };
+            anyhow::anyhow!("--prefetch {full:?}: {why}")
+        })?;
     }
     Ok(())
 }

@@ -90,6 +90,13 @@ fn code(text: &str) -> String {
 /// `text` with comments, strings and character literals replaced by
 /// spaces (so braces and paths inside them do not count).
 fn blank_literals(text: &str) -> String {
+    lex(text).0
+}
+
+/// [`blank_literals`]'s text (byte for byte as long as `text`) and the
+/// byte spans of the string literals (plain and raw) it blanked.
+fn lex(text: &str) -> (String, Vec<(usize, usize)>) {
+    let mut strings = Vec::new();
     let b = text.as_bytes();
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
@@ -119,6 +126,7 @@ fn blank_literals(text: &str) -> String {
             let end = text[from..]
                 .find(&close)
                 .map_or(b.len(), |k| from + k + close.len());
+            strings.push((i, end));
             out.extend(std::iter::repeat_n(b' ', end - i));
             i = end;
         } else if c == b'"' {
@@ -127,6 +135,7 @@ fn blank_literals(text: &str) -> String {
                 j += if b[j] == b'\\' { 2 } else { 1 };
             }
             let end = (j + 1).min(b.len());
+            strings.push((i, end));
             out.extend(std::iter::repeat_n(b' ', end - i));
             i = end;
         } else if c == b'\'' {
@@ -145,7 +154,7 @@ fn blank_literals(text: &str) -> String {
             i += 1;
         }
     }
-    String::from_utf8_lossy(&out).into_owned()
+    (String::from_utf8_lossy(&out).into_owned(), strings)
 }
 
 /// Identifiers after `prefix::` in `text` (`crate::{a, b::c}` gives a, b).
@@ -385,6 +394,109 @@ fn readme_is_short_and_the_architecture_is_written_down() {
     );
 }
 
+/// Byte spans of `#[cfg(test)] mod … { … }` blocks in `blanked` (text
+/// with literals and comments blanked, so braces are code's).
+fn test_spans(blanked: &str) -> Vec<(usize, usize)> {
+    let mut spans = Vec::new();
+    let mut from = 0;
+    while let Some(k) = blanked[from..].find("#[cfg(test)]") {
+        let at = from + k;
+        let after = at + "#[cfg(test)]".len();
+        let t = blanked[after..].trim_start();
+        let skip = blanked.len() - t.len();
+        let is_mod =
+            t.starts_with("mod ") || t.starts_with("pub mod ") || t.starts_with("pub(crate) mod ");
+        match t.find(['{', ';']) {
+            Some(i) if is_mod && t.as_bytes()[i] == b'{' => {
+                let open = skip + i;
+                let mut depth = 0usize;
+                let mut end = blanked.len();
+                for (k, c) in blanked[open..].char_indices() {
+                    match c {
+                        '{' => depth += 1,
+                        '}' => {
+                            depth -= 1;
+                            if depth == 0 {
+                                end = open + k + 1;
+                                break;
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+                spans.push((at, end));
+                from = end;
+            }
+            _ => from = after,
+        }
+    }
+    spans
+}
+
+/// Command-line flags (`--x…`, x a lowercase letter, not after `numactl`)
+/// in the string literals of `text` outside test modules: (line, literal).
+fn flags_in_strings(text: &str) -> Vec<(usize, String)> {
+    let (blanked, strings) = lex(text);
+    let tests = test_spans(&blanked);
+    let mut out = Vec::new();
+    for (a, z) in strings {
+        if tests.iter().any(|&(s, e)| s <= a && z <= e) {
+            continue;
+        }
+        let lit = &text[a..z];
+        let b = lit.as_bytes();
+        let flag = (1..b.len().saturating_sub(2)).any(|i| {
+            b[i] == b'-'
+                && b[i + 1] == b'-'
+                && b[i + 2].is_ascii_lowercase()
+                && !b[i - 1].is_ascii_alphanumeric()
+                && b[i - 1] != b'-'
+                && !lit[..i].trim_end().ends_with("numactl")
+        });
+        if flag {
+            out.push((text[..a].matches('\n').count() + 1, lit.to_string()));
+        }
+    }
+    out
+}
+
+/// Lines of `text` outside test modules (comments and literals blanked)
+/// declaring a `Result<_, String>`.
+fn string_results(text: &str) -> Vec<usize> {
+    let (blanked, _) = lex(text);
+    let tests = test_spans(&blanked);
+    let mut out = Vec::new();
+    let mut from = 0;
+    while let Some(k) = blanked[from..].find("Result<") {
+        let at = from + k;
+        from = at + 7;
+        if tests.iter().any(|&(s, e)| s <= at && at < e) {
+            continue;
+        }
+        // The generic arguments, whitespace dropped, up to the matching '>'.
+        let mut depth = 1usize;
+        let mut args = String::new();
+        for c in blanked[at + 7..].chars() {
+            match c {
+                '<' => depth += 1,
+                '>' => depth -= 1,
+                _ => {}
+            }
+            if depth == 0 {
+                break;
+            }
+            if !c.is_whitespace() {
+                args.push(c);
+            }
+        }
+        if args.ends_with(",String") {
+            // Lines of the original (a blanked string loses its newlines).
+            out.push(text[..at].matches('\n').count() + 1);
+        }
+    }
+    out
+}
+
 /// The library crates (everything but the binary) name no command-line
 /// flag in their strings — the binary says errors in its flags' words
 /// (`src/flags.rs`) — and return no `Result<_, String>`: errors are typed.
@@ -398,79 +510,39 @@ fn library_crates_name_no_flag_and_return_typed_errors() {
         rust_files(&root().join(dir), &mut files);
         for f in files {
             let text = std::fs::read_to_string(&f).unwrap();
-            let live = without_test_modules(&text);
-            for (i, line) in live.lines().enumerate() {
-                let t = line.trim_start();
-                if t.starts_with("//") {
-                    continue;
-                }
-                if flag_in_string(line) {
-                    bad.push(format!("{name}: {}:{}: a flag: {t}", f.display(), i + 1));
-                }
-                let squeezed: String = line.chars().filter(|c| !c.is_whitespace()).collect();
-                if squeezed.contains(",String>") && squeezed.contains("Result<") {
-                    bad.push(format!(
-                        "{name}: {}:{}: Result<_, String>: {t}",
-                        f.display(),
-                        i + 1
-                    ));
-                }
+            for (line, lit) in flags_in_strings(&text) {
+                bad.push(format!("{name}: {}:{line}: a flag in {lit}", f.display()));
+            }
+            for line in string_results(&text) {
+                bad.push(format!("{name}: {}:{line}: Result<_, String>", f.display()));
             }
         }
     }
     assert!(bad.is_empty(), "{}", bad.join("\n"));
 }
 
-/// `text` without its `#[cfg(test)] mod … { … }` blocks (lines kept as
-/// they are, so a line number still points into the file).
-fn without_test_modules(text: &str) -> String {
-    let blanked = blank_literals(text);
-    let kept = code(text);
-    // `code` works on the blanked text; map back line by line: a line of
-    // the original is kept when its blanked form survives in `kept`.
-    let mut out = String::new();
-    let mut rest = kept.as_str();
-    for (orig, blank) in text.lines().zip(blanked.lines()) {
-        if let Some(at) = rest.find(blank).filter(|_| !blank.trim().is_empty()) {
-            rest = &rest[at + blank.len()..];
-            out.push_str(orig);
-        }
-        out.push('\n');
-    }
-    out
-}
-
-/// A string literal on `line` holding `--x` (x a letter) not after `numactl`.
-fn flag_in_string(line: &str) -> bool {
-    let mut inside = false;
-    let b = line.as_bytes();
-    for i in 0..b.len() {
-        if b[i] == b'"' && (i == 0 || b[i - 1] != b'\\') {
-            inside = !inside;
-        }
-        if inside
-            && b[i] == b'-'
-            && b.get(i + 1) == Some(&b'-')
-            && b.get(i + 2).is_some_and(|c| c.is_ascii_lowercase())
-            && (i == 0 || !b[i - 1].is_ascii_alphanumeric() && b[i - 1] != b'-')
-            && !line[..i].trim_end().ends_with("numactl")
-        {
-            return true;
-        }
-    }
-    false
-}
-
 #[test]
-fn the_flag_check_finds_flags_in_strings_only() {
-    assert!(flag_in_string(
-        r#"    "record {r}: thread {t} has no --pin entry""#
-    ));
-    assert!(!flag_in_string(
-        r#"    "every page on node N (numactl --membind=N)""#
-    ));
-    assert!(!flag_in_string("    let x = a -- b; // --pin"));
-    let text = "fn f() -> &'static str { \"--mlp\" }\n#[cfg(test)]\nmod tests {\n    const S: &str = \"--pin\";\n}\n";
-    let live = without_test_modules(text);
-    assert!(live.contains("--mlp") && !live.contains("--pin"), "{live}");
+fn the_flag_and_error_checks_find_what_they_look_for() {
+    // A message alone on its line (rustfmt's layout for a long #[error]),
+    // a string over two lines, a code line after a test module.
+    let text = r##"
+#[error(
+    "the time series needs more than {max} windows; raise --window-ns or --max-windows"
+)]
+struct A;
+const B: &str = "cannot tell the format; \
+    pass --format native";
+const C: &str = "every page on node N (numactl --membind=N)";
+#[cfg(test)]
+mod tests {
+    const S: &str = "}--pin";
+    fn f() -> Result<(), String> { Ok(()) }
+}
+fn g() -> Result<Vec<u8>,
+    String> { let _ = "--mlp"; Ok(vec![]) }
+fn h() -> Result<(), std::io::Error> { Ok(()) }
+"##;
+    let lines: Vec<usize> = flags_in_strings(text).iter().map(|x| x.0).collect();
+    assert_eq!(lines, vec![3, 6, 15], "{:?}", flags_in_strings(text));
+    assert_eq!(string_results(text), vec![14]);
 }

@@ -201,6 +201,28 @@ fn bad_flags_and_missing_files() {
             "--arrivals",
             "poisson:1e-9",
         ],
+        // A prefetch level past the machine's private levels: named by
+        // --prefetch-level when it comes from there, by the spec when @LEVEL.
+        &[
+            "replay",
+            "tests/data/hello.lackey",
+            "--machine",
+            "xeon-2s",
+            "--prefetch",
+            "next-line",
+            "--prefetch-level",
+            "7",
+        ],
+        &[
+            "replay",
+            "tests/data/hello.lackey",
+            "--machine",
+            "xeon-2s",
+            "--prefetch",
+            "next-line@7",
+        ],
+        // A task trace given to the plain timing model.
+        &["replay", "tests/data/two-tasks.csv", "--machine", "xeon-2s"],
         // Huge pages required where the (recorded) host offers none.
         &[
             "live",

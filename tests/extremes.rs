@@ -346,6 +346,8 @@ fn the_machine_page_shows_the_ranges_the_code_checks() {
 /// (log-uniform), briefly: a short duration and moderate rate keep the
 /// run small, while compute, sizes and far-tier times go to their limits.
 fn workload(rng: &mut Rng, machine: &str) -> traces::workload::WorkloadSpec {
+    // Up to the bound of 100 000 lookups a request, in runs of few requests.
+    let lookups = rng.log(1.0, 100_000.0).round() as u64 * (rng.below(8) != 0) as u64;
     let text = format!(
         r#"
 name = "extreme"
@@ -361,18 +363,20 @@ background = {{ every_requests = {every}, sweep_gb = {sweep}, flushes_cache = tr
 moves = [ {{ at_s = {move_at}, shard = 0, to_worker = 1 }} ]
 "#,
         duration = rng.log(1e-3, 0.05),
-        qps = rng.log(10.0, 20_000.0),
-        shards = 1 + rng.below(16),
+        qps = rng.log(10.0, 20_000.0) / (1.0 + lookups as f64 / 100.0),
+        shards = 1
+            + rng.below(16) * (rng.below(4) != 0) as u64
+            + rng.below(100_000) * (rng.below(16) == 0) as u64,
         pz = rng.unit() * 3.0,
         wgb = rng.log(1e-3, 1e6),
         smb = rng.log(1e-3, 1e9),
         tokens = rng.below(10_000_001),
         tb = rng.below(1_000_001),
-        batch = 1 + rng.below(64),
+        batch = rng.log(1.0, 100_000.0).round() as u64,
         bms = rng.log(1e-3, 1e6),
         prm = rng.log(1e-3, 1e6),
         sigma = rng.unit() * 10.0,
-        lookups = rng.below(65),
+        lookups = lookups,
         ikb = rng.log(1e-3, 1e6),
         items = 1 + rng.below(10_000),
         resident = 1,
@@ -390,8 +394,10 @@ moves = [ {{ at_s = {move_at}, shard = 0, to_worker = 1 }} ]
     spec
 }
 
-/// The request model on workloads at the ends of their ranges, under every
-/// scheduler, warm-up and preload kind: every request it reports ends no
+/// The request model on workloads at the ends of their ranges (counts up
+/// to their bounds, in runs of few requests), under every scheduler,
+/// either warm-up and the always and learned preloads (an oracle needs a
+/// paired run, which `lab::experiment` makes): every request it reports ends no
 /// earlier than it starts and starts no earlier than it arrives, the
 /// totals count each, and a refusal is only the horizon or a counter too
 /// large to hold — no panic (overflow checks are on), no wrapped time
@@ -400,6 +406,14 @@ moves = [ {{ at_s = {move_at}, shard = 0, to_worker = 1 }} ]
 fn the_request_model_at_the_ends_of_the_workload_ranges_never_wraps() {
     let mut rng = Rng(0x0123_4567_89AB_CDEF);
     let ctx = policies::registry::Ctx::default();
+    let loader = lab::models::FileLoader {
+        base: std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios"),
+        log: lab::InputLog::default(),
+    };
+    let models = policies::registry::Ctx {
+        loader: Some(&loader),
+        ..policies::registry::Ctx::default()
+    };
     let scheds = policies::sched::SCHEDULERS.entries;
     let (mut ok, mut refused) = (0, 0);
     for case in 0..300 {
@@ -415,8 +429,14 @@ fn the_request_model_at_the_ends_of_the_workload_ranges_never_wraps() {
             continue; // e.g. more shards than workers can hold: refused up front
         };
         if rng.below(2) == 0 {
-            let p = rng.pick(&["always", "always:60", "always:1"]);
-            e.set_preload(policies::preload::PRELOADS.build(p, &ctx).unwrap());
+            // A learned preload needs the seed model's features: lookups.
+            let p = rng.pick(&[
+                "always",
+                "always:60",
+                "always:1",
+                "learned:models/seed-gbdt.json",
+            ]);
+            e.set_preload(policies::preload::PRELOADS.build(p, &models).unwrap());
         }
         let mut n = 0u64;
         match e.run(1 + case, |r| {

@@ -46,8 +46,11 @@ pub enum LabError {
         error: sim::MachineError,
     },
     /// A model file that does not load.
-    #[error("{path}: {problem}")]
-    Model { path: String, problem: String },
+    #[error("{path}: {error}")]
+    Model {
+        path: String,
+        error: policies::PolicyError,
+    },
     /// An experiment file that is not TOML of the schema.
     #[error("{origin}: {error}")]
     ExperimentToml {

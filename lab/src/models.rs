@@ -19,9 +19,9 @@ pub fn read(path: &Path, log: &InputLog) -> Result<Model, LabError> {
         error,
     })?;
     log.note_file("model", path, text.as_bytes());
-    Model::from_json(&text).map_err(|e| LabError::Model {
+    Model::from_json(&text).map_err(|error| LabError::Model {
         path: path.display().to_string(),
-        problem: e.to_string(),
+        error,
     })
 }
 

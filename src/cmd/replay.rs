@@ -90,7 +90,7 @@ pub struct ReplayArgs {
     /// Run a task trace (CSV with task markers, docs/trace-format.md) on
     /// workers pinned to cores: N (spread over the nodes) or a core list
     /// 0,1,28,29. Needs --machine.
-    #[arg(long)]
+    #[arg(long, requires = "machine")]
     pub workers: Option<String>,
     #[arg(long, default_value = "round-robin",
           help = crate::policy::flag_help("Task scheduler for --workers", &policies::sched::SCHEDULERS))]
@@ -359,4 +359,32 @@ fn run_timing(a: ReplayArgs) -> Result<()> {
         write_json(&dir.join("manifest.json"), &manifest(inputs, config, &log))?;
     }
     crate::report::after(a.report, a.out.as_deref())
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    /// The arguments that apply to every mode: the trace, the two that
+    /// choose the mode, the outputs and the seed.
+    const EVERY_MODE: &[&str] = &["trace", "machine", "workers", "out", "report", "seed"];
+
+    /// Every argument of `replay` says which modes it applies to: a new
+    /// flag missing from `APPLIES` (and not one of every mode's) fails
+    /// here, rather than being silently accepted in every mode.
+    #[test]
+    fn every_replay_argument_has_its_modes() {
+        let cli = crate::Cli::command();
+        let replay = cli.find_subcommand("replay").expect("replay");
+        for arg in replay.get_arguments() {
+            let id = arg.get_id().as_str();
+            if matches!(id, "help" | "version") {
+                continue;
+            }
+            assert!(
+                super::APPLIES.iter().any(|(a, _)| *a == id) || EVERY_MODE.contains(&id),
+                "replay's {id} is in neither APPLIES nor EVERY_MODE"
+            );
+        }
+    }
 }
