@@ -298,3 +298,27 @@ pub fn open_trace(
         file_len: meta.len(),
     })
 }
+
+/// Every data access of a trace, in order (bounded only by the trace: live
+/// replay needs the whole footprint mapped anyway).
+pub fn load_accesses(path: &Path, format: Option<Format>) -> Result<Vec<traces::Access>> {
+    let mut input = open_trace(path, format, false, 2)?;
+    let mut batch = Batch::new(input.source.fields());
+    let mut all = Vec::new();
+    loop {
+        batch.clear();
+        if input
+            .source
+            .fill(&mut batch)
+            .map_err(|e| trace_err(path, e))?
+            == 0
+        {
+            break;
+        }
+        all.extend(batch.acc.iter().filter(|a| a.kind != traces::Kind::IFetch));
+    }
+    if all.is_empty() {
+        anyhow::bail!("{}: no data accesses to replay", path.display());
+    }
+    Ok(all)
+}

@@ -18,7 +18,9 @@ mod report;
 mod serve_timeline;
 mod sweep;
 mod task_io;
+mod task_runs;
 mod timeline;
+mod workers;
 
 use std::process::ExitCode;
 

@@ -546,3 +546,46 @@ fn h() -> Result<(), std::io::Error> { Ok(()) }
     assert_eq!(lines, vec![3, 6, 15], "{:?}", flags_in_strings(text));
     assert_eq!(string_results(text), vec![14]);
 }
+
+/// No subcommand's module (`src/cmd/X.rs`, or `src/cmd/X/` with its
+/// children) imports another subcommand's: what two commands share lives
+/// outside `cmd/` (or in `lab`). One edge is left until the task-trace and
+/// line-level runners are in `lab` (issue 26): `sweep` runs `compare`.
+#[test]
+fn no_subcommand_imports_another() {
+    let cmd = root().join("src/cmd");
+    let mut names = Vec::new();
+    for e in std::fs::read_dir(&cmd).unwrap() {
+        let p = e.unwrap().path();
+        let n = p.file_stem().unwrap().to_string_lossy().into_owned();
+        if n != "mod" {
+            names.push(n);
+        }
+    }
+    let mut files = Vec::new();
+    rust_files(&cmd, &mut files);
+    let mut bad = Vec::new();
+    for f in files {
+        let rel = f.strip_prefix(&cmd).unwrap();
+        let parts: Vec<String> = rel
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .collect();
+        if parts == ["mod.rs"] {
+            continue; // the router names every subcommand
+        }
+        let own = parts[0].trim_end_matches(".rs").to_string();
+        // From `cmd/X.rs` or `cmd/X/mod.rs`, `super` is `cmd`; deeper, `super::super`.
+        let top = parts.len() == 1 || parts[1] == "mod.rs";
+        let prefix = if top { "super::" } else { "super::super::" };
+        let text = code(&std::fs::read_to_string(&f).unwrap());
+        for other in names.iter().filter(|n| **n != own) {
+            let used = !heads_after(&text, &format!("{prefix}{other}")).is_empty()
+                || text.contains(&format!("crate::cmd::{other}"));
+            if used && !(own == "sweep" && other == "compare") {
+                bad.push(format!("{}: uses {other}", rel.display()));
+            }
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}

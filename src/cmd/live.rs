@@ -1,14 +1,14 @@
 //! `numasim live probe|calibrate|replay`: the real machine.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
 use serde_json::json;
 use sim::machine::MachineSpec;
-use traces::{Access, Batch, Format, RecordSource};
+use traces::Format;
 
-use crate::input::{open_trace, parse_format, trace_err};
+use crate::input::parse_format;
 use crate::output::{ensure_dir, write_file, write_json};
 
 #[derive(Subcommand, Debug)]
@@ -459,32 +459,8 @@ struct CurveRow {
     huge_share: Option<f64>,
 }
 
-/// Every data access of a trace, in order (bounded only by the trace: live
-/// replay needs the whole footprint mapped anyway).
-pub(crate) fn load_accesses(path: &Path, format: Option<Format>) -> Result<Vec<Access>> {
-    let mut input = open_trace(path, format, false, 2)?;
-    let mut batch = Batch::new(input.source.fields());
-    let mut all = Vec::new();
-    loop {
-        batch.clear();
-        if input
-            .source
-            .fill(&mut batch)
-            .map_err(|e| trace_err(path, e))?
-            == 0
-        {
-            break;
-        }
-        all.extend(batch.acc.iter().filter(|a| a.kind != traces::Kind::IFetch));
-    }
-    if all.is_empty() {
-        bail!("{}: no data accesses to replay", path.display());
-    }
-    Ok(all)
-}
-
 fn live_replay(a: ReplayArgs) -> Result<()> {
-    let acc = load_accesses(&a.trace, a.format)?;
+    let acc = crate::input::load_accesses(&a.trace, a.format)?;
     let cpus = match a.cpus {
         Some(c) => c,
         None => live::os::allowed_cpus()?,

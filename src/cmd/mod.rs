@@ -3,17 +3,13 @@
 pub mod bench;
 pub mod compare;
 pub mod dataset;
-pub mod lines_compare;
 pub mod live;
 pub mod loaded_latency;
 pub mod machine;
 pub mod policies;
-pub mod prefetch_file;
 pub mod replay;
 pub mod reproduce;
 pub mod sweep;
-pub mod task_compare;
-pub mod tasks;
 pub mod trace;
 pub mod train;
 pub mod validate;
@@ -65,7 +61,7 @@ pub fn run(cmd: Command) -> Result<()> {
     match cmd {
         Command::Trace(t) => trace::run(t),
         Command::Replay(r) => match r.workers.clone() {
-            Some(w) => tasks::run(&r, &w),
+            Some(w) => replay::tasks::run(&r, &w),
             None => replay::run(*r),
         },
         Command::Policies => policies::run(),

@@ -7,7 +7,7 @@ use anyhow::Result;
 use clap::Args;
 use traces::Access;
 
-use super::live::load_accesses;
+use crate::input::load_accesses;
 use crate::output::{ensure_dir, write_file};
 
 #[derive(Args, Debug)]

@@ -1,6 +1,9 @@
 //! `numasim compare EXPERIMENT.toml`: every row × seed of an experiment on
 //! the same workload, paired, with bootstrap confidence intervals.
 
+pub mod lines;
+pub mod tasks;
+
 use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
@@ -100,7 +103,7 @@ pub fn compare_text(a: &CompareArgs, text: &str, file_text: &str) -> Result<()> 
         ),
         quiet: a.quiet,
     };
-    let trace_workload = super::task_compare::is_trace_experiment(text);
+    let trace_workload = tasks::is_trace_experiment(text);
     if a.timeline.is_some() && (trace_workload || a.fidelity.as_deref() == Some("lines")) {
         bail!(
             "--timeline on compare shows the request model's batches; for tasks use replay --workers --timeline"
@@ -115,7 +118,7 @@ pub fn compare_text(a: &CompareArgs, text: &str, file_text: &str) -> Result<()> 
         if a.fidelity.as_deref() == Some("flow") {
             bail!("--fidelity flow: a task trace workload runs at line level only");
         }
-        super::task_compare::run(
+        tasks::run(
             &a.experiment,
             text,
             a.out.as_deref(),
@@ -136,7 +139,7 @@ pub fn compare_text(a: &CompareArgs, text: &str, file_text: &str) -> Result<()> 
         exp.workload.qps = q;
     }
     if a.fidelity.as_deref() == Some("lines") {
-        super::lines_compare::run(&exp, &a.experiment, a.out.as_deref(), a.threads, &rec)?;
+        lines::run(&exp, &a.experiment, a.out.as_deref(), a.threads, &rec)?;
         return crate::report::after(a.report, a.out.as_deref());
     }
     let m = load_machine(&exp.workload.machine, &exp.inputs)?;

@@ -17,6 +17,7 @@ use serde_json::json;
 use analysis::compare::{self, RunResult};
 
 use crate::output::{ensure_dir, write_file, write_json};
+use crate::task_runs::{Replay, replay_tasks};
 
 fn d_first_touch() -> String {
     "first-touch".into()
@@ -77,7 +78,7 @@ fn run_one(
     let mut trace = trace.clone();
     if let Some(spec) = &exp.workload.arrivals {
         // The experiment's seed drives the arrivals (a seed in the spec is ignored).
-        let (qps, _) = super::tasks::parse_arrivals(spec)?;
+        let (qps, _) = crate::workers::parse_arrivals(spec)?;
         trace
             .retime_poisson(qps, seed)
             .map_err(|p| anyhow::anyhow!("arrivals {spec}: {p}"))?;
@@ -110,59 +111,6 @@ fn run_one(
     })
 }
 
-/// How one row replays: its name (for errors), scheduler, prefetchers,
-/// the cores' MLP and the seed.
-pub struct Replay<'a> {
-    pub row: &'a str,
-    pub scheduler: &'a str,
-    pub prefetch: &'a [String],
-    pub mlp: Option<u32>,
-    pub seed: u64,
-    /// Where model files its prefetchers read are noted.
-    pub log: &'a lab::InputLog,
-}
-
-/// Replays `trace` on workers at `cores` through the timing model:
-/// every task's latency (ps) in trace order, the last end (ns) and the
-/// memory bytes moved.
-pub fn replay_tasks(
-    m: &sim::Machine,
-    trace: &traces::tasks::TaskTrace,
-    cores: &[usize],
-    placement: Box<dyn sim::Placement>,
-    how: &Replay,
-) -> Result<(Vec<u64>, u64, u64)> {
-    let ctx = policies::registry::Ctx {
-        seed: how.seed,
-        ..policies::registry::Ctx::for_machine(m)
-    };
-    let sched = policies::sched::SCHEDULERS
-        .build(how.scheduler, &ctx)
-        .map_err(|e| anyhow::anyhow!("row {}: {e}", how.row))?;
-    let cfg = sim::Config {
-        mlp: how.mlp,
-        ..sim::Config::default()
-    };
-    let mut engine = sim::Engine::new(m, cfg, placement)?;
-    crate::policy::attach_prefetchers(&mut engine, m, how.prefetch, 1, how.log)?;
-    let mut te = sim::tasks::TaskEngine::new(engine, m, cores, sched)
-        .map_err(|e| anyhow::anyhow!("workers {cores:?}: {e}"))?;
-    let mut lat = vec![0u64; trace.tasks.len()];
-    let index: std::collections::HashMap<u32, usize> = trace
-        .tasks
-        .iter()
-        .enumerate()
-        .map(|(i, t)| (t.id, i))
-        .collect();
-    let mut span = 0u64;
-    te.run(trace, |r| {
-        lat[index[&r.task]] = r.latency_ps();
-        span = span.max(r.end_ps / 1000);
-    })
-    .map_err(|e| anyhow::anyhow!("row {}: {e}", how.row))?;
-    Ok((lat, span, te.engine.summary().memory.bytes))
-}
-
 pub fn run(
     path: &Path,
     text: &str,
@@ -193,7 +141,7 @@ pub fn run(
         checksum: sum,
     });
     let m = crate::machines::load_machine(&exp.workload.machine, &log)?;
-    let cores = super::tasks::worker_cores(&exp.workload.workers, &m)
+    let cores = crate::workers::worker_cores(&exp.workload.workers, &m)
         .with_context(|| format!("{origin}: workload.workers"))?;
     let jobs: Vec<(usize, u64)> = (0..exp.row.len())
         .flat_map(|r| exp.experiment.seeds.iter().map(move |&s| (r, s)))

@@ -18,9 +18,9 @@ use serde_json::json;
 use analysis::compare::{self, RunResult};
 use traces::workload_lines::{LineLayout, derive};
 
-use super::task_compare::{Replay, replay_tasks};
 use crate::experiment::{Experiment, RowSpec, write_latency_plots};
 use crate::output::{ensure_dir, write_file, write_json};
+use crate::task_runs::{Replay, replay_tasks};
 
 /// Where shard 0's region starts (above anything a recorded trace uses).
 const BASE: u64 = 1 << 40;

@@ -1,5 +1,7 @@
 //! `numasim replay`: a trace through the cache model.
 
+pub mod tasks;
+
 use std::path::PathBuf;
 
 use anyhow::{Result, bail};

@@ -1,6 +1,8 @@
-//! `numasim trace gen|convert|info` (and `prefetch`, in [`super::prefetch_file`]).
+//! `numasim trace gen|convert|info` (and `prefetch`, in [`prefetch`]).
 
 use std::collections::{BTreeMap, HashSet};
+pub mod prefetch;
+
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
@@ -26,7 +28,7 @@ pub enum TraceCmd {
     Info(InfoArgs),
     /// Run a prefetcher over an ML Prefetching Competition load trace and
     /// write its prefetch file (`instr_id hexaddr` per line).
-    Prefetch(super::prefetch_file::PrefetchArgs),
+    Prefetch(prefetch::PrefetchArgs),
 }
 
 /// Output formats a trace can be written in.
@@ -295,7 +297,7 @@ pub fn run(cmd: TraceCmd) -> Result<()> {
         TraceCmd::Gen(a) => generate(a),
         TraceCmd::Convert(a) => convert(a),
         TraceCmd::Info(a) => info(a),
-        TraceCmd::Prefetch(a) => super::prefetch_file::run(a),
+        TraceCmd::Prefetch(a) => prefetch::run(a),
     }
 }
 
@@ -431,7 +433,7 @@ fn convert_tasks(a: &ConvertArgs, task_pc: u64) -> Result<()> {
     }
     match &a.arrivals {
         Some(spec) => {
-            let (qps, seed) = super::tasks::parse_arrivals(spec)?;
+            let (qps, seed) = crate::workers::parse_arrivals(spec)?;
             trace
                 .retime_poisson(qps, seed)
                 .map_err(|p| anyhow::anyhow!("--arrivals {spec}: {p}"))?;
@@ -469,7 +471,7 @@ fn convert_task_trace(a: &ConvertArgs) -> Result<()> {
     }
     let (mut t, form) = crate::task_io::load_tasks(&a.input)?;
     if let Some(spec) = &a.arrivals {
-        let (qps, seed) = super::tasks::parse_arrivals(spec)?;
+        let (qps, seed) = crate::workers::parse_arrivals(spec)?;
         t.retime_poisson(qps, seed)
             .map_err(|p| anyhow::anyhow!("--arrivals {spec}: {p}"))?;
     }
