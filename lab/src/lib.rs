@@ -22,6 +22,7 @@ pub mod experiment;
 pub mod inputs;
 pub mod machines;
 pub mod models;
+pub mod workers;
 
 pub use inputs::{Input, InputLog};
 
