@@ -103,6 +103,12 @@ pub struct FarTier {
     pub bandwidth_gbps: f64,
 }
 
+/// Most feature items a workload may have (the popularity table: 128 MiB).
+pub const MAX_ITEMS: u64 = 1 << 24;
+
+/// Most items a node's feature cache may hold (about 70 MB a node).
+pub const MAX_CACHE_ITEMS: u64 = 1 << 22;
+
 /// Per-node feature cache (items held in the node's memory).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -254,6 +260,27 @@ impl WorkloadSpec {
                 self.request.features.lookups as u64,
                 100_000,
                 "request.features.lookups",
+            ),
+        ] {
+            if x > max {
+                return Err(bad(format!("{what} must be at most {max}, found {x}")));
+            }
+        }
+        // Tables the request model allocates up front: the items'
+        // popularity (8 bytes an item) and each node's feature cache (about
+        // 17 bytes a slot): bounded so that a well-formed file cannot ask
+        // for more memory than a machine has (the fuzz campaign found a
+        // 10^8-item cache per node running out of memory).
+        for (x, max, what) in [
+            (
+                self.request.features.items as u64,
+                MAX_ITEMS,
+                "request.features.items",
+            ),
+            (
+                self.cache.items_per_node as u64,
+                MAX_CACHE_ITEMS,
+                "cache.items_per_node",
             ),
         ] {
             if x > max {
