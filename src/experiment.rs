@@ -8,7 +8,7 @@ use sim::serve::RequestRecord;
 
 use analysis::compare::RunResult;
 
-pub use lab::experiment::{Experiment, Meta, RowSpec, run_row};
+pub use lab::experiment::{Experiment, run_row};
 
 use crate::output::write_file;
 

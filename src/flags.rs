@@ -2,6 +2,8 @@
 //! problem (a pinning, a time-series window, a task trace), never a flag;
 //! here each is said with the flag that changes it, as the user typed it.
 
+use lab::dependent::ReplayError;
+use lab::prefetchers::PrefetchError;
 use sim::EngineError;
 use traces::{Format, Problem, TraceError};
 
@@ -27,6 +29,27 @@ pub fn engine(e: &EngineError) -> String {
             format!("--prefetch-level {level}: the machine's cores have {n} private data levels")
         }
         other => other.to_string(),
+    }
+}
+
+/// A prefetcher spec's error, said as `--prefetch SPEC: …` (a level the
+/// engine refuses is `--prefetch-level`'s unless the spec named it).
+pub fn prefetch(e: &PrefetchError) -> String {
+    match e {
+        PrefetchError::Engine {
+            spec,
+            error,
+            from_spec: false,
+        } => format!("--prefetch {spec:?}: {}", engine(error)),
+        other => format!("--prefetch {other}"),
+    }
+}
+
+/// A dependent replay's error, its prefetchers said as `--prefetch`.
+pub fn replay(e: ReplayError) -> anyhow::Error {
+    match e {
+        ReplayError::Prefetch(p) => anyhow::anyhow!(prefetch(&p)),
+        other => other.into(),
     }
 }
 

@@ -3,8 +3,6 @@
 //! crates (`traces`, `sim`, `policies`, `analysis`).
 
 mod cmd;
-mod confirm_fit;
-mod dependent;
 mod experiment;
 mod flags;
 mod input;
@@ -15,10 +13,7 @@ mod output;
 mod policy;
 mod progress;
 mod report;
-mod serve_timeline;
-mod sweep;
 mod task_io;
-mod task_runs;
 mod timeline;
 mod workers;
 

@@ -3,10 +3,9 @@
 //! loader and a clock — plus `SPEC@LEVEL` for prefetchers and the flags'
 //! help text, generated from the same registries.
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use lab::InputLog;
-pub use lab::models::FileLoader;
-use policies::registry::{Ctx, Registry};
+use policies::registry::Registry;
 
 /// `--flag` help text: what the flag is, then every accepted spec.
 pub fn flag_help<T: ?Sized>(what: &str, reg: &Registry<T>) -> String {
@@ -16,8 +15,8 @@ pub fn flag_help<T: ?Sized>(what: &str, reg: &Registry<T>) -> String {
     )
 }
 
-/// Attaches `SPEC[@LEVEL]` prefetchers to an engine; without `@LEVEL` a
-/// prefetcher fills `default_level`.
+/// Attaches `SPEC[@LEVEL]` prefetchers to an engine (`--prefetch`); without
+/// `@LEVEL` a prefetcher fills `default_level`.
 pub fn attach_prefetchers(
     engine: &mut sim::Engine,
     machine: &sim::Machine,
@@ -25,48 +24,8 @@ pub fn attach_prefetchers(
     default_level: usize,
     log: &InputLog,
 ) -> Result<()> {
-    let caches = &machine.spec.core.caches;
-    let loader = FileLoader::cwd(log);
-    let ctx = Ctx {
-        loader: Some(&loader),
-        ..Ctx::for_machine(machine)
-    };
-    for full in specs {
-        let (spec, level, at) = match full.rsplit_once('@') {
-            Some((s, l)) => {
-                let level = l
-                    .parse::<usize>()
-                    .ok()
-                    .or_else(|| caches.iter().position(|c| c.name.eq_ignore_ascii_case(l)))
-                    .with_context(|| {
-                        format!(
-                            "--prefetch {full:?}: level {l:?} is neither a number nor one of {}",
-                            caches
-                                .iter()
-                                .map(|c| c.name.as_str())
-                                .collect::<Vec<_>>()
-                                .join(", ")
-                        )
-                    })?;
-                (s, level, true)
-            }
-            None => (full.as_str(), default_level, false),
-        };
-        let p = policies::prefetch::PREFETCHERS
-            .build(spec, &ctx)
-            .map_err(|e| anyhow::anyhow!("--prefetch {full:?}: {e}"))?;
-        engine.add_prefetcher(p, level).map_err(|e| {
-            // A level from `--prefetch-level` is named by that flag; one
-            // from `@LEVEL` by the spec itself.
-            let why = if at {
-                e.to_string()
-            } else {
-                crate::flags::engine(&e)
-            };
-            anyhow::anyhow!("--prefetch {full:?}: {why}")
-        })?;
-    }
-    Ok(())
+    lab::prefetchers::attach(engine, machine, specs, default_level, log)
+        .map_err(|e| anyhow::anyhow!(crate::flags::prefetch(&e)))
 }
 
 /// One prefetcher for a command without a machine (`line`-byte lines).
@@ -76,12 +35,5 @@ pub fn prefetcher(
     cores: usize,
     log: &InputLog,
 ) -> Result<Box<dyn sim::policy::Prefetcher>> {
-    let loader = FileLoader::cwd(log);
-    let ctx = Ctx {
-        line,
-        cores,
-        loader: Some(&loader),
-        ..Ctx::default()
-    };
-    Ok(policies::prefetch::PREFETCHERS.build(spec, &ctx)?)
+    Ok(lab::prefetchers::one(spec, line, cores, log)?)
 }

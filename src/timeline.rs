@@ -1,25 +1,7 @@
-//! Chrome trace-event / Perfetto JSON timelines (`--timeline FILE.json`):
-//! `{"traceEvents": [...]}` with µs timestamps — one track per worker with
-//! each task as a complete ("X") slice, and a counter track of queued
-//! tasks. Bounded: only what falls in a window of simulated time is kept.
+//! `--timeline-window START..END`: the window of simulated time a
+//! timeline (`lab::timeline`) keeps.
 
 use anyhow::{Result, bail};
-use serde::Serialize;
-
-/// One trace event (the fields Perfetto's JSON importer reads).
-#[derive(Serialize)]
-pub struct Event {
-    pub name: String,
-    pub ph: &'static str,
-    /// Microseconds.
-    pub ts: f64,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub dur: Option<f64>,
-    pub pid: u32,
-    pub tid: u32,
-    #[serde(skip_serializing_if = "serde_json::Value::is_null")]
-    pub args: serde_json::Value,
-}
 
 /// A window of simulated time, in ns: `START..END` with units (`0..2s`,
 /// `500ms..1.5s`, plain numbers are seconds).
@@ -41,12 +23,4 @@ pub fn parse_window(s: &str) -> Result<(u64, u64)> {
         bail!("--timeline-window {s:?}: END must be after START");
     }
     Ok((a, b))
-}
-
-/// The file's JSON.
-pub fn to_json(events: &[Event]) -> Result<String> {
-    Ok(serde_json::to_string(&serde_json::json!({
-        "traceEvents": events,
-        "displayTimeUnit": "ns",
-    }))?)
 }

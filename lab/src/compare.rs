@@ -1,7 +1,8 @@
 //! Comparisons: every row × seed of an experiment on the same workload,
 //! paired, as one value ([`Comparison`]) — what the front ends print and
-//! write. The request model's runner is here ([`flow`]); the task-trace
-//! and line-level runners are still the binary's (issue 26).
+//! write. One runner ([`rows_by_seeds`]) runs every kind: the request
+//! model ([`flow`]), a recorded task trace ([`tasks`]) and a request-model
+//! experiment at line level ([`lines`]).
 
 use analysis::compare::{Row, RunResult};
 use rayon::prelude::*;
@@ -9,7 +10,8 @@ use sim::Machine;
 use sim::serve::{RequestRecord, ServeTotals};
 
 use crate::LabError;
-use crate::experiment::{Experiment, RowRun, run_row};
+use crate::experiment::{Experiment, RowSpec, run_row};
+use crate::tasks::TaskExperiment;
 
 /// How a comparison runs (nothing here changes its results).
 #[derive(Clone, Debug, Default)]
@@ -56,6 +58,43 @@ impl Comparison {
     }
 }
 
+/// The one rows × seeds runner: `run(row, seed index)` for every pair,
+/// in parallel on `threads` threads (default: every core); the results by
+/// row, each in seed order, whatever the thread count. `progress` is
+/// called after each run with (runs done, runs in all). The first error,
+/// in row-then-seed order, is returned.
+pub fn rows_by_seeds<R: Send>(
+    rows: usize,
+    seeds: usize,
+    threads: Option<usize>,
+    progress: &(dyn Fn(usize, usize) + Sync),
+    run: impl Fn(usize, usize) -> Result<R, LabError> + Sync,
+) -> Result<Vec<Vec<R>>, LabError> {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads.unwrap_or(0))
+        .build()
+        .map_err(LabError::Threads)?;
+    let jobs: Vec<(usize, usize)> = (0..rows)
+        .flat_map(|r| (0..seeds).map(move |s| (r, s)))
+        .collect();
+    let done = std::sync::atomic::AtomicUsize::new(0);
+    let results: Vec<Result<R, LabError>> = pool.install(|| {
+        jobs.par_iter()
+            .map(|&(r, s)| {
+                let out = run(r, s);
+                let d = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+                progress(d, jobs.len());
+                out
+            })
+            .collect()
+    });
+    let mut by_row: Vec<Vec<R>> = (0..rows).map(|_| Vec::with_capacity(seeds)).collect();
+    for (&(r, _), res) in jobs.iter().zip(results) {
+        by_row[r].push(res?);
+    }
+    Ok(by_row)
+}
+
 /// Every row × seed of `exp` on the request model (machine `m`), in
 /// parallel; results do not depend on `opts.threads`. `progress` is called
 /// after each run with (runs done, runs in all).
@@ -66,73 +105,255 @@ pub fn flow(
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<Comparison, LabError> {
     exp.check_size()?;
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(opts.threads.unwrap_or(0))
-        .build()
-        .map_err(LabError::Threads)?;
     let seeds = &exp.experiment.seeds;
-    let jobs: Vec<(usize, usize)> = (0..exp.row.len())
-        .flat_map(|r| (0..seeds.len()).map(move |s| (r, s)))
-        .collect();
-    let done = std::sync::atomic::AtomicUsize::new(0);
-    let results: Vec<Result<RowRun, LabError>> = pool.install(|| {
-        jobs.par_iter()
-            .map(|&(r, s)| {
-                let shown = opts.timeline.filter(|t| t.0 == r && s == 0);
-                let keep = (opts.keep_records || shown.is_some()) && s == 0;
-                let run = run_row(
-                    m,
-                    exp,
-                    &exp.row[r],
-                    seeds[s],
-                    keep,
-                    None,
-                    shown.map(|t| t.1),
-                )
-                .map_err(|error| LabError::AtSeed {
-                    seed: seeds[s],
-                    error: Box::new(error),
-                });
-                let d = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
-                progress(d, jobs.len());
-                run
+    let runs = rows_by_seeds(
+        exp.row.len(),
+        seeds.len(),
+        opts.threads,
+        progress,
+        |r, s| {
+            let shown = opts.timeline.filter(|t| t.0 == r && s == 0);
+            let keep = (opts.keep_records || shown.is_some()) && s == 0;
+            run_row(
+                m,
+                exp,
+                &exp.row[r],
+                seeds[s],
+                keep,
+                None,
+                shown.map(|t| t.1),
+            )
+            .map_err(|error| LabError::AtSeed {
+                seed: seeds[s],
+                error: Box::new(error),
             })
-            .collect()
-    });
-    let mut rows: Vec<RowRuns> = exp
+        },
+    )?;
+    let mut simulated = 0u64;
+    let rows: Vec<RowRuns> = exp
         .row
         .iter()
-        .map(|r| RowRuns {
-            name: r.name.clone(),
-            runs: Vec::new(),
+        .zip(runs)
+        .map(|(spec, runs)| {
+            let mut row = RowRuns {
+                name: spec.name.clone(),
+                runs: Vec::new(),
+                first_records: Vec::new(),
+                first_totals: ServeTotals::default(),
+                predict_wall_ns: Vec::new(),
+            };
+            for (s, run) in runs.into_iter().enumerate() {
+                simulated += run.totals.requests;
+                row.runs.push(run.result);
+                row.predict_wall_ns.extend(run.predict_wall_ns);
+                if s == 0 {
+                    row.first_records = run.records;
+                    row.first_totals = run.totals;
+                }
+            }
+            row
+        })
+        .collect();
+    // Requests simulated, not the sample the statistics came from.
+    let mut c = finish(rows, exp.experiment.spike_k, exp.experiment.bootstrap);
+    c.simulated = simulated;
+    Ok(c)
+}
+
+/// Rows of plain runs (no request records) as a comparison's rows.
+fn plain_rows(names: Vec<String>, by_row: Vec<Vec<RunResult>>) -> Vec<RowRuns> {
+    names
+        .into_iter()
+        .zip(by_row)
+        .map(|(name, runs)| RowRuns {
+            name,
+            runs,
             first_records: Vec::new(),
             first_totals: ServeTotals::default(),
             predict_wall_ns: Vec::new(),
         })
-        .collect();
-    let mut simulated = 0u64;
-    for (&(r, s), res) in jobs.iter().zip(results) {
-        let run = res?;
-        simulated += run.totals.requests;
-        let row = &mut rows[r];
-        row.runs.push(run.result);
-        row.predict_wall_ns.extend(run.predict_wall_ns);
-        if s == 0 {
-            row.first_records = run.records;
-            row.first_totals = run.totals;
-        }
-    }
+        .collect()
+}
+
+/// The paired table of `rows`.
+fn finish(rows: Vec<RowRuns>, spike_k: f64, bootstrap: usize) -> Comparison {
     let names: Vec<String> = rows.iter().map(|r| r.name.clone()).collect();
     let by_row: Vec<Vec<RunResult>> = rows.iter().map(|r| r.runs.clone()).collect();
-    let table = analysis::compare::compare(
-        &names,
-        &by_row,
-        exp.experiment.spike_k,
-        exp.experiment.bootstrap,
-    );
-    Ok(Comparison {
+    let table = analysis::compare::compare(&names, &by_row, spike_k, bootstrap);
+    let simulated = by_row.iter().flatten().map(|r| r.requests).sum();
+    Comparison {
         rows,
         table,
         simulated,
+    }
+}
+
+/// A task-trace comparison: the rows' runs (latencies in ps, read as the
+/// table's "ns" so that its ms are µs) and what ran.
+pub struct TaskComparison {
+    pub comparison: Comparison,
+    /// The workers' cores.
+    pub cores: Vec<usize>,
+    /// The trace's tasks and keys.
+    pub tasks: usize,
+    pub keys: usize,
+}
+
+/// Every row × seed of a task-trace experiment read from a file in
+/// `base` (the trace's path is relative to it); the trace and machine are
+/// noted in `log`.
+pub fn tasks(
+    exp: &TaskExperiment,
+    origin: &str,
+    base: &std::path::Path,
+    log: &crate::InputLog,
+    opts: &Options,
+    progress: &(dyn Fn(usize, usize) + Sync),
+) -> Result<TaskComparison, LabError> {
+    if exp.row.is_empty() || exp.experiment.seeds.is_empty() {
+        return Err(LabError::NoRowsOrSeeds {
+            origin: origin.to_string(),
+        });
+    }
+    let tpath = base.join(&exp.workload.trace);
+    let trace = crate::tasks::read(&tpath, log)?;
+    let m = crate::machines::load(&exp.workload.machine, log)?;
+    let cores =
+        crate::workers::cores(&exp.workload.workers, &m).map_err(|error| LabError::Workers {
+            origin: origin.to_string(),
+            error,
+        })?;
+    let seeds = &exp.experiment.seeds;
+    let by_row = rows_by_seeds(
+        exp.row.len(),
+        seeds.len(),
+        opts.threads,
+        progress,
+        |r, s| {
+            Ok(crate::tasks::run_one(
+                &m,
+                exp,
+                &trace,
+                &cores,
+                &exp.row[r],
+                seeds[s],
+                log,
+            )?)
+        },
+    )?;
+    let names = exp.row.iter().map(|r| r.name.clone()).collect();
+    Ok(TaskComparison {
+        comparison: finish(
+            plain_rows(names, by_row),
+            exp.experiment.spike_k,
+            exp.experiment.bootstrap,
+        ),
+        cores,
+        tasks: trace.tasks.len(),
+        keys: trace.keys(),
     })
+}
+
+/// A line-level comparison: the rows that ran (in ns; a row with shard
+/// moves or preload has no line-level mapping and does not run).
+pub struct LineComparison {
+    pub comparison: Comparison,
+    pub cores: Vec<usize>,
+    /// Line reads per feature item.
+    pub lines_per_item: u64,
+}
+
+/// Every mappable row × seed of a request-model experiment at line level
+/// (`crate::lines`), on the experiment's machine.
+pub fn lines(
+    exp: &Experiment,
+    origin: &str,
+    opts: &Options,
+    progress: &(dyn Fn(usize, usize) + Sync),
+) -> Result<LineComparison, LabError> {
+    crate::lines::check(exp, origin)?;
+    let m = crate::machines::load(&exp.workload.machine, &exp.inputs)?;
+    let rows: Vec<&RowSpec> = exp
+        .row
+        .iter()
+        .filter(|r| crate::lines::mappable(r))
+        .collect();
+    if rows.is_empty() {
+        return Err(LabError::NoLineRows {
+            origin: origin.to_string(),
+        });
+    }
+    let map = crate::lines::Mapping::new(exp, &m);
+    let seeds = &exp.experiment.seeds;
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(opts.threads.unwrap_or(0))
+        .build()
+        .map_err(LabError::Threads)?;
+    let traces: Vec<traces::tasks::TaskTrace> = pool
+        .install(|| {
+            seeds
+                .par_iter()
+                .map(|&s| map.trace(exp, s))
+                .collect::<Result<Vec<_>, _>>()
+        })
+        .map_err(|e| LabError::LineWorkload {
+            origin: origin.to_string(),
+            problem: e.problem,
+        })?;
+    let by_row = rows_by_seeds(rows.len(), seeds.len(), opts.threads, progress, |r, s| {
+        Ok(map.run(&m, exp, rows[r], seeds[s], &traces[s])?)
+    })?;
+    let names = rows.iter().map(|r| r.name.clone()).collect();
+    Ok(LineComparison {
+        comparison: finish(
+            plain_rows(names, by_row),
+            exp.experiment.spike_k,
+            exp.experiment.bootstrap,
+        ),
+        cores: map.cores,
+        lines_per_item: map.layout.lines_per_item,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_runner_returns_by_row_in_seed_order_whatever_the_threads() {
+        let run = |r: usize, s: usize| -> Result<(usize, usize), LabError> { Ok((r, s)) };
+        for threads in [1, 2, 5] {
+            let calls = std::sync::atomic::AtomicUsize::new(0);
+            let by_row = rows_by_seeds(
+                3,
+                4,
+                Some(threads),
+                &|_, n| {
+                    assert_eq!(n, 12);
+                    calls.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                },
+                run,
+            )
+            .unwrap();
+            let want: Vec<Vec<(usize, usize)>> =
+                (0..3).map(|r| (0..4).map(|s| (r, s)).collect()).collect();
+            assert_eq!(by_row, want, "{threads} threads");
+            assert_eq!(calls.into_inner(), 12, "progress after every run");
+        }
+    }
+
+    #[test]
+    fn the_runner_reports_the_first_failure_in_row_then_seed_order() {
+        let e = rows_by_seeds(3, 3, Some(3), &|_, _| {}, |r, s| {
+            if (r, s) == (1, 2) || (r, s) == (2, 0) {
+                Err(LabError::NoRowsOrSeeds {
+                    origin: format!("{r}/{s}"),
+                })
+            } else {
+                Ok(())
+            }
+        })
+        .unwrap_err();
+        assert!(e.to_string().starts_with("1/2:"), "{e}");
+    }
 }

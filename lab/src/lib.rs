@@ -11,17 +11,40 @@
 //! - [`models`]: model files for learned policies, noted in the log;
 //! - [`experiment`]: request-model experiments — the schema, a row's
 //!   policies, one row on one seed;
-//! - [`compare`]: every row × seed of an experiment, paired, as one value.
+//! - [`tasks`]: task-trace experiments and the task replay under them;
+//! - [`lines`]: a request-model experiment mapped onto the line-level
+//!   task engine;
+//! - [`compare`]: every row × seed of an experiment (any kind), paired, as
+//!   one value;
+//! - [`calibrate`]: a host's measurements and their mapping onto a
+//!   calibrated machine description;
+//! - [`prefetchers`]: prefetchers by spec, attached at their levels;
+//! - [`dependent`]: the model of a live replay (one thread, every miss
+//!   blocking) and [`confirm_fit`], which fits a calibrated machine's
+//!   prefetcher confirmation count with it;
+//! - [`sweep`]: a sweep file's grid or points, each point an experiment's
+//!   text with its overrides applied;
+//! - [`timeline`]: Perfetto timelines of a run, from its records;
+//! - [`workers`]: a task replay's worker cores and arrival re-timing.
 //!
 //! **Invariant:** `lab` keeps no process-global state, prints nothing and
 //! knows no command-line flag; errors are typed ([`LabError`]) and name
 //! the problem, and the front end maps them to its own words.
 
+pub mod calibrate;
 pub mod compare;
+pub mod confirm_fit;
+pub mod dependent;
+pub mod errors;
 pub mod experiment;
 pub mod inputs;
+pub mod lines;
 pub mod machines;
 pub mod models;
+pub mod prefetchers;
+pub mod sweep;
+pub mod tasks;
+pub mod timeline;
 pub mod workers;
 
 pub use inputs::{Input, InputLog};
@@ -110,6 +133,34 @@ pub enum LabError {
     /// A run of one seed failed.
     #[error("seed {seed}: {error}")]
     AtSeed { seed: u64, error: Box<LabError> },
+    /// A task-trace experiment without rows or seeds.
+    #[error("{origin}: an experiment needs at least one [[row]] and one seed")]
+    NoRowsOrSeeds { origin: String },
+    /// A task-trace experiment's `workload.workers`.
+    #[error("{origin}: workload.workers {error}")]
+    Workers {
+        origin: String,
+        error: crate::workers::SpecError,
+    },
+    /// A task trace that does not read.
+    #[error("{path}: {error}")]
+    TaskTrace {
+        path: String,
+        error: traces::TraceError,
+    },
+    /// A row's task replay.
+    #[error(transparent)]
+    Task(#[from] crate::errors::TaskRunError),
+    /// A workload with no line-level mapping, or whose line-level trace
+    /// cannot be derived.
+    #[error("{origin}: {problem}")]
+    LineWorkload {
+        origin: String,
+        problem: traces::Problem,
+    },
+    /// No row of the experiment has a line-level mapping.
+    #[error("{origin}: no row runs at line level (every row moves shards or preloads)")]
+    NoLineRows { origin: String },
     /// The worker threads could not start.
     #[error("thread pool: {0}")]
     Threads(rayon::ThreadPoolBuildError),

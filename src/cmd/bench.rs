@@ -68,8 +68,8 @@ pub fn bench_cmd(a: BenchArgs) -> Result<()> {
         window.map(|w| w.1),
     )?;
     if let (Some(path), Some(w)) = (&a.timeline, window) {
-        let ev = crate::serve_timeline::events(&run.records, &run.totals, w);
-        write_file(path, crate::timeline::to_json(&ev)?.as_bytes())?;
+        let ev = lab::timeline::serve::events(&run.records, &run.totals, w);
+        write_file(path, lab::timeline::to_json(&ev)?.as_bytes())?;
     }
     let (rr, totals, recs) = (run.result, run.totals, run.records);
     let secs = wall.elapsed().as_secs_f64();

@@ -110,43 +110,6 @@ pub fn run(cmd: LiveCmd) -> Result<()> {
     }
 }
 
-/// The sources notes of [`prefetch_model`] (each starts so) that a refit
-/// replaces; "core.mlp raised to" stays, as the raised `core.mlp` does.
-const PREFETCH_NOTES: [&str; 2] = ["Prefetchers (", "prefetchers' confirmation count"];
-
-/// The host's prefetchers from a fingerprint into `spec`: the verdict and
-/// its model (`live::fingerprint::apply`), `core.mlp` at least the unit
-/// walk's lookahead, the confirmation count fitted to the ramp walks
-/// (`confirm_fit`); returns the notes for its sources.
-fn prefetch_model(
-    spec: &mut MachineSpec,
-    fp: &live::fingerprint::Fingerprint,
-    measured: &str,
-) -> Result<Vec<String>> {
-    let mut notes = vec![live::fingerprint::apply(spec, fp, measured)];
-    // The unit-stride walk is a second Little's-law reading of the lines a
-    // core keeps in flight (its prefetches' lookahead): the larger one
-    // stands (a noisy streaming read must not cap the prefetch queue below
-    // what the walk showed).
-    let ahead = live::fingerprint::verdict(fp).ahead_lines;
-    if ahead > spec.core.mlp {
-        notes.push(format!(
-            "core.mlp raised to {ahead}: the unit-stride walk kept that many lines in flight (random chase / walk)"
-        ));
-        spec.core.mlp = ahead;
-    }
-    if let Some(fit) = crate::confirm_fit::fit(spec, fp)? {
-        live::fingerprint::apply_confirm(spec, fp, fit.confirm);
-        let model = spec.core.prefetch.as_ref().map(|p| p.model.join(" "));
-        notes.push(format!(
-            "{}; modelled as {}",
-            fit.note,
-            model.unwrap_or_default()
-        ));
-    }
-    Ok(notes)
-}
-
 fn refit(a: RefitArgs) -> Result<()> {
     let text = std::fs::read_to_string(&a.measured)
         .with_context(|| format!("{}: cannot read", a.measured.display()))?;
@@ -155,28 +118,18 @@ fn refit(a: RefitArgs) -> Result<()> {
     let fp: live::fingerprint::Fingerprint =
         serde_json::from_value(v.get("fingerprint").cloned().unwrap_or_default())
             .with_context(|| format!("{}: no fingerprint in it", a.measured.display()))?;
-    let mut spec =
+    let spec =
         crate::machines::load_machine(&a.machine.to_string_lossy(), &lab::InputLog::default())?
             .spec;
-    spec.sources
-        .retain(|n| !PREFETCH_NOTES.iter().any(|p| n.starts_with(p)));
-    let name = spec
-        .core
-        .prefetch
-        .as_ref()
-        .map(|p| p.measured.clone())
-        .unwrap_or_else(|| {
-            a.measured
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default()
-        });
-    let notes = prefetch_model(&mut spec, &fp, &name)?;
+    let file = a
+        .measured
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let (m, notes) = lab::calibrate::refit(spec, &fp, &file)?;
     for n in &notes {
         println!("{n}");
     }
-    spec.sources.extend(notes);
-    let m = sim::Machine::new(spec).context("the re-derived machine is not a valid description")?;
     write_file(&a.out, m.to_toml().as_bytes())?;
     println!("wrote {}", a.out.display());
     Ok(())
@@ -229,210 +182,64 @@ fn huge_pages(a: &CalibrateArgs) -> Result<(bool, Option<String>)> {
 fn calibrate(a: CalibrateArgs) -> Result<()> {
     let t = live::sysfs::probe(&a.sysfs)?;
     let (huge, pages_note) = huge_pages(&a)?;
-    let mut spec: MachineSpec = live::sysfs::to_machine(&t, "host-calibrated")?;
-    let cpus = live::os::allowed_cpus()?;
-    live::os::pin_current_thread(cpus[0])?;
-    let sizes = live::calibrate::sizes(a.max_size);
-    let mut curve = Vec::new();
-    for (i, &s) in sizes.iter().enumerate() {
-        let p = live::calibrate::chase(s, a.loads, a.repeats, 0xC0FFEE + i as u64)?;
-        eprintln!(
+    let spec: MachineSpec = live::sysfs::to_machine(&t, "host-calibrated")?;
+    let o = lab::calibrate::Options {
+        max_size: a.max_size,
+        loads: a.loads,
+        repeats: a.repeats,
+        huge_pages: huge,
+        fingerprint_size: a.fingerprint_size,
+    };
+    let m = lab::calibrate::measure(&t, &spec, &o, &a.sysfs, &mut |p, share| match share {
+        None => eprintln!(
             "{:>10} B  {:7.2} ns  (spread {:.0}%)",
             p.bytes,
             p.ns,
             p.spread * 100.0
-        );
-        curve.push(p);
-    }
-    let levels = live::calibrate::levels(&curve, 0.4);
-    let mut huge_csv = None;
-    let mut huge_note = None;
-    let mut huge_curve = None;
-    if huge {
-        let mut hc = Vec::new();
-        let mut rows = Vec::new();
-        for (i, &s) in sizes.iter().enumerate() {
-            let (p, share) =
-                live::calibrate::chase_huge(s, a.loads, a.repeats, 0xC0FFEE + i as u64)?;
-            eprintln!(
-                "{:>10} B  {:7.2} ns  (spread {:.0}%, huge pages {:.0}%)  [2 MiB pages]",
-                p.bytes,
-                p.ns,
-                p.spread * 100.0,
-                share * 100.0
-            );
-            rows.push(CurveRow {
-                bytes: p.bytes,
-                ns: p.ns,
-                spread: p.spread,
-                huge_share: Some(share),
-            });
-            hc.push(p);
-        }
-        let hl = live::calibrate::levels(&hc, 0.4);
-        huge_note = Some(format!(
-            "pointer chase in transparent huge pages: levels {} (4 KiB pages: {})",
-            hl.iter()
-                .map(|l| format!("{:.1} ns up to {} B", l.ns, l.capacity))
-                .collect::<Vec<_>>()
-                .join(", "),
-            levels
-                .iter()
-                .map(|l| format!("{:.1} ns", l.ns))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ));
-        huge_csv = Some(analysis::table::to_csv(&rows)?);
-        huge_curve = Some((hc, hl));
-    }
-    let mut notes = vec![format!(
-        "calibrated by numasim live calibrate: pointer chase {} loads × {} repeats per size (median), TSC at {:.3} GHz ({}); levels {}",
-        a.loads,
-        a.repeats,
-        live::tsc::rate().ghz,
-        live::tsc::rate().source,
-        levels
-            .iter()
-            .map(|l| format!("{:.1} ns up to {} B", l.ns, l.capacity))
-            .collect::<Vec<_>>()
-            .join(", ")
-    )];
-    // In huge pages the plateaus are the caches' and memory's without page
-    // walks, which the model does not have: the machine comes from them
-    // (and `validate` replays in huge pages too).
-    notes.extend(pages_note);
-    match &huge_curve {
-        Some((hc, hl)) => {
-            notes.extend(huge_note);
-            notes.push("the machine's levels come from the huge-page sweep (the model has no TLB; validate replays in huge pages)".to_string());
-            notes.extend(live::calibrate::apply_huge(&mut spec, hc, hl));
-        }
-        None => notes.extend(live::calibrate::apply(&mut spec, &curve, &levels)),
-    }
-    // Every (CPU node, memory node) pair: memory bound with mbind, a chase
-    // over the largest working set and one thread's streaming read.
-    let mut pair = std::collections::BTreeMap::new();
-    for (from, node_cpus) in &t.nodes {
-        let Some(&cpu) = node_cpus.iter().find(|c| cpus.contains(c)) else {
-            continue;
-        };
-        for (to, _) in &t.nodes {
-            let (p, gbps) =
-                live::calibrate::node_pair(cpu, *to, a.max_size, a.loads, a.repeats, &a.sysfs)?;
-            notes.push(format!(
-                "cpu {cpu} (node {from}) to memory of node {to} (mbind): {:.1} ns over {} B, {gbps:.1} GB/s one thread",
-                p.ns, a.max_size
-            ));
-            pair.insert((*from, *to), (p.ns, gbps));
-        }
-    }
-    live::os::pin_current_thread(cpus[0])?;
-    for l in spec.links.iter_mut() {
-        let ids = (t.nodes[l.a as usize].0, t.nodes[l.b as usize].0);
-        if let (Some(&(remote, gbps)), Some(&(local, _))) =
-            (pair.get(&ids), pair.get(&(ids.0, ids.0)))
-        {
-            l.latency_ns = ((remote - local).max(0.0) * 10.0).round() / 10.0;
-            l.bandwidth_gbps = (gbps * 10.0).round() / 10.0;
-        }
-    }
-    if cpus.len() >= 2 {
-        let c2c = live::calibrate::core_to_core(cpus[0], cpus[1], 200_000)?;
-        notes.push(format!(
-            "core-to-core (CAS ping-pong, cpus {} and {}): {c2c:.1} ns",
-            cpus[0], cpus[1]
-        ));
-        spec.c2c_latency_ns = (c2c * 10.0).round() / 10.0;
-    }
-    let mut best = 0.0f64;
-    let mut one = 0.0f64;
-    for k in 1..=cpus.len().min(4) {
-        let gbps = live::calibrate::read_bandwidth(&cpus[..k], 256 << 20, 3)?;
-        notes.push(format!("streaming read, {k} thread(s): {gbps:.1} GB/s"));
-        best = best.max(gbps);
-        if k == 1 {
-            one = gbps;
-        }
-    }
-    // One core's misses in flight, by Little's law: its streaming bandwidth
-    // × memory latency / line size.
-    let dram_ns = spec
-        .nodes
-        .iter()
-        .find_map(|n| n.memory.as_ref().map(|m| m.latency_ns))
-        .unwrap_or(0.0);
-    let mlp = (one * dram_ns / spec.line_size as f64)
-        .round()
-        .clamp(1.0, 64.0);
-    if one > 0.0 && dram_ns > 0.0 {
-        notes.push(format!(
-            "core.mlp = {one:.1} GB/s × {dram_ns:.1} ns / {} B = {mlp} lines in flight (Little's law)",
-            spec.line_size
-        ));
-        spec.core.mlp = mlp as u32;
-    }
-    for n in spec.nodes.iter_mut() {
-        if let Some(m) = n.memory.as_mut() {
-            m.channel_gbps = (best * 10.0).round() / 10.0;
-        }
-    }
-    // The host's prefetchers: stride walks against a random chase.
-    let mut fp =
-        live::fingerprint::fingerprint(a.fingerprint_size, a.loads.min(400_000), a.repeats, 0xF1)?;
-    // The same walks inside each cache level past L1 (at half its modelled
-    // size), recorded beside the DRAM-sized ones.
-    let sets: Vec<(String, u64)> = spec
-        .core
-        .caches
-        .iter()
-        .skip(1)
-        .chain(spec.nodes.iter().filter_map(|n| n.llc.as_ref()).take(1))
-        .map(|c| (c.name.clone(), c.size.0 / 2))
-        .filter(|(_, b)| *b >= 64 * 64)
-        .collect();
-    fp.levels = live::fingerprint::level_walks(&sets, a.loads.min(200_000), a.repeats, 0xF2)?;
-    for l in &fp.levels {
-        let unit = l.walks.iter().find(|w| w.0 == 1).map_or(0.0, |w| w.1);
-        let max = l.walks.iter().map(|w| w.1).fold(0.0, f64::max);
-        notes.push(format!(
-            "stride walks inside {} ({} B): a random chase {:.1} ns, a unit-stride walk {unit:.1} ns, the slowest stride {max:.1} ns",
-            l.level, l.bytes, l.random_ns
-        ));
-    }
+        ),
+        Some(share) => eprintln!(
+            "{:>10} B  {:7.2} ns  (spread {:.0}%, huge pages {:.0}%)  [2 MiB pages]",
+            p.bytes,
+            p.ns,
+            p.spread * 100.0,
+            share * 100.0
+        ),
+    })?;
     let measured = a.out.with_extension("prefetch.json");
     let name = measured
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    for n in prefetch_model(&mut spec, &fp, &name)? {
+    let c = lab::calibrate::machine(spec, &t, &m, pages_note, &name)?;
+    for n in &c.prefetch_notes {
         eprintln!("{n}");
-        notes.push(n);
     }
-    spec.sources.extend(notes);
-    let m = sim::Machine::new(spec).context("the calibrated machine is not a valid description")?;
-    write_file(&a.out, m.to_toml().as_bytes())?;
-    let rows: Vec<CurveRow> = curve
-        .iter()
-        .map(|p| CurveRow {
-            bytes: p.bytes,
-            ns: p.ns,
-            spread: p.spread,
-            huge_share: None,
-        })
-        .collect();
+    write_file(&a.out, c.machine.to_toml().as_bytes())?;
+    let rows = |points: &mut dyn Iterator<Item = (&live::calibrate::Point, Option<f64>)>| {
+        points
+            .map(|(p, huge_share)| CurveRow {
+                bytes: p.bytes,
+                ns: p.ns,
+                spread: p.spread,
+                huge_share,
+            })
+            .collect::<Vec<_>>()
+    };
     write_file(
         &a.out.with_extension("curve.csv"),
-        analysis::table::to_csv(&rows)?.as_bytes(),
+        analysis::table::to_csv(&rows(&mut m.curve.iter().map(|p| (p, None))))?.as_bytes(),
     )?;
-    if let Some(h) = &huge_csv {
-        write_file(&a.out.with_extension("curve-huge.csv"), h.as_bytes())?;
+    if let Some(h) = &m.huge {
+        let csv = analysis::table::to_csv(&rows(&mut h.iter().map(|(p, s)| (p, Some(*s)))))?;
+        write_file(&a.out.with_extension("curve-huge.csv"), csv.as_bytes())?;
     }
+    let fp = &m.fingerprint;
     write_json(
         &measured,
-        &serde_json::json!({ "fingerprint": fp, "verdict": live::fingerprint::verdict(&fp) }),
+        &serde_json::json!({ "fingerprint": fp, "verdict": live::fingerprint::verdict(fp) }),
     )?;
     println!("levels (ns, effective capacity):");
-    for l in huge_curve.as_ref().map_or(&levels, |h| &h.1) {
+    for l in &c.levels {
         println!("  {:8.2} ns  up to {} B", l.ns, l.capacity);
     }
     println!(

@@ -13,7 +13,7 @@ use rayon::prelude::*;
 use serde_json::json;
 
 use crate::output::{ensure_dir, write_file, write_json};
-use crate::sweep::Sweep;
+use lab::sweep::Sweep;
 
 #[derive(clap::Args, Debug)]
 #[command(args_conflicts_with_subcommands = true)]
@@ -178,7 +178,7 @@ fn run_point(s: &Sweep, out: &Path, i: usize) -> Result<()> {
         timeline_row: None,
         rows: None,
         set: Vec::new(),
-        recorded: Some(s.point_command(i, &dest)),
+        recorded: Some(point_command(s, i, &dest)),
         quiet: true,
     };
     super::compare::compare_text(&args, &text, &s.text)
@@ -197,6 +197,23 @@ fn run_point(s: &Sweep, out: &Path, i: usize) -> Result<()> {
         }
         Err(e) => Err(e).with_context(|| format!("{}: cannot rename into place", dest.display())),
     }
+}
+
+/// The `compare` command that runs point `i` on its own (what its
+/// manifest records, so `reproduce` reruns just that point), writing to `out`.
+fn point_command(s: &Sweep, i: usize, out: &Path) -> Vec<String> {
+    let mut a = vec!["compare".to_string(), s.experiment.display().to_string()];
+    if let Some(rows) = s.rows() {
+        a.extend(["--rows".to_string(), rows.join(",")]);
+    }
+    for (k, v) in s.overrides(i) {
+        a.extend(["--set".to_string(), format!("{k}={v}")]);
+    }
+    if let Some(f) = &s.fidelity {
+        a.extend(["--fidelity".to_string(), f.clone()]);
+    }
+    a.extend(["--out".to_string(), out.display().to_string()]);
+    a
 }
 
 fn describe(s: &Sweep, i: usize) -> String {

@@ -195,12 +195,13 @@ pub fn validate(a: ValidateArgs) -> Result<()> {
         // dependent), two passes, the first to warm the caches as the live
         // replay does; the second timed per chunk of accesses, as the live
         // replay is.
-        let mut sim_replay = crate::dependent::DependentReplay::new(
+        let mut sim_replay = lab::dependent::DependentReplay::new(
             &m,
             &specs,
             a.prefetch_queue.unwrap_or(m.spec.core.mlp as usize),
             &log,
-        )?;
+        )
+        .map_err(crate::flags::replay)?;
         let mut chunks = Vec::with_capacity(acc.len() / live::replay::CHUNK + 1);
         for pass in 0..2 {
             for chunk in acc.chunks(live::replay::CHUNK) {

@@ -65,7 +65,7 @@ pub struct CompareArgs {
     /// does: workload.qps=3000, workload.machine="xeon-2s",
     /// row.static.scheduler="least-loaded", rows.warmup="sequential".
     /// Repeatable.
-    #[arg(long = "set", value_name = "KEY=VALUE", value_parser = crate::sweep::parse_override)]
+    #[arg(long = "set", value_name = "KEY=VALUE", value_parser = lab::sweep::parse_override)]
     pub set: Vec<(String, toml::Value)>,
     /// The command line the manifest records instead of this process's
     /// (a sweep point records the `compare` that runs it alone).
@@ -80,7 +80,7 @@ pub fn compare_cmd(a: CompareArgs) -> Result<()> {
     let text = std::fs::read_to_string(&a.experiment)
         .with_context(|| format!("{}: cannot read experiment", a.experiment.display()))?;
     let run = if a.rows.is_some() || !a.set.is_empty() {
-        crate::sweep::apply(&text, &a.experiment, a.rows.as_deref(), &a.set)
+        lab::sweep::apply(&text, &a.experiment, a.rows.as_deref(), &a.set)
             .map_err(|e| anyhow::anyhow!("{}: --rows/--set: {e:#}", a.experiment.display()))?
     } else {
         text.clone()
@@ -168,8 +168,8 @@ pub fn compare_text(a: &CompareArgs, text: &str, file_text: &str) -> Result<()> 
     let secs = clock.elapsed().as_secs_f64();
     if let (Some(path), Some(w)) = (&a.timeline, window) {
         let row = &c.rows[shown];
-        let ev = crate::serve_timeline::events(&row.first_records, &row.first_totals, w);
-        write_file(path, crate::timeline::to_json(&ev)?.as_bytes())?;
+        let ev = lab::timeline::serve::events(&row.first_records, &row.first_totals, w);
+        write_file(path, lab::timeline::to_json(&ev)?.as_bytes())?;
     }
     let simulated = c.simulated;
     let names = c.names();

@@ -8,11 +8,117 @@
 //! `rows.<field>` (every row). Points are the product of the `[grid]` lists
 //! in file order, the last key varying fastest, or an explicit `points`
 //! list of tables.
+//!
+//! Errors are typed ([`SweepError`], [`ApplyError`]) and say the sweep
+//! file or key, never a flag.
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result, bail};
 use serde::Deserialize;
+
+use crate::InputLog;
+
+/// A sweep file that cannot be read or expanded.
+#[derive(Debug, thiserror::Error)]
+pub enum SweepError {
+    #[error("{path}: cannot read the sweep file: {error}")]
+    Read { path: String, error: std::io::Error },
+    #[error("{origin}: {error}")]
+    Toml {
+        origin: String,
+        error: traces::config::ConfigError,
+    },
+    #[error("{origin}: sweep.experiment {experiment}: cannot read: {error}")]
+    ReadExperiment {
+        origin: String,
+        experiment: String,
+        error: std::io::Error,
+    },
+    #[error("{origin}: {problem}")]
+    Shape { origin: String, problem: Shape },
+    #[error("{origin}: {error}")]
+    Point {
+        origin: String,
+        error: Box<PointError>,
+    },
+}
+
+/// What is wrong with a sweep's grid or points.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum Shape {
+    #[error("give [grid] or points, not both")]
+    GridAndPoints,
+    #[error("a sweep needs a [grid] (or a points list)")]
+    Neither,
+    #[error("grid.{0}: a table; write dotted paths quoted, \"{0}.field\" = [..]")]
+    GridTable(String),
+    #[error("grid.\"{0}\": expected a non-empty list of values")]
+    NotAList(String),
+    #[error("the grid has more than {MAX_POINTS} points")]
+    GridTooBig,
+    #[error("points is empty")]
+    NoPoints,
+    #[error("more than {MAX_POINTS} points")]
+    TooManyPoints,
+    #[error("points[{point}] sets {have:?}; every point must set {want:?}")]
+    PointKeys {
+        point: usize,
+        have: Vec<String>,
+        want: Vec<String>,
+    },
+}
+
+/// A point whose overrides do not apply.
+#[derive(Debug, thiserror::Error)]
+#[error("point {point}: {error}")]
+pub struct PointError {
+    pub point: usize,
+    pub error: ApplyError,
+}
+
+/// Rows or overrides that do not apply to an experiment's text.
+#[derive(Debug, thiserror::Error)]
+pub enum ApplyError {
+    #[error("{path}: not TOML: {error}")]
+    NotToml {
+        path: String,
+        error: toml::de::Error,
+    },
+    #[error("rows: the experiment has no [[row]]")]
+    NoRows,
+    #[error("rows: the experiment has no row {0:?}")]
+    NoRow(String),
+    #[error("key \"{key}\": {problem}")]
+    Key { key: String, problem: KeyProblem },
+    #[error("the experiment does not serialise: {0}")]
+    Serialise(toml::ser::Error),
+}
+
+/// Why a dotted key cannot be set.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum KeyProblem {
+    #[error("an empty path segment")]
+    EmptySegment,
+    #[error("write row.<name>.<field>")]
+    RowPath,
+    #[error("write rows.<field>")]
+    RowsPath,
+    #[error("the experiment has no row {0:?} (after sweep.rows)")]
+    NoRow(String),
+    #[error("the experiment has no [[row]]")]
+    NoRows,
+    #[error("not a table")]
+    RowNotATable,
+    #[error("{0} is not a table")]
+    NotATable(String),
+    #[error("the experiment has no table {0}")]
+    NoTable(String),
+}
+
+/// A `KEY=VALUE` override without its `=`.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{0:?}: expected KEY=VALUE (e.g. workload.qps=3000)")]
+pub struct OverrideError(pub String);
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -23,7 +129,7 @@ struct SweepHead {
     /// A subset of the experiment's rows, by name.
     #[serde(default)]
     rows: Option<Vec<String>>,
-    /// `flow` (default) or `lines`: `compare --fidelity`.
+    /// `flow` (default) or `lines`: the model each point runs on.
     #[serde(default)]
     fidelity: Option<String>,
 }
@@ -49,7 +155,7 @@ pub struct Sweep {
     pub keys: Vec<String>,
     pub points: Vec<Vec<toml::Value>>,
     /// The sweep file and experiment it read (each point's run keeps its own).
-    pub inputs: lab::InputLog,
+    pub inputs: InputLog,
 }
 
 /// Most points a sweep may have.
@@ -72,20 +178,27 @@ fn file_order(text: &str, keys: &mut [String]) {
 
 impl Sweep {
     /// Reads a sweep file and its experiment.
-    pub fn load(path: &Path) -> Result<Sweep> {
-        let origin = path.display().to_string();
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("{origin}: cannot read the sweep file"))?;
+    pub fn load(path: &Path) -> Result<Sweep, SweepError> {
+        let text = std::fs::read_to_string(path).map_err(|error| SweepError::Read {
+            path: path.display().to_string(),
+            error,
+        })?;
         let s = Sweep::parse(&text, path)?;
         s.inputs.note_file("sweep", path, text.as_bytes());
         Ok(s)
     }
 
     /// Parses a sweep file's `text` (read from `path`).
-    pub fn parse(text: &str, path: &Path) -> Result<Sweep> {
+    pub fn parse(text: &str, path: &Path) -> Result<Sweep, SweepError> {
         let origin = path.display().to_string();
-        let f: SweepFile =
-            traces::config::parse_toml(text).map_err(|e| anyhow::anyhow!("{origin}: {e}"))?;
+        let shape = |problem| SweepError::Shape {
+            origin: origin.clone(),
+            problem,
+        };
+        let f: SweepFile = traces::config::parse_toml(text).map_err(|error| SweepError::Toml {
+            origin: origin.clone(),
+            error,
+        })?;
         let near = path
             .parent()
             .unwrap_or(Path::new("."))
@@ -95,17 +208,17 @@ impl Sweep {
         } else {
             f.sweep.experiment.clone()
         };
-        let exp_text = std::fs::read_to_string(&experiment).with_context(|| {
-            format!(
-                "{origin}: sweep.experiment {}: cannot read",
-                experiment.display()
-            )
-        })?;
-        let inputs = lab::InputLog::default();
+        let exp_text =
+            std::fs::read_to_string(&experiment).map_err(|error| SweepError::ReadExperiment {
+                origin: origin.clone(),
+                experiment: experiment.display().to_string(),
+                error,
+            })?;
+        let inputs = InputLog::default();
         inputs.note_file("experiment", &experiment, exp_text.as_bytes());
         let (keys, points) = match (&f.grid, &f.points) {
-            (Some(_), Some(_)) => bail!("{origin}: give [grid] or points, not both"),
-            (None, None) => bail!("{origin}: a sweep needs a [grid] (or a points list)"),
+            (Some(_), Some(_)) => return Err(shape(Shape::GridAndPoints)),
+            (None, None) => return Err(shape(Shape::Neither)),
             (Some(grid), None) => {
                 let mut keys: Vec<String> = grid.keys().cloned().collect();
                 file_order(text, &mut keys);
@@ -113,19 +226,15 @@ impl Sweep {
                 for k in &keys {
                     match &grid[k] {
                         toml::Value::Array(v) if !v.is_empty() => lists.push(v.clone()),
-                        toml::Value::Table(_) => bail!(
-                            "{origin}: grid.{k}: a table; write dotted paths quoted, \"{k}.field\" = [..]"
-                        ),
-                        _ => bail!("{origin}: grid.\"{k}\": expected a non-empty list of values"),
+                        toml::Value::Table(_) => return Err(shape(Shape::GridTable(k.clone()))),
+                        _ => return Err(shape(Shape::NotAList(k.clone()))),
                     }
                 }
                 let n = lists
                     .iter()
                     .try_fold(1usize, |n, l| n.checked_mul(l.len()))
                     .filter(|&n| n <= MAX_POINTS)
-                    .ok_or_else(|| {
-                        anyhow::anyhow!("{origin}: the grid has more than {MAX_POINTS} points")
-                    })?;
+                    .ok_or_else(|| shape(Shape::GridTooBig))?;
                 let points = (0..n)
                     .map(|mut i| {
                         let mut p = vec![toml::Value::Boolean(false); lists.len()];
@@ -140,21 +249,25 @@ impl Sweep {
             }
             (None, Some(list)) => {
                 let Some(first) = list.first() else {
-                    bail!("{origin}: points is empty");
+                    return Err(shape(Shape::NoPoints));
                 };
                 let mut keys: Vec<String> = first.keys().cloned().collect();
                 file_order(text, &mut keys);
                 if list.len() > MAX_POINTS {
-                    bail!("{origin}: more than {MAX_POINTS} points");
+                    return Err(shape(Shape::TooManyPoints));
                 }
                 let mut points = Vec::new();
                 for (i, p) in list.iter().enumerate() {
-                    let mut have: Vec<&String> = p.keys().collect();
+                    let mut have: Vec<String> = p.keys().cloned().collect();
                     have.sort();
-                    let mut want: Vec<&String> = keys.iter().collect();
+                    let mut want: Vec<String> = keys.clone();
                     want.sort();
                     if have != want {
-                        bail!("{origin}: points[{i}] sets {have:?}; every point must set {want:?}");
+                        return Err(shape(Shape::PointKeys {
+                            point: i,
+                            have,
+                            want,
+                        }));
                     }
                     points.push(keys.iter().map(|k| p[k].clone()).collect());
                 }
@@ -172,20 +285,23 @@ impl Sweep {
         };
         // Every point must apply cleanly: fail before anything runs.
         for i in 0..s.points.len() {
-            s.point_text(i).with_context(|| origin.clone())?;
+            s.point_text(i).map_err(|error| SweepError::Point {
+                origin: origin.clone(),
+                error: Box::new(error),
+            })?;
         }
         Ok(s)
     }
 
     /// The experiment text of point `i`: the rows subset, then the overrides.
-    pub fn point_text(&self, i: usize) -> Result<String> {
+    pub fn point_text(&self, i: usize) -> Result<String, PointError> {
         apply(
             &self.text,
             &self.experiment,
             self.rows.as_deref(),
             &self.overrides(i),
         )
-        .with_context(|| format!("point {i}"))
+        .map_err(|error| PointError { point: i, error })
     }
 
     /// Point `i`'s overrides: (dotted key, value) in grid order.
@@ -197,21 +313,9 @@ impl Sweep {
             .collect()
     }
 
-    /// The `compare` command that runs point `i` on its own (what its
-    /// manifest records, so `reproduce` reruns just that point), writing to `out`.
-    pub fn point_command(&self, i: usize, out: &Path) -> Vec<String> {
-        let mut a = vec!["compare".to_string(), self.experiment.display().to_string()];
-        if let Some(rows) = &self.rows {
-            a.extend(["--rows".to_string(), rows.join(",")]);
-        }
-        for (k, v) in self.overrides(i) {
-            a.extend(["--set".to_string(), format!("{k}={v}")]);
-        }
-        if let Some(f) = &self.fidelity {
-            a.extend(["--fidelity".to_string(), f.clone()]);
-        }
-        a.extend(["--out".to_string(), out.display().to_string()]);
-        a
+    /// The subset of the experiment's rows the sweep runs (all when `None`).
+    pub fn rows(&self) -> Option<&[String]> {
+        self.rows.as_deref()
     }
 
     /// Point `i`'s values as CSV cells (strings bare, the rest as TOML).
@@ -234,32 +338,37 @@ pub fn apply(
     path: &Path,
     keep: Option<&[String]>,
     overrides: &[(String, toml::Value)],
-) -> Result<String> {
-    let mut t: toml::Table =
-        toml::from_str(text).with_context(|| format!("{}: not TOML", path.display()))?;
+) -> Result<String, ApplyError> {
+    let mut t: toml::Table = toml::from_str(text).map_err(|error| ApplyError::NotToml {
+        path: path.display().to_string(),
+        error,
+    })?;
     if let Some(keep) = keep {
         let Some(toml::Value::Array(rows)) = t.get_mut("row") else {
-            bail!("rows: the experiment has no [[row]]");
+            return Err(ApplyError::NoRows);
         };
         for name in keep {
             if !rows.iter().any(|r| row_name(r) == Some(name)) {
-                bail!("rows: the experiment has no row {name:?}");
+                return Err(ApplyError::NoRow(name.clone()));
             }
         }
         rows.retain(|r| row_name(r).is_some_and(|n| keep.iter().any(|k| k == n)));
     }
     for (k, v) in overrides {
-        set(&mut t, k, v.clone()).with_context(|| format!("key \"{k}\""))?;
+        set(&mut t, k, v.clone()).map_err(|problem| ApplyError::Key {
+            key: k.clone(),
+            problem,
+        })?;
     }
-    toml::to_string(&t).context("the experiment does not serialise")
+    toml::to_string(&t).map_err(ApplyError::Serialise)
 }
 
 /// `KEY=VALUE` as a dotted key and a TOML value (`3000.0`, `"xeon-2s"`,
 /// `[1, 2]`); a value that is not TOML is taken as a bare string.
-pub fn parse_override(s: &str) -> Result<(String, toml::Value), String> {
+pub fn parse_override(s: &str) -> Result<(String, toml::Value), OverrideError> {
     let (k, v) = s
         .split_once('=')
-        .ok_or_else(|| format!("{s:?}: expected KEY=VALUE (e.g. workload.qps=3000)"))?;
+        .ok_or_else(|| OverrideError(s.to_string()))?;
     let value = toml::from_str::<toml::Table>(&format!("v = {v}"))
         .ok()
         .and_then(|mut t| t.remove("v"))
@@ -275,28 +384,28 @@ fn row_name(r: &toml::Value) -> Option<&String> {
 }
 
 /// Sets dotted `path` in `t` to `v`.
-fn set(t: &mut toml::Table, path: &str, v: toml::Value) -> Result<()> {
+fn set(t: &mut toml::Table, path: &str, v: toml::Value) -> Result<(), KeyProblem> {
     let parts: Vec<&str> = path.split('.').collect();
     if parts.iter().any(|p| p.is_empty()) {
-        bail!("an empty path segment");
+        return Err(KeyProblem::EmptySegment);
     }
     match parts[0] {
         "row" => {
             let (Some(name), true) = (parts.get(1), parts.len() >= 3) else {
-                bail!("write row.<name>.<field>");
+                return Err(KeyProblem::RowPath);
             };
             let rows = rows_mut(t)?;
             let Some(r) = rows
                 .iter_mut()
                 .find(|r| row_name(r).is_some_and(|n| n == name))
             else {
-                bail!("the experiment has no row {name:?} (after sweep.rows)");
+                return Err(KeyProblem::NoRow(name.to_string()));
             };
             set_in(table_mut(r)?, &parts[2..], v)
         }
         "rows" => {
             if parts.len() < 2 {
-                bail!("write rows.<field>");
+                return Err(KeyProblem::RowsPath);
             }
             for r in rows_mut(t)? {
                 set_in(table_mut(r)?, &parts[1..], v.clone())?;
@@ -307,25 +416,25 @@ fn set(t: &mut toml::Table, path: &str, v: toml::Value) -> Result<()> {
     }
 }
 
-fn rows_mut(t: &mut toml::Table) -> Result<&mut Vec<toml::Value>> {
+fn rows_mut(t: &mut toml::Table) -> Result<&mut Vec<toml::Value>, KeyProblem> {
     match t.get_mut("row") {
         Some(toml::Value::Array(rows)) => Ok(rows),
-        _ => bail!("the experiment has no [[row]]"),
+        _ => Err(KeyProblem::NoRows),
     }
 }
 
-fn table_mut(v: &mut toml::Value) -> Result<&mut toml::Table> {
-    v.as_table_mut().context("not a table")
+fn table_mut(v: &mut toml::Value) -> Result<&mut toml::Table, KeyProblem> {
+    v.as_table_mut().ok_or(KeyProblem::RowNotATable)
 }
 
-fn set_in(t: &mut toml::Table, parts: &[&str], v: toml::Value) -> Result<()> {
+fn set_in(t: &mut toml::Table, parts: &[&str], v: toml::Value) -> Result<(), KeyProblem> {
     let (last, inner) = parts.split_last().expect("non-empty");
     let mut at = t;
     for (depth, p) in inner.iter().enumerate() {
         at = match at.get_mut(*p) {
             Some(toml::Value::Table(x)) => x,
-            Some(_) => bail!("{} is not a table", inner[..=depth].join(".")),
-            None => bail!("the experiment has no table {}", inner[..=depth].join(".")),
+            Some(_) => return Err(KeyProblem::NotATable(inner[..=depth].join("."))),
+            None => return Err(KeyProblem::NoTable(inner[..=depth].join("."))),
         };
     }
     at.insert((*last).to_string(), v);
@@ -338,7 +447,7 @@ mod tests {
 
     const EXP: &str = "[experiment]\nname = \"e\"\nseeds = [1]\n\n[workload]\nqps = 10.0\nshards = { count = 8 }\n\n[[row]]\nname = \"a\"\nscheduler = \"static\"\n\n[[row]]\nname = \"b\"\nscheduler = \"least-loaded\"\n";
 
-    fn sweep(body: &str) -> Result<Sweep> {
+    fn sweep(body: &str) -> Result<Sweep, SweepError> {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("e.toml"), EXP).unwrap();
         let p = dir.path().join("s.toml");
@@ -406,7 +515,7 @@ mod tests {
             ("", "needs a [grid]"),
             ("[grid]\n\"a\" = [1]\n[[points]]\n\"a\" = 1\n", "not both"),
         ] {
-            let e = format!("{:#}", sweep(body).unwrap_err());
+            let e = sweep(body).unwrap_err().to_string();
             assert!(e.contains(want), "{body:?}: {e}");
         }
     }

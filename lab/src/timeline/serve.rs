@@ -1,5 +1,4 @@
-//! The request model's timeline (`bench --timeline`, `compare --timeline`):
-//! Chrome trace-event / Perfetto JSON of one run, in a window of simulated
+//! The request model's timeline: Chrome trace-event / Perfetto JSON of one run, in a window of simulated
 //! time. Process 1, "workers": a track per worker with each batch as a
 //! slice (its request ids, queue, stall, transfer and compute in `args`),
 //! a track per worker for its stalls — the accelerator waiting for data,
@@ -11,7 +10,7 @@
 use serde_json::json;
 use sim::serve::{RequestRecord, ServeTotals};
 
-use crate::timeline::Event;
+use super::Event;
 
 /// Track ids: worker w's batches on `w`, its stalls on `STALL_TID + w`.
 pub const STALL_TID: u32 = 10_000;

@@ -8,7 +8,7 @@
 //! lets each new stream get ahead sooner than on the host. Deterministic:
 //! the same fingerprint and machine give the same count.
 
-use anyhow::{Context, Result};
+use crate::dependent::{ReplayError, walk_ns};
 
 /// Run lengths (lines) the fit compares: long enough that the stream is
 /// established within the run, so the run's cost is the ramp, not the
@@ -29,7 +29,7 @@ pub struct Fit {
 pub fn fit(
     spec: &sim::machine::MachineSpec,
     fp: &live::fingerprint::Fingerprint,
-) -> Result<Option<Fit>> {
+) -> Result<Option<Fit>, ReplayError> {
     let live_ns: Vec<(u32, f64)> = FIT_RUNS
         .iter()
         .filter_map(|&l| fp.ramps.iter().find(|r| r.0 == l).copied())
@@ -58,12 +58,11 @@ pub fn fit(
             .as_ref()
             .map(|p| p.model.clone())
             .unwrap_or_default();
-        let m =
-            sim::Machine::new(s).context("the calibrated machine is not a valid description")?;
+        let m = sim::Machine::new(s).map_err(ReplayError::Machine)?;
         let ns = orders
             .iter()
-            .map(|o| crate::dependent::walk_ns(&m, &model, o))
-            .collect::<Result<Vec<_>>>()?;
+            .map(|o| walk_ns(&m, &model, o))
+            .collect::<Result<Vec<_>, _>>()?;
         let err = ns
             .iter()
             .zip(&live_ns)

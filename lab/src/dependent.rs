@@ -2,11 +2,26 @@
 //! (`--mlp 1`, as the live loads are dependent), the given prefetchers,
 //! and every access from the one PC of the live loop's load (or store) —
 //! the host's instruction-indexed prefetchers see one instruction. Used by
-//! `validate` (each trace) and by `live calibrate`'s fit of the
+//! `validate` (each trace) and by a calibration's fit of the
 //! prefetchers' confirmation count (the ramp walks).
 
-use anyhow::Result;
 use traces::{Access, Batch};
+
+use crate::InputLog;
+use crate::prefetchers::PrefetchError;
+
+/// A dependent replay that cannot be built or run.
+#[derive(Debug, thiserror::Error)]
+pub enum ReplayError {
+    #[error("{0}")]
+    Placement(policies::PolicyError),
+    #[error(transparent)]
+    Engine(#[from] sim::EngineError),
+    #[error(transparent)]
+    Prefetch(#[from] PrefetchError),
+    #[error("the calibrated machine is not a valid description: {0}")]
+    Machine(sim::MachineError),
+}
 
 /// The PCs of the live replay's load and store.
 pub const REPLAY_LOAD_PC: u64 = 0x1000;
@@ -24,10 +39,11 @@ impl<'a> DependentReplay<'a> {
         m: &'a sim::Machine,
         prefetch: &[String],
         queue: usize,
-        log: &lab::InputLog,
-    ) -> Result<Self> {
+        log: &InputLog,
+    ) -> Result<Self, ReplayError> {
         let placement = policies::placement::PLACEMENTS
-            .build("first-touch", &policies::registry::Ctx::for_machine(m))?;
+            .build("first-touch", &policies::registry::Ctx::for_machine(m))
+            .map_err(ReplayError::Placement)?;
         let level = 1.min(m.spec.core.caches.len().saturating_sub(1));
         let mut engine = sim::Engine::new(
             m,
@@ -41,13 +57,13 @@ impl<'a> DependentReplay<'a> {
             },
             placement,
         )?;
-        crate::policy::attach_prefetchers(&mut engine, m, prefetch, level, log)?;
+        crate::prefetchers::attach(&mut engine, m, prefetch, level, log)?;
         Ok(DependentReplay { engine })
     }
 
     /// Runs `chunk` to completion; returns its accesses and their total
     /// latency (ns).
-    pub fn run(&mut self, chunk: &[Access]) -> Result<(u64, f64)> {
+    pub fn run(&mut self, chunk: &[Access]) -> Result<(u64, f64), sim::EngineError> {
         let mut b = Batch::new(traces::Fields {
             pc: true,
             ..traces::Fields::default()
@@ -82,14 +98,9 @@ impl<'a> DependentReplay<'a> {
 /// ns per load of the model walking `lines` (line indices) as loads, the
 /// first half warming the caches and training the prefetchers, the second
 /// timed.
-pub fn walk_ns(m: &sim::Machine, prefetch: &[String], lines: &[u32]) -> Result<f64> {
+pub fn walk_ns(m: &sim::Machine, prefetch: &[String], lines: &[u32]) -> Result<f64, ReplayError> {
     // Built-in prefetcher specs only (a calibration's model): no file to note.
-    let mut r = DependentReplay::new(
-        m,
-        prefetch,
-        m.spec.core.mlp as usize,
-        &lab::InputLog::default(),
-    )?;
+    let mut r = DependentReplay::new(m, prefetch, m.spec.core.mlp as usize, &InputLog::default())?;
     let acc: Vec<Access> = lines
         .iter()
         .map(|&l| Access::new(0, traces::Kind::Load, 0x4000_0000 + l as u64 * 64, 8))

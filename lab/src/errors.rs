@@ -1,0 +1,55 @@
+//! Typed errors of the task and prefetcher set-ups, in a leaf module: the
+//! crate root's [`crate::LabError`] wraps them, so they must not import
+//! the modules that import the root.
+
+use policies::PolicyError;
+use sim::tasks::TaskError;
+
+use crate::workers::SpecError;
+
+/// A prefetcher spec that does not attach.
+#[derive(Debug, thiserror::Error)]
+pub enum PrefetchError {
+    #[error("{spec:?}: level {level:?} is neither a number nor one of {names}")]
+    Level {
+        spec: String,
+        level: String,
+        names: String,
+    },
+    #[error("{spec:?}: {error}")]
+    Build { spec: String, error: PolicyError },
+    /// The engine refused the prefetcher at its level: `from_spec` says
+    /// whether the level came from the spec's `@LEVEL` (else it was the
+    /// caller's default level).
+    #[error("{spec:?}: {error}")]
+    Engine {
+        spec: String,
+        error: sim::EngineError,
+        from_spec: bool,
+    },
+}
+
+/// A row's task replay that cannot be built or run.
+#[derive(Debug, thiserror::Error)]
+pub enum TaskRunError {
+    #[error("row {row}: {error}")]
+    Policy { row: String, error: PolicyError },
+    #[error("row {row}: prefetch {error}")]
+    Prefetch { row: String, error: PrefetchError },
+    #[error("row {row}: {error}")]
+    Engine {
+        row: String,
+        error: sim::EngineError,
+    },
+    #[error("workers {cores:?}: {error}")]
+    Workers { cores: Vec<usize>, error: TaskError },
+    #[error("row {row}: {error}")]
+    Run { row: String, error: TaskError },
+    #[error("workload.arrivals {0}")]
+    ArrivalSpec(SpecError),
+    #[error("workload.arrivals {spec}: {problem}")]
+    Arrivals {
+        spec: String,
+        problem: traces::Problem,
+    },
+}

@@ -1,0 +1,147 @@
+//! A request-model experiment at line level: each seed's requests become a
+//! task trace ([`traces::workload_lines`]: same arrivals, shards, items
+//! and compute noise); the flow model's workers become threads pinned to
+//! cores of the same nodes; each shard's region is homed where the flow
+//! model homes the shard's data; every row's scheduler dispatches the
+//! tasks through the caches, directory, channels and links. The mapping:
+//! `docs/fidelity.md`.
+
+use analysis::compare::RunResult;
+use traces::workload_lines::LineLayout;
+
+use crate::experiment::{Experiment, RowSpec};
+use crate::tasks::{Replay, TaskRunError, replay, run_result};
+
+/// Where shard 0's region starts (above anything a recorded trace uses).
+pub const BASE: u64 = 1 << 40;
+
+/// The flow model's workers as cores: per node, one worker per
+/// accelerator (else per core), each on the node's next core.
+pub fn flow_worker_cores(m: &sim::Machine) -> Vec<usize> {
+    let accel = m.spec.nodes.iter().any(|n| !n.accelerators.is_empty());
+    let mut cores = Vec::new();
+    for (i, node) in m.spec.nodes.iter().enumerate() {
+        let n = if accel {
+            node.accelerators.iter().map(|a| a.count as usize).sum()
+        } else {
+            node.cores as usize
+        };
+        cores.extend(
+            (0..m.core_node.len())
+                .filter(|&c| m.core_node[c] as usize == i)
+                .take(n),
+        );
+    }
+    cores
+}
+
+/// Data homes: shard s's region on the node of worker s mod workers (the
+/// flow model's `shard_node`); every other page where it is first touched.
+struct ShardHomes {
+    layout: LineLayout,
+    shards: u32,
+    page_bits: u32,
+    homes: Vec<u32>,
+}
+
+impl sim::Placement for ShardHomes {
+    fn name(&self) -> String {
+        "shard-homes".into()
+    }
+
+    fn place(&mut self, page: u64, from: u32, _m: &sim::Machine) -> u32 {
+        match self.layout.shard_of(page << self.page_bits, self.shards) {
+            Some(s) => self.homes[s as usize],
+            None => from,
+        }
+    }
+}
+
+/// Whether `exp`'s workload has a line-level mapping (no background job,
+/// no far tier…); `origin` names the experiment in the error.
+pub fn check(exp: &Experiment, origin: &str) -> Result<(), crate::LabError> {
+    traces::workload_lines::check(&exp.workload).map_err(|e| crate::LabError::LineWorkload {
+        origin: origin.to_string(),
+        problem: e.problem,
+    })
+}
+
+/// Rows the line model can run: no shard moves, no preload.
+pub fn mappable(row: &RowSpec) -> bool {
+    !row.moves && row.preload == "none"
+}
+
+/// An experiment mapped onto machine `m` at line level.
+pub struct Mapping {
+    pub cores: Vec<usize>,
+    pub layout: LineLayout,
+    homes: Vec<u32>,
+    page_bits: u32,
+    /// The host-to-accelerator transfer each request's compute includes.
+    pub transfer_ns: u64,
+}
+
+impl Mapping {
+    pub fn new(exp: &Experiment, m: &sim::Machine) -> Mapping {
+        let cores = flow_worker_cores(m);
+        let page = m.spec.page_size;
+        let layout = LineLayout::of(&exp.workload, BASE, page);
+        let homes: Vec<u32> = (0..exp.workload.shards.count as usize)
+            .map(|s| m.core_node[cores[s % cores.len()]])
+            .collect();
+        let transfer_ns = m
+            .spec
+            .nodes
+            .iter()
+            .find_map(|n| n.accelerators.first())
+            .map_or(0, |a| {
+                let bytes =
+                    exp.workload.request.tokens as f64 * exp.workload.request.token_bytes as f64;
+                (bytes / a.pcie_gbps) as u64
+            });
+        Mapping {
+            cores,
+            layout,
+            homes,
+            page_bits: page.trailing_zeros(),
+            transfer_ns,
+        }
+    }
+
+    /// Seed `seed`'s requests as a task trace.
+    pub fn trace(
+        &self,
+        exp: &Experiment,
+        seed: u64,
+    ) -> Result<traces::tasks::TaskTrace, traces::TraceError> {
+        traces::workload_lines::derive(&exp.workload, seed, &self.layout, self.transfer_ns)
+    }
+
+    /// One row on one seed's `trace`: every request's latency in ns.
+    pub fn run(
+        &self,
+        m: &sim::Machine,
+        exp: &Experiment,
+        row: &RowSpec,
+        seed: u64,
+        trace: &traces::tasks::TaskTrace,
+    ) -> Result<RunResult, TaskRunError> {
+        let placement = Box::new(ShardHomes {
+            layout: self.layout,
+            shards: exp.workload.shards.count,
+            page_bits: self.page_bits,
+            homes: self.homes.clone(),
+        });
+        let how = Replay {
+            row: &row.name,
+            scheduler: &row.scheduler,
+            prefetch: &[],
+            mlp: None,
+            seed,
+            log: &exp.inputs,
+        };
+        let r = replay(m, trace, &self.cores, placement, &how)?;
+        let lat: Vec<u64> = r.latency_ps.iter().map(|&p| p / 1000).collect();
+        Ok(run_result(seed, lat, r.span_ns, r.memory_bytes))
+    }
+}

@@ -1,0 +1,221 @@
+//! Task-trace experiments and the task replay under them.
+//!
+//! An experiment whose `[workload]` names a recorded task trace (`trace`,
+//! `machine`, `workers`, optional `arrivals` and `mlp`) and whose rows
+//! differ in `scheduler`, `placement` and `prefetch`: every row × seed
+//! replays the trace on workers pinned to cores, through the timing model
+//! ([`replay`], which the line-level mapping uses too).
+
+use std::path::{Path, PathBuf};
+
+use analysis::compare::RunResult;
+use serde::Deserialize;
+
+use crate::experiment::Meta;
+use crate::{InputLog, LabError};
+
+fn d_first_touch() -> String {
+    "first-touch".into()
+}
+
+/// `[workload]` of a task-trace experiment.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TraceWorkload {
+    /// The task trace (CSV or native), relative to the experiment file.
+    pub trace: PathBuf,
+    pub machine: String,
+    /// A count or a core list ([`crate::workers::cores`]).
+    pub workers: String,
+    /// `poisson:QPS` re-times the arrivals, per seed; without it the
+    /// trace's own arrivals are used by every seed.
+    pub arrivals: Option<String>,
+    pub mlp: Option<u32>,
+}
+
+/// A row: how the trace's tasks are dispatched, placed and prefetched.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TaskRowSpec {
+    pub name: String,
+    pub scheduler: String,
+    #[serde(default = "d_first_touch")]
+    pub placement: String,
+    #[serde(default)]
+    pub prefetch: Vec<String>,
+}
+
+/// A task-trace experiment.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TaskExperiment {
+    pub experiment: Meta,
+    pub workload: TraceWorkload,
+    pub row: Vec<TaskRowSpec>,
+}
+
+/// Whether an experiment file's workload is a task trace.
+pub fn is_trace_experiment(text: &str) -> bool {
+    toml::from_str::<toml::Table>(text)
+        .ok()
+        .and_then(|t| t.get("workload")?.get("trace").cloned())
+        .is_some()
+}
+
+/// Reads a task trace (CSV or native, a compression layer unwrapped),
+/// noted in `log` as the run's trace.
+pub fn read(path: &Path, log: &InputLog) -> Result<traces::tasks::TaskTrace, LabError> {
+    let io = |error| LabError::Read {
+        path: path.display().to_string(),
+        what: "task trace",
+        error,
+    };
+    let f = std::fs::File::open(path).map_err(io)?;
+    let (trace, _) =
+        traces::task_native::read_task_trace(Box::new(f)).map_err(|error| LabError::TaskTrace {
+            path: path.display().to_string(),
+            error,
+        })?;
+    let checksum = crate::inputs::checksum_file(path).map_err(io)?;
+    log.note(crate::Input {
+        role: "trace".into(),
+        path: Some(path.display().to_string()),
+        preset: None,
+        checksum,
+    });
+    Ok(trace)
+}
+
+pub use crate::errors::TaskRunError;
+
+/// How one row replays: its name (for errors), scheduler, prefetchers,
+/// the cores' MLP and the seed.
+pub struct Replay<'a> {
+    pub row: &'a str,
+    pub scheduler: &'a str,
+    pub prefetch: &'a [String],
+    pub mlp: Option<u32>,
+    pub seed: u64,
+    /// Where model files its prefetchers read are noted.
+    pub log: &'a InputLog,
+}
+
+/// One replay's outcome.
+pub struct Replayed {
+    /// Every task's latency (ps), in trace order.
+    pub latency_ps: Vec<u64>,
+    /// The last task's end (ns).
+    pub span_ns: u64,
+    /// Bytes the memory channels moved.
+    pub memory_bytes: u64,
+}
+
+/// Replays `trace` on workers at `cores` through the timing model
+/// (prefetchers at the first private level past L1).
+pub fn replay(
+    m: &sim::Machine,
+    trace: &traces::tasks::TaskTrace,
+    cores: &[usize],
+    placement: Box<dyn sim::Placement>,
+    how: &Replay,
+) -> Result<Replayed, TaskRunError> {
+    let row = || how.row.to_string();
+    let ctx = policies::registry::Ctx {
+        seed: how.seed,
+        ..policies::registry::Ctx::for_machine(m)
+    };
+    let sched = policies::sched::SCHEDULERS
+        .build(how.scheduler, &ctx)
+        .map_err(|error| TaskRunError::Policy { row: row(), error })?;
+    let cfg = sim::Config {
+        mlp: how.mlp,
+        ..sim::Config::default()
+    };
+    let mut engine = sim::Engine::new(m, cfg, placement)
+        .map_err(|error| TaskRunError::Engine { row: row(), error })?;
+    crate::prefetchers::attach(&mut engine, m, how.prefetch, 1, how.log)
+        .map_err(|error| TaskRunError::Prefetch { row: row(), error })?;
+    let mut te = sim::tasks::TaskEngine::new(engine, m, cores, sched).map_err(|error| {
+        TaskRunError::Workers {
+            cores: cores.to_vec(),
+            error,
+        }
+    })?;
+    let mut lat = vec![0u64; trace.tasks.len()];
+    let index: std::collections::HashMap<u32, usize> = trace
+        .tasks
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (t.id, i))
+        .collect();
+    let mut span = 0u64;
+    te.run(trace, |r| {
+        lat[index[&r.task]] = r.latency_ps();
+        span = span.max(r.end_ps / 1000);
+    })
+    .map_err(|error| TaskRunError::Run { row: row(), error })?;
+    Ok(Replayed {
+        latency_ps: lat,
+        span_ns: span,
+        memory_bytes: te.engine.summary().memory.bytes,
+    })
+}
+
+/// A run's result from per-task latencies `lat` (in the unit the table
+/// reads them in).
+pub fn run_result(seed: u64, lat: Vec<u64>, span_ns: u64, memory_bytes: u64) -> RunResult {
+    RunResult {
+        seed,
+        requests: lat.len() as u64,
+        latency_sum_ns: lat.iter().map(|&x| x as u128).sum(),
+        latency_max_ns: lat.iter().copied().max().unwrap_or(0),
+        latency_ns: lat,
+        memory_bytes,
+        span_ns,
+        ..RunResult::default()
+    }
+}
+
+/// One row of a task-trace experiment on one seed: every task's latency
+/// in ps (which the µs table reads as its "ns") in task order.
+pub fn run_one(
+    m: &sim::Machine,
+    exp: &TaskExperiment,
+    trace: &traces::tasks::TaskTrace,
+    cores: &[usize],
+    row: &TaskRowSpec,
+    seed: u64,
+    log: &InputLog,
+) -> Result<RunResult, TaskRunError> {
+    let mut trace = trace.clone();
+    if let Some(spec) = &exp.workload.arrivals {
+        // The experiment's seed drives the arrivals (a seed in the spec is ignored).
+        let (qps, _) = crate::workers::arrivals(spec).map_err(TaskRunError::ArrivalSpec)?;
+        trace
+            .retime_poisson(qps, seed)
+            .map_err(|problem| TaskRunError::Arrivals {
+                spec: spec.clone(),
+                problem,
+            })?;
+    }
+    let ctx = policies::registry::Ctx {
+        seed,
+        ..policies::registry::Ctx::for_machine(m)
+    };
+    let placement = policies::placement::PLACEMENTS
+        .build(&row.placement, &ctx)
+        .map_err(|error| TaskRunError::Policy {
+            row: row.name.clone(),
+            error,
+        })?;
+    let how = Replay {
+        row: &row.name,
+        scheduler: &row.scheduler,
+        prefetch: &row.prefetch,
+        mlp: exp.workload.mlp,
+        seed,
+        log,
+    };
+    let r = replay(m, &trace, cores, placement, &how)?;
+    Ok(run_result(seed, r.latency_ps, r.span_ns, r.memory_bytes))
+}
