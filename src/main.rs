@@ -3,6 +3,7 @@
 //! crates (`traces`, `sim`, `policies`, `analysis`).
 
 mod cmd;
+mod comparison;
 mod experiment;
 mod flags;
 mod input;

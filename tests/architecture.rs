@@ -549,8 +549,8 @@ fn h() -> Result<(), std::io::Error> { Ok(()) }
 
 /// No subcommand's module (`src/cmd/X.rs`, or `src/cmd/X/` with its
 /// children) imports another subcommand's: what two commands share lives
-/// outside `cmd/` (or in `lab`). One edge is left until the task-trace and
-/// line-level runners are in `lab` (issue 26): `sweep` runs `compare`.
+/// outside `cmd/` (or in `lab`): a sweep point runs a comparison through
+/// `crate::comparison`, as `compare` does.
 #[test]
 fn no_subcommand_imports_another() {
     let cmd = root().join("src/cmd");
@@ -582,7 +582,7 @@ fn no_subcommand_imports_another() {
         for other in names.iter().filter(|n| **n != own) {
             let used = !heads_after(&text, &format!("{prefix}{other}")).is_empty()
                 || text.contains(&format!("crate::cmd::{other}"));
-            if used && !(own == "sweep" && other == "compare") {
+            if used {
                 bad.push(format!("{}: uses {other}", rel.display()));
             }
         }

@@ -164,24 +164,22 @@ fn run_point(s: &Sweep, out: &Path, i: usize) -> Result<()> {
             .with_context(|| format!("{}: cannot clear", tmp.display()))?;
     }
     let text = s.point_text(i)?;
-    let args = super::compare::CompareArgs {
+    let ask = crate::comparison::Ask {
         experiment: s.experiment.clone(),
         out: Some(tmp.clone()),
         duration: None,
         seeds: None,
         threads: Some(1),
         qps: None,
-        fidelity: s.fidelity.clone(),
-        report: false,
         timeline: None,
         timeline_window: "0..2s".into(),
         timeline_row: None,
-        rows: None,
-        set: Vec::new(),
+        report: false,
+        fidelity: s.fidelity.clone(),
         recorded: Some(point_command(s, i, &dest)),
         quiet: true,
     };
-    super::compare::compare_text(&args, &text, &s.text)
+    crate::comparison::run(&ask, &text, &s.text)
         .with_context(|| format!("sweep point {i} ({})", describe(s, i)))?;
     write_file(&tmp.join("experiment.toml"), text.as_bytes())?;
     write_json(

@@ -1,0 +1,210 @@
+//! A comparison run and written: what `compare` and each sweep point do
+//! with an experiment's text — the kind it is (request model, task trace,
+//! line level) run through `lab::compare`, then the table printed and the
+//! result's files written (`compare.csv`, `compare.json`, plots,
+//! requests, monitoring, timeline, manifest).
+
+pub mod lines;
+pub mod tasks;
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result, bail};
+use serde_json::json;
+
+use analysis::compare;
+
+use crate::experiment::{parse_experiment, requests_csv, write_latency_plots, write_monitor};
+use crate::machines::load_machine;
+use crate::output::{ensure_dir, write_file, write_json};
+
+/// What to compare and how: `compare`'s arguments, or a sweep point's.
+pub struct Ask {
+    /// The experiment file (its text is given to [`run`]).
+    pub experiment: PathBuf,
+    pub out: Option<PathBuf>,
+    pub duration: Option<f64>,
+    pub seeds: Option<Vec<u64>>,
+    pub threads: Option<usize>,
+    pub qps: Option<f64>,
+    pub timeline: Option<PathBuf>,
+    pub timeline_window: String,
+    pub timeline_row: Option<String>,
+    pub report: bool,
+    pub fidelity: Option<String>,
+    /// The command line the manifest records instead of this process's
+    /// (a sweep point records the `compare` that runs it alone).
+    pub recorded: Option<Vec<String>>,
+    /// Print no table (a sweep's points).
+    pub quiet: bool,
+}
+
+/// `compare` on an experiment's `text` as if read from `a.experiment`
+/// (a sweep point's overridden experiment; `file_text` is the file as
+/// read, which the manifest records).
+pub fn run(a: &Ask, text: &str, file_text: &str) -> Result<()> {
+    let rec = crate::manifest::Record {
+        args: a
+            .recorded
+            .clone()
+            .unwrap_or_else(crate::manifest::process_args),
+        experiment: crate::manifest::experiment_input(
+            &a.experiment.display().to_string(),
+            file_text,
+        ),
+        quiet: a.quiet,
+    };
+    let trace_workload = tasks::is_trace_experiment(text);
+    if a.timeline.is_some() && (trace_workload || a.fidelity.as_deref() == Some("lines")) {
+        bail!(
+            "--timeline on compare shows the request model's batches; for tasks use replay --workers --timeline"
+        );
+    }
+    if trace_workload {
+        if a.duration.is_some() || a.qps.is_some() {
+            bail!(
+                "--duration and --qps apply to the request model; a task trace's load is its workload.arrivals"
+            );
+        }
+        if a.fidelity.as_deref() == Some("flow") {
+            bail!("--fidelity flow: a task trace workload runs at line level only");
+        }
+        tasks::run(
+            &a.experiment,
+            text,
+            a.out.as_deref(),
+            a.seeds.as_deref(),
+            a.threads,
+            &rec,
+        )?;
+        return crate::report::after(a.report, a.out.as_deref());
+    }
+    let mut exp = parse_experiment(&a.experiment, text, a.duration)?;
+    if let Some(s) = &a.seeds {
+        exp.experiment.seeds = s.clone();
+    }
+    if let Some(q) = a.qps {
+        if !(q.is_finite() && q > 0.0) {
+            bail!("--qps must be positive");
+        }
+        exp.workload.qps = q;
+    }
+    if a.fidelity.as_deref() == Some("lines") {
+        lines::run(&exp, &a.experiment, a.out.as_deref(), a.threads, &rec)?;
+        return crate::report::after(a.report, a.out.as_deref());
+    }
+    let m = load_machine(&exp.workload.machine, &exp.inputs)?;
+    let window = a
+        .timeline
+        .as_ref()
+        .map(|_| crate::timeline::parse_window(&a.timeline_window))
+        .transpose()?;
+    let shown = match &a.timeline_row {
+        None => 0,
+        Some(n) => exp.row.iter().position(|r| &r.name == n).with_context(|| {
+            format!(
+                "--timeline-row {n:?}: no such row in {}",
+                a.experiment.display()
+            )
+        })?,
+    };
+    let opts = lab::compare::Options {
+        threads: a.threads,
+        keep_records: a.out.is_some(),
+        timeline: window.map(|w| (shown, w.1)),
+    };
+    let clock = std::time::Instant::now();
+    let c = lab::compare::flow(&exp, &m, &opts, &|_, _| {})
+        .map_err(|e| anyhow::anyhow!("{}: {e}", a.experiment.display()))?;
+    let secs = clock.elapsed().as_secs_f64();
+    if let (Some(path), Some(w)) = (&a.timeline, window) {
+        let row = &c.rows[shown];
+        let ev = lab::timeline::serve::events(&row.first_records, &row.first_totals, w);
+        write_file(path, lab::timeline::to_json(&ev)?.as_bytes())?;
+    }
+    let simulated = c.simulated;
+    let names = c.names();
+    let by_row = c.by_row();
+    let table = &c.table;
+    let mut wall: Vec<Vec<u64>> = c.rows.iter().map(|r| r.predict_wall_ns.clone()).collect();
+    if !rec.quiet {
+        println!(
+            "{} on {}: {:.0} QPS for {} s × {} seeds ({} requests simulated per row)",
+            exp.experiment.name,
+            exp.workload.machine,
+            exp.workload.qps,
+            exp.workload.duration_s,
+            exp.experiment.seeds.len(),
+            table.first().map_or(0, |r| r.requests)
+        );
+        print!("{}", compare::render(table, exp.experiment.spike_k));
+        eprintln!(
+            "simulated {simulated} requests in {secs:.2} s of wall time ({:.0} requests/s)",
+            simulated as f64 / secs.max(1e-9)
+        );
+        for (n, w) in names.iter().zip(wall.iter_mut()) {
+            if !w.is_empty() {
+                w.sort_unstable();
+                eprintln!(
+                    "{n}: real prediction time p50 {} ns, p99 {} ns over {} predictions (wall clock; reported, not simulated)",
+                    analysis::stats::quantile_sorted(w, 0.5),
+                    analysis::stats::quantile_sorted(w, 0.99),
+                    w.len()
+                );
+            }
+        }
+    }
+    if let Some(dir) = &a.out {
+        ensure_dir(dir)?;
+        write_file(&dir.join("compare.csv"), compare::to_csv(table)?.as_bytes())?;
+        let monitor: Vec<(String, Vec<analysis::monitor::MonitorPoint>)> = names
+            .iter()
+            .zip(&by_row)
+            .map(|(n, runs)| (n.clone(), runs[0].windows.clone()))
+            .collect();
+        let windows: serde_json::Map<String, serde_json::Value> =
+            monitor.iter().map(|(n, w)| (n.clone(), json!(w))).collect();
+        write_monitor(
+            dir,
+            &format!(
+                "{}: monitoring, seed {}",
+                exp.experiment.name, exp.experiment.seeds[0]
+            ),
+            &monitor,
+        )?;
+        let v = json!({
+            "experiment": exp.experiment.name,
+            "machine": exp.workload.machine,
+            "seeds": exp.experiment.seeds,
+            "duration_s": exp.workload.duration_s,
+            "requests_simulated_per_row": table.first().map_or(0, |r| r.requests),
+            "requests_in_sample_per_row": table.first().map_or(0, |r| r.sampled_requests),
+            "sampled": by_row.iter().flatten().any(|r| r.sampled),
+            "rows": table,
+            "windows_first_seed": windows,
+        });
+        write_json(&dir.join("compare.json"), &v)?;
+        write_latency_plots(
+            dir,
+            &format!("{}: request latency", exp.experiment.name),
+            &names,
+            &by_row,
+        )?;
+        for row in &c.rows {
+            write_file(
+                &dir.join(format!("requests-{}.csv", row.name)),
+                requests_csv(&row.first_records)?.as_bytes(),
+            )?;
+        }
+        write_json(
+            &dir.join("manifest.json"),
+            &crate::manifest::manifest_as(
+                &rec.args,
+                vec![rec.experiment.clone()],
+                json!({ "duration_s": exp.workload.duration_s, "seeds": exp.experiment.seeds }),
+                &exp.inputs,
+            ),
+        )?;
+    }
+    crate::report::after(a.report, a.out.as_deref())
+}
