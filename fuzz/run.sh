@@ -38,7 +38,9 @@ if [ "${1:-}" = "--cmin" ]; then
     keep=$(mktemp -d)
     find "corpus/$t" -type f ! -regex '.*/[0-9a-f]\{40\}' -exec cp {} "$keep/" \;
     # Seeds and finds into the seed folder, then minimised in place.
-    cp -n "$found"/* "corpus/$t/" 2>/dev/null || true
+    # (find, not a glob: a campaign's folder can hold more files than an
+    # argument list.)
+    find "$found" -type f -exec cp -n -t "corpus/$t/" {} +
     mkdir -p ../target/fuzz-stats
     if ! cargo fuzz cmin -a --sanitizer none "$t" "corpus/$t" -- -max_len=8192 -timeout=10 -rss_limit_mb=2048 \
       >"../target/fuzz-stats/cmin-$t.log" 2>&1; then
