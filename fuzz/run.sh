@@ -71,8 +71,10 @@ for t in "${targets[@]}"; do
   cargo fuzz run -a --sanitizer none "$t" "$work" "corpus/$t" -- \
     -max_total_time="$secs" -max_len=8192 -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
     -jobs="$jobs" -workers="$jobs" >"$log" 2>&1 || status=$?
-  # With -jobs, each process writes fuzz-N.log beside us.
-  for f in fuzz-*.log; do [ -e "$f" ] && cat "$f" >>"$log" && rm -f "$f"; done
+  # With -jobs, each process writes fuzz-N.log beside us, and libFuzzer
+  # copies each into its own output when the job exits (so into $log
+  # already: appending them again counted every execution twice).
+  rm -f fuzz-*.log
   execs=$({ grep -h '^stat::number_of_executed_units' "$log" || true; } | awk '{s += $2} END {print s + 0}')
   echo "$t executions $execs seconds $secs jobs $jobs status $status" | tee "../target/fuzz-stats/$t.txt"
   grep -E '(panicked|deadly signal|ERROR: libFuzzer|SUMMARY)' "$log" | head -5 || true

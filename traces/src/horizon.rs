@@ -14,7 +14,8 @@
 //! to a completion) without wrapping. The engines check every clock value
 //! they compute against the same horizon in picoseconds and stop with an
 //! error past it (a long run of gaps, a queue that never drains), so no
-//! input gives a wrapped time.
+//! input gives a wrapped time. A new reader of times (recorded request
+//! logs, issue 28) checks them here too.
 
 use crate::error::Problem;
 use crate::record::{Access, FLAG_GAP, FLAG_TASK, FLAG_TIME};
