@@ -14,13 +14,14 @@ const COLORS: [RGBColor; 8] = [
     RGBColor(127, 127, 127),
 ];
 
-/// A plot that could not be drawn (the backend's message).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+/// A plot that could not be drawn: the drawing backend's error, kept
+/// whole (said after "plot: ", not repeated as a cause).
+#[derive(Debug, thiserror::Error)]
 #[error("plot: {0}")]
-pub struct PlotError(String);
+pub struct PlotError(Box<dyn std::error::Error + Send + Sync>);
 
-fn err(e: impl std::fmt::Display) -> PlotError {
-    PlotError(e.to_string())
+fn err(e: impl std::error::Error + Send + Sync + 'static) -> PlotError {
+    PlotError(Box::new(e))
 }
 
 /// A legend entry: a short line in the series' colour.
@@ -32,7 +33,10 @@ fn legend_mark(c: RGBColor) -> impl Fn((i32, i32)) -> PathElement<(i32, i32)> {
 fn draw_legend<'a, DB: DrawingBackend + 'a, CT: CoordTranslate>(
     chart: &mut ChartContext<'a, DB, CT>,
     pos: SeriesLabelPosition,
-) -> Result<(), PlotError> {
+) -> Result<(), PlotError>
+where
+    DB::ErrorType: 'static,
+{
     chart
         .configure_series_labels()
         .position(pos)

@@ -185,7 +185,7 @@ impl<'a> ServeEngine<'a> {
         warmup: Box<dyn Warmup>,
     ) -> Result<ServeEngine<'a>, ServeError> {
         spec.validate()
-            .map_err(|e| ServeError::Workload(e.problem.to_string()))?;
+            .map_err(|e| ServeError::Workload(e.problem))?;
         let mut workers = Vec::new();
         for (i, node) in m.spec.nodes.iter().enumerate() {
             let accel: u32 = node.accelerators.iter().map(|a| a.count).sum();
@@ -215,9 +215,7 @@ impl<'a> ServeEngine<'a> {
             }
         }
         if workers.is_empty() {
-            return Err(ServeError::Workload(
-                "the machine has no accelerators or cores to serve on".into(),
-            ));
+            return Err(ServeError::NoWorkers);
         }
         let nodes = m.nodes();
         let node_gbps: Vec<f64> = m
@@ -244,8 +242,7 @@ impl<'a> ServeEngine<'a> {
         // to a power of two.
         let want = spec.cache.items_per_node.max(16) as u64;
         let sets = (want / 16).next_power_of_two();
-        let g = Geometry::new(sets * 16 * 64, 16, 64)
-            .map_err(|e| ServeError::Workload(e.to_string()))?;
+        let g = Geometry::new(sets * 16 * 64, 16, 64).map_err(ServeError::CacheGeometry)?;
         let caches = (0..nodes)
             .map(|i| Cache::new(g, Replacement::Lru, i as u64))
             .collect();
@@ -296,10 +293,11 @@ impl<'a> ServeEngine<'a> {
         };
         for (i, mv) in spec.moves.iter().enumerate() {
             if mv.to_worker as usize >= nw {
-                return Err(ServeError::Workload(format!(
-                    "move {i}: worker {} does not exist ({nw} workers)",
-                    mv.to_worker
-                )));
+                return Err(ServeError::NoSuchWorker {
+                    index: i,
+                    worker: mv.to_worker,
+                    workers: nw,
+                });
             }
             e.push((mv.at_s * 1e9) as u64, Ev::MoveAt(i));
         }
@@ -398,8 +396,8 @@ impl<'a> ServeEngine<'a> {
         seed: u64,
         mut sink: impl FnMut(&RequestRecord),
     ) -> Result<ServeTotals, ServeError> {
-        let mut arrivals = ArrivalGen::new(&self.spec, seed)
-            .map_err(|e| ServeError::Workload(e.problem.to_string()))?;
+        let mut arrivals =
+            ArrivalGen::new(&self.spec, seed).map_err(|e| ServeError::Workload(e.problem))?;
         let mut next = arrivals.next();
         loop {
             let ev_t = self.heap.peek().map(|Reverse((t, _, _))| *t);

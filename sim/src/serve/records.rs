@@ -174,7 +174,17 @@ pub struct DatasetRow {
 #[derive(Debug, thiserror::Error)]
 pub enum ServeError {
     #[error("workload: {0}")]
-    Workload(String),
+    Workload(traces::Problem),
+    #[error("workload: the machine has no accelerators or cores to serve on")]
+    NoWorkers,
+    #[error("workload: move {index}: worker {worker} does not exist ({workers} workers)")]
+    NoSuchWorker {
+        index: usize,
+        worker: u32,
+        workers: usize,
+    },
+    #[error("workload: the feature cache: {0}")]
+    CacheGeometry(crate::geometry::GeometryError),
     #[error(
         "preload {0} is an oracle: it needs the outcomes of a paired run without preload (ServeEngine::set_truth)"
     )]
