@@ -24,7 +24,45 @@ pub enum MachineError {
     #[error("TOML: {0}")]
     Toml(String),
     #[error("{0}")]
-    Invalid(String),
+    Config(traces::config::ConfigError),
+    #[error("a machine needs at least one node")]
+    NoNodes,
+    #[error("at most 64 nodes are supported")]
+    TooManyNodes,
+    #[error("page_size = {page}: must be at least line_size ({line})")]
+    PageBelowLine { page: u64, line: u64 },
+    #[error("{path} ({name}): {error}")]
+    CacheGeometry {
+        path: String,
+        name: String,
+        error: GeometryError,
+    },
+    #[error("{path} ({name}): {error}")]
+    CacheReplacement {
+        path: String,
+        name: String,
+        error: crate::cache::CacheError,
+    },
+    #[error("nodes[{node}].memory.interleave = {interleave}: must be at least line_size ({line})")]
+    InterleaveBelowLine {
+        node: usize,
+        interleave: u64,
+        line: u64,
+    },
+    #[error("the machine has no cores")]
+    NoCores,
+    #[error("{cores} cores + {nodes} nodes exceed the directory's 256 caching agents")]
+    TooManyAgents { cores: u32, nodes: usize },
+    #[error("no node has memory")]
+    NoMemory,
+    #[error("links[{link}]: {a}–{b} does not join two distinct nodes")]
+    BadLink { link: usize, a: u32, b: u32 },
+    #[error("the links do not connect every node")]
+    Disconnected,
+    #[error("no route from node {from} to node {to}")]
+    NoRoute { from: usize, to: usize },
+    #[error("route uses a missing edge")]
+    MissingEdge,
     #[error(transparent)]
     Range(Box<crate::ranges::RangeError>),
     #[error("cache {name}: {source}")]
@@ -33,10 +71,6 @@ pub enum MachineError {
         #[source]
         source: GeometryError,
     },
-}
-
-fn invalid(s: impl Into<String>) -> MachineError {
-    MachineError::Invalid(s.into())
 }
 
 /// Picoseconds per nanosecond.
@@ -86,7 +120,7 @@ impl Machine {
     pub fn from_toml(text: &str) -> Result<Machine, MachineError> {
         let spec: MachineSpec = traces::config::parse_toml(text).map_err(|e| match e {
             traces::config::ConfigError::Toml(s) => MachineError::Toml(s),
-            other => MachineError::Invalid(other.to_string()),
+            other => MachineError::Config(other),
         })?;
         Machine::new(spec)
     }
@@ -95,30 +129,37 @@ impl Machine {
     pub fn new(spec: MachineSpec) -> Result<Machine, MachineError> {
         let n = spec.nodes.len();
         if n == 0 {
-            return Err(invalid("a machine needs at least one node"));
+            return Err(MachineError::NoNodes);
         }
         if n > 64 {
-            return Err(invalid("at most 64 nodes are supported"));
+            return Err(MachineError::TooManyNodes);
         }
         // Every numeric field within its documented range (`ranges.rs`);
         // below, the rules that join fields.
         crate::ranges::check(&spec).map_err(|e| MachineError::Range(Box::new(e)))?;
         if spec.page_size < spec.line_size {
-            return Err(invalid(format!(
-                "page_size = {}: must be at least line_size ({})",
-                spec.page_size, spec.line_size
-            )));
+            return Err(MachineError::PageBelowLine {
+                page: spec.page_size,
+                line: spec.line_size,
+            });
         }
         // A cache's geometry and replacement, named by its path.
         let check_cache = |path: &str, c: &CacheSpec| -> Result<(), MachineError> {
             let g = c.geometry(spec.line_size).map_err(|e| match e {
-                MachineError::Geometry { source, .. } => {
-                    invalid(format!("{path} ({}): {source}", c.name))
-                }
+                MachineError::Geometry { source, .. } => MachineError::CacheGeometry {
+                    path: path.to_string(),
+                    name: c.name.clone(),
+                    error: source,
+                },
                 other => other,
             })?;
-            crate::cache::Cache::check(&g, c.replacement)
-                .map_err(|e| invalid(format!("{path} ({}): {e}", c.name)))?;
+            crate::cache::Cache::check(&g, c.replacement).map_err(|error| {
+                MachineError::CacheReplacement {
+                    path: path.to_string(),
+                    name: c.name.clone(),
+                    error,
+                }
+            })?;
             Ok(())
         };
         for (i, c) in spec.core.caches.iter().enumerate() {
@@ -137,10 +178,11 @@ impl Machine {
             if let Some(m) = &node.memory
                 && m.interleave < spec.line_size
             {
-                return Err(invalid(format!(
-                    "nodes[{i}].memory.interleave = {}: must be at least line_size ({})",
-                    m.interleave, spec.line_size
-                )));
+                return Err(MachineError::InterleaveBelowLine {
+                    node: i,
+                    interleave: m.interleave,
+                    line: spec.line_size,
+                });
             }
             first_core.push(cores);
             for _ in 0..node.cores {
@@ -149,29 +191,28 @@ impl Machine {
             cores += node.cores;
         }
         if cores == 0 {
-            return Err(invalid("the machine has no cores"));
+            return Err(MachineError::NoCores);
         }
         if cores as usize + n > 256 {
-            return Err(invalid(format!(
-                "{cores} cores + {n} nodes exceed the directory's 256 caching agents"
-            )));
+            return Err(MachineError::TooManyAgents { cores, nodes: n });
         }
         if !spec.nodes.iter().any(|x| x.memory.is_some()) {
-            return Err(invalid("no node has memory"));
+            return Err(MachineError::NoMemory);
         }
         let mut graph = UnGraph::<u32, usize>::new_undirected();
         let idx: Vec<NodeIndex> = (0..n as u32).map(|i| graph.add_node(i)).collect();
         for (k, l) in spec.links.iter().enumerate() {
             if l.a as usize >= n || l.b as usize >= n || l.a == l.b {
-                return Err(invalid(format!(
-                    "links[{k}]: {}–{} does not join two distinct nodes",
-                    l.a, l.b
-                )));
+                return Err(MachineError::BadLink {
+                    link: k,
+                    a: l.a,
+                    b: l.b,
+                });
             }
             graph.add_edge(idx[l.a as usize], idx[l.b as usize], k);
         }
         if petgraph::algo::connected_components(&graph) != 1 {
-            return Err(invalid("the links do not connect every node"));
+            return Err(MachineError::Disconnected);
         }
         // Lowest-latency routes (ties: fewer hops, then lower link indices — deterministic).
         let mut route = vec![vec![Vec::new(); n]; n];
@@ -188,14 +229,14 @@ impl Machine {
                     |e| ns_to_ps(spec.links[*e.weight()].latency_ns) * 1024 + 1,
                     |_| 0,
                 )
-                .ok_or_else(|| invalid(format!("no route from node {i} to node {j}")))?;
+                .ok_or(MachineError::NoRoute { from: i, to: j })?;
                 let _ = cost;
                 let mut links = Vec::new();
                 for w in path.windows(2) {
                     let e = graph
                         .edges_connecting(w[0], w[1])
                         .min_by_key(|e| (ns_to_ps(spec.links[*e.weight()].latency_ns), *e.weight()))
-                        .ok_or_else(|| invalid("route uses a missing edge"))?;
+                        .ok_or(MachineError::MissingEdge)?;
                     links.push(*e.weight());
                 }
                 route_ps[i][j] = links
