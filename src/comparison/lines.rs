@@ -11,8 +11,8 @@ use serde_json::json;
 
 use analysis::compare;
 
-use crate::experiment::{Experiment, write_latency_plots};
-use crate::output::{ensure_dir, write_file, write_json};
+use crate::experiment::Experiment;
+use crate::output::{ensure_dir, write_file};
 
 pub fn run(
     exp: &Experiment,
@@ -35,8 +35,6 @@ pub fn run(
     }
     let lc = lab::compare::lines(exp, &origin, &opts, &|_, _| {})?;
     let table = &lc.comparison.table;
-    let names = lc.comparison.names();
-    let by_row = lc.comparison.by_row();
     let cores = &lc.cores;
     let seeds = &exp.experiment.seeds;
     if !rec.quiet {
@@ -56,8 +54,9 @@ pub fn run(
     if let Some(dir) = out {
         ensure_dir(dir)?;
         write_file(&dir.join("compare.csv"), compare::to_csv(table)?.as_bytes())?;
-        write_json(
-            &dir.join("compare.json"),
+        super::files::write_common(
+            dir,
+            rec,
             &json!({
                 "experiment": exp.experiment.name,
                 "fidelity": "lines",
@@ -67,22 +66,10 @@ pub fn run(
                 "workers": cores,
                 "rows": table,
             }),
-        )?;
-        write_latency_plots(
-            dir,
             &format!("{}: request latency (line level)", exp.experiment.name),
-            &names,
-            &by_row,
-        )?;
-        let inputs = vec![rec.experiment.clone()];
-        write_json(
-            &dir.join("manifest.json"),
-            &crate::manifest::manifest_as(
-                &rec.args,
-                inputs,
-                json!({ "fidelity": "lines", "duration_s": exp.workload.duration_s, "seeds": seeds }),
-                &exp.inputs,
-            ),
+            &lc.comparison,
+            json!({ "fidelity": "lines", "duration_s": exp.workload.duration_s, "seeds": seeds }),
+            &exp.inputs,
         )?;
     }
     Ok(())

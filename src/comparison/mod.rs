@@ -4,6 +4,7 @@
 //! result's files written (`compare.csv`, `compare.json`, plots,
 //! requests, monitoring, timeline, manifest).
 
+mod files;
 pub mod lines;
 pub mod tasks;
 
@@ -14,9 +15,9 @@ use serde_json::json;
 
 use analysis::compare;
 
-use crate::experiment::{parse_experiment, requests_csv, write_latency_plots, write_monitor};
+use crate::experiment::{parse_experiment, requests_csv, write_monitor};
 use crate::machines::load_machine;
-use crate::output::{ensure_dir, write_file, write_json};
+use crate::output::{ensure_dir, write_file};
 
 /// What to compare and how: `compare`'s arguments, or a sweep point's.
 pub struct Ask {
@@ -183,12 +184,14 @@ pub fn run(a: &Ask, text: &str, file_text: &str) -> Result<()> {
             "rows": table,
             "windows_first_seed": windows,
         });
-        write_json(&dir.join("compare.json"), &v)?;
-        write_latency_plots(
+        files::write_common(
             dir,
+            &rec,
+            &v,
             &format!("{}: request latency", exp.experiment.name),
-            &names,
-            &by_row,
+            &c,
+            json!({ "duration_s": exp.workload.duration_s, "seeds": exp.experiment.seeds }),
+            &exp.inputs,
         )?;
         for row in &c.rows {
             write_file(
@@ -196,15 +199,6 @@ pub fn run(a: &Ask, text: &str, file_text: &str) -> Result<()> {
                 requests_csv(&row.first_records)?.as_bytes(),
             )?;
         }
-        write_json(
-            &dir.join("manifest.json"),
-            &crate::manifest::manifest_as(
-                &rec.args,
-                vec![rec.experiment.clone()],
-                json!({ "duration_s": exp.workload.duration_s, "seeds": exp.experiment.seeds }),
-                &exp.inputs,
-            ),
-        )?;
     }
     crate::report::after(a.report, a.out.as_deref())
 }

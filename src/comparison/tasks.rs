@@ -11,7 +11,7 @@ use serde_json::json;
 
 use analysis::compare;
 
-use crate::output::{ensure_dir, write_file, write_json};
+use crate::output::{ensure_dir, write_file};
 
 pub use lab::tasks::is_trace_experiment;
 
@@ -37,8 +37,6 @@ pub fn run(
     let base = path.parent().unwrap_or(Path::new("."));
     let tc = lab::compare::tasks(&exp, &origin, base, &log, &opts, &|_, _| {})?;
     let table = &tc.comparison.table;
-    let names = tc.comparison.names();
-    let by_row = tc.comparison.by_row();
     let cores = &tc.cores;
     if !rec.quiet {
         println!(
@@ -62,8 +60,9 @@ pub fn run(
             &dir.join("compare.csv"),
             compare::to_csv_in(table, "us")?.as_bytes(),
         )?;
-        write_json(
-            &dir.join("compare.json"),
+        super::files::write_common(
+            dir,
+            rec,
             &json!({
                 "experiment": exp.experiment.name,
                 "machine": exp.workload.machine,
@@ -72,22 +71,10 @@ pub fn run(
                 "seeds": exp.experiment.seeds,
                 "rows": table,
             }),
-        )?;
-        crate::experiment::write_latency_plots(
-            dir,
             &format!("{}: task latency", exp.experiment.name),
-            &names,
-            &by_row,
-        )?;
-        let inputs = vec![rec.experiment.clone()];
-        write_json(
-            &dir.join("manifest.json"),
-            &crate::manifest::manifest_as(
-                &rec.args,
-                inputs,
-                json!({ "seeds": exp.experiment.seeds }),
-                &log,
-            ),
+            &tc.comparison,
+            json!({ "seeds": exp.experiment.seeds }),
+            &log,
         )?;
     }
     Ok(())
