@@ -58,6 +58,14 @@ impl Comparison {
     }
 }
 
+/// A pool of `threads` worker threads (default: every core).
+fn pool(threads: Option<usize>) -> Result<rayon::ThreadPool, LabError> {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads.unwrap_or(0))
+        .build()
+        .map_err(LabError::Threads)
+}
+
 /// The one rows × seeds runner: `run(row, seed index)` for every pair,
 /// in parallel on `threads` threads (default: every core); the results by
 /// row, each in seed order, whatever the thread count. `progress` is
@@ -70,10 +78,7 @@ pub fn rows_by_seeds<R: Send>(
     progress: &(dyn Fn(usize, usize) + Sync),
     run: impl Fn(usize, usize) -> Result<R, LabError> + Sync,
 ) -> Result<Vec<Vec<R>>, LabError> {
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads.unwrap_or(0))
-        .build()
-        .map_err(LabError::Threads)?;
+    let pool = pool(threads)?;
     let jobs: Vec<(usize, usize)> = (0..rows)
         .flat_map(|r| (0..seeds).map(move |s| (r, s)))
         .collect();
@@ -285,10 +290,7 @@ pub fn lines(
     }
     let map = crate::lines::Mapping::new(exp, &m);
     let seeds = &exp.experiment.seeds;
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(opts.threads.unwrap_or(0))
-        .build()
-        .map_err(LabError::Threads)?;
+    let pool = pool(opts.threads)?;
     let traces: Vec<traces::tasks::TaskTrace> = pool
         .install(|| {
             seeds

@@ -76,6 +76,12 @@ pub fn out_format_of(path: &Path) -> Result<OutFormat> {
     })
 }
 
+/// Refills `batch` from `src` (read from `name`); false at the trace's end.
+fn next_batch(batch: &mut Batch, src: &mut dyn RecordSource, name: &Path) -> Result<bool> {
+    batch.clear();
+    Ok(src.fill(batch).map_err(|e| trace_err(name, e))? > 0)
+}
+
 /// Streams every record of `src` into `out`; returns the record count.
 /// Nothing is left at `out` unless the whole stream was written.
 pub fn write_trace(
@@ -92,10 +98,7 @@ pub fn write_trace(
     let werr = |e: std::io::Error| anyhow::anyhow!("{}: write failed: {e}", out.display());
     let mut batch = Batch::new(fields);
     let mut n = 0u64;
-    let next = |batch: &mut Batch, src: &mut dyn RecordSource| -> Result<bool> {
-        batch.clear();
-        Ok(src.fill(batch).map_err(|e| trace_err(src_name, e))? > 0)
-    };
+    let next = |batch: &mut Batch, src: &mut dyn RecordSource| next_batch(batch, src, src_name);
     let sink = match format {
         OutFormat::Native | OutFormat::NativeZstd => {
             let codec = if format == OutFormat::NativeZstd {
@@ -406,16 +409,7 @@ fn convert_tasks(a: &ConvertArgs, task_pc: u64) -> Result<()> {
     let mut split = traces::tasks::TaskSplitter::new(task_pc, a.task_end_pc, a.keys);
     let mut batch = Batch::new(input.source.fields());
     let mut index = 0u64;
-    loop {
-        batch.clear();
-        if input
-            .source
-            .fill(&mut batch)
-            .map_err(|e| trace_err(&a.input, e))?
-            == 0
-        {
-            break;
-        }
+    while next_batch(&mut batch, &mut input.source, &a.input)? {
         for r in batch.iter() {
             split
                 .push(&r, index)
@@ -589,16 +583,7 @@ fn info(a: InfoArgs) -> Result<()> {
     let (mut lo, mut hi) = (u64::MAX, 0u64);
     let mut batch = Batch::new(input.source.fields());
     let mut progress = Progress::new(input.file_len, "scanning");
-    loop {
-        batch.clear();
-        if input
-            .source
-            .fill(&mut batch)
-            .map_err(|e| trace_err(&a.input, e))?
-            == 0
-        {
-            break;
-        }
+    while next_batch(&mut batch, &mut input.source, &a.input)? {
         for r in batch.iter() {
             st.records += 1;
             *st.by_kind.entry(r.kind.name()).or_default() += 1;
