@@ -5,6 +5,8 @@
 //! what a run read, returned with its result so a manifest is made from
 //! that value and parallel runs never mix.
 //!
+//! - [`input`]: a trace file opened (mapped or streamed), with a tap that
+//!   counts and checksums the bytes read;
 //! - [`inputs`]: the inputs a run read (files and built-in presets, with
 //!   checksums), gathered in an [`InputLog`] the run owns;
 //! - [`machines`]: a machine by preset name or file, noted in the log;
@@ -37,6 +39,7 @@ pub mod confirm_fit;
 pub mod dependent;
 pub mod errors;
 pub mod experiment;
+pub mod input;
 pub mod inputs;
 pub mod lines;
 pub mod machines;

@@ -14,6 +14,7 @@ use serde_json::json;
 
 use crate::output::{ensure_dir, write_file, write_json};
 use lab::sweep::Sweep;
+use lab::sweep::merge::{SweepRecord, describe, point_command, point_dir, values_json};
 
 #[derive(clap::Args, Debug)]
 #[command(args_conflicts_with_subcommands = true)]
@@ -58,14 +59,6 @@ pub enum SweepSub {
     Merge { dir: PathBuf },
 }
 
-/// What a sweep folder remembers of its sweep (so `merge` needs only DIR).
-#[derive(serde::Serialize, serde::Deserialize)]
-struct SweepRecord {
-    sweep: PathBuf,
-    keys: Vec<String>,
-    cells: Vec<Vec<String>>,
-}
-
 pub fn run(a: SweepArgs) -> Result<()> {
     if let Some(SweepSub::Merge { dir }) = &a.sub {
         return merge(dir);
@@ -76,11 +69,7 @@ pub fn run(a: SweepArgs) -> Result<()> {
     let s = Sweep::load(file)?;
     let n = s.points.len();
     ensure_dir(&out.join("points"))?;
-    let record = SweepRecord {
-        sweep: std::path::absolute(file).unwrap_or(file.clone()),
-        keys: s.keys.clone(),
-        cells: (0..n).map(|i| s.cells(i)).collect(),
-    };
+    let record = SweepRecord::of(&s, file);
     write_json(
         &out.join("sweep-points.json"),
         &serde_json::to_value(&record)?,
@@ -145,10 +134,6 @@ pub fn run(a: SweepArgs) -> Result<()> {
     crate::report::after(a.report, Some(out))
 }
 
-fn point_dir(out: &Path, i: usize) -> PathBuf {
-    out.join("points").join(i.to_string())
-}
-
 /// Runs point `i` into `out/points/<i>/` (built whole under a temporary
 /// name, then renamed into place).
 fn run_point(s: &Sweep, out: &Path, i: usize) -> Result<()> {
@@ -197,97 +182,21 @@ fn run_point(s: &Sweep, out: &Path, i: usize) -> Result<()> {
     }
 }
 
-/// The `compare` command that runs point `i` on its own (what its
-/// manifest records, so `reproduce` reruns just that point), writing to `out`.
-fn point_command(s: &Sweep, i: usize, out: &Path) -> Vec<String> {
-    let mut a = vec!["compare".to_string(), s.experiment.display().to_string()];
-    if let Some(rows) = s.rows() {
-        a.extend(["--rows".to_string(), rows.join(",")]);
-    }
-    for (k, v) in s.overrides(i) {
-        a.extend(["--set".to_string(), format!("{k}={v}")]);
-    }
-    if let Some(f) = &s.fidelity {
-        a.extend(["--fidelity".to_string(), f.clone()]);
-    }
-    a.extend(["--out".to_string(), out.display().to_string()]);
-    a
-}
-
-fn describe(s: &Sweep, i: usize) -> String {
-    s.keys
-        .iter()
-        .zip(s.cells(i))
-        .map(|(k, v)| format!("{k} = {v}"))
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
-fn values_json(keys: &[String], cells: &[String]) -> serde_json::Value {
-    keys.iter()
-        .zip(cells)
-        .map(|(k, v)| (k.clone(), json!(v)))
-        .collect::<serde_json::Map<_, _>>()
-        .into()
-}
-
 /// `sweep merge DIR`: every finished point's `compare.csv` lines behind
 /// its grid values, in point order; the missing points named on stderr.
 pub fn merge(out: &Path) -> Result<()> {
-    let rec_path = out.join("sweep-points.json");
-    let rec: SweepRecord =
-        serde_json::from_str(&std::fs::read_to_string(&rec_path).with_context(|| {
-            format!("{}: cannot read (not a sweep folder?)", rec_path.display())
-        })?)
-        .with_context(|| format!("{}: not a sweep record", rec_path.display()))?;
-    let mut w = csv::Writer::from_writer(Vec::new());
-    let mut header_written = false;
-    let mut missing = Vec::new();
-    let mut points = Vec::new();
-    for (i, cells) in rec.cells.iter().enumerate() {
-        let dir = point_dir(out, i);
-        let csv_path = dir.join("compare.csv");
-        if !dir.exists() {
-            missing.push(i);
-            continue;
-        }
-        let mut r = csv::Reader::from_path(&csv_path)
-            .with_context(|| format!("{}: cannot read", csv_path.display()))?;
-        if !header_written {
-            let mut h: Vec<String> = rec.keys.clone();
-            h.extend(r.headers()?.iter().map(String::from));
-            w.write_record(&h)?;
-            header_written = true;
-        }
-        for line in r.records() {
-            let line = line.with_context(|| format!("{}: bad line", csv_path.display()))?;
-            let mut v: Vec<String> = cells.clone();
-            v.extend(line.iter().map(String::from));
-            w.write_record(&v)?;
-        }
-        let cj: serde_json::Value = serde_json::from_str(
-            &std::fs::read_to_string(dir.join("compare.json")).context("compare.json")?,
-        )?;
-        points.push(json!({
-            "point": i,
-            "values": values_json(&rec.keys, cells),
-            "rows": cj["rows"],
-        }));
-    }
-    let bytes = w.into_inner().map_err(|e| anyhow::anyhow!("csv: {e}"))?;
-    write_file(&out.join("sweep.csv"), &bytes)?;
-    write_json(
-        &out.join("sweep.json"),
-        &json!({ "sweep": rec.sweep, "keys": rec.keys, "points": points }),
-    )?;
-    let n = rec.cells.len();
-    if missing.is_empty() {
+    let m = lab::sweep::merge::merge(out)?;
+    write_file(&out.join("sweep.csv"), &m.csv)?;
+    write_json(&out.join("sweep.json"), &m.json)?;
+    let n = m.points;
+    if m.missing.is_empty() {
         eprintln!("merged {n} points into {}", out.join("sweep.csv").display());
     } else {
         eprintln!(
-            "merged {} of {n} points into {}; missing (not finished): {missing:?}",
-            n - missing.len(),
-            out.join("sweep.csv").display()
+            "merged {} of {n} points into {}; missing (not finished): {:?}",
+            n - m.missing.len(),
+            out.join("sweep.csv").display(),
+            m.missing
         );
     }
     Ok(())

@@ -18,6 +18,8 @@ use serde::Deserialize;
 
 use crate::InputLog;
 
+pub mod merge;
+
 /// A sweep file that cannot be read or expanded.
 #[derive(Debug, thiserror::Error)]
 pub enum SweepError {
