@@ -11,6 +11,8 @@
 //!   checksums), gathered in an [`InputLog`] the run owns;
 //! - [`machines`]: a machine by preset name or file, noted in the log;
 //! - [`models`]: model files for learned policies, noted in the log;
+//! - [`dataset`]: training rows for the learned predictors (dispatch
+//!   decisions or a trace's candidate prefetches);
 //! - [`experiment`]: request-model experiments — the schema, a row's
 //!   policies, one row on one seed;
 //! - [`tasks`]: task-trace experiments and the task replay under them;
@@ -36,6 +38,7 @@
 pub mod calibrate;
 pub mod compare;
 pub mod confirm_fit;
+pub mod dataset;
 pub mod dependent;
 pub mod errors;
 pub mod experiment;
@@ -48,6 +51,7 @@ pub mod prefetchers;
 pub mod sweep;
 pub mod tasks;
 pub mod timeline;
+pub mod validate;
 pub mod workers;
 
 pub use inputs::{Input, InputLog};

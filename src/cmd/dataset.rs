@@ -16,11 +16,10 @@
 use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
-use policies::prefetch::learned::{self, RowBuilder};
-use sim::cache::{Cache, Replacement};
-use traces::{Batch, Format, Kind, RecordSource};
+use lab::dataset::Dataset;
+use traces::Format;
 
-use crate::experiment::{load_experiment, parse_duration, run_row};
+use crate::experiment::{load_experiment, parse_duration};
 use crate::input::{open_trace, parse_format, trace_err};
 use crate::machines::load_machine;
 use crate::output::write_file;
@@ -75,58 +74,34 @@ pub struct DatasetArgs {
     pub out: PathBuf,
 }
 
-/// Rows as (time, id, features, label).
-type Rows = Vec<(u64, u64, Vec<f64>, bool)>;
-
 pub fn run(a: DatasetArgs) -> Result<()> {
     let is_experiment = a
         .input
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("toml"));
-    let (names, rows) = if is_experiment {
+    let d = if is_experiment {
         experiment_rows(&a)?
     } else {
         trace_rows(&a)?
     };
-    let mut header = vec!["time_ns".to_string(), "id".to_string()];
-    header.extend(names);
-    header.push("label".into());
+    let header = d.columns();
     if crate::npy::is_npy(&a.out) {
-        let m: Vec<Vec<f64>> = rows
-            .iter()
-            .map(|(t, id, f, l)| {
-                let mut v = vec![*t as f64, *id as f64];
-                v.extend(f);
-                v.push(*l as u8 as f64);
-                v
-            })
-            .collect();
-        crate::npy::write(&a.out, &header, &m)?;
+        crate::npy::write(&a.out, &header, &d.matrix())?;
     } else {
-        let lines: Vec<Vec<String>> = rows
-            .iter()
-            .map(|(t, id, f, l)| {
-                let mut v = vec![t.to_string(), id.to_string()];
-                v.extend(f.iter().map(f64::to_string));
-                v.push((*l as u8).to_string());
-                v
-            })
-            .collect();
-        let s = analysis::table::records_to_csv(&header, &lines)?;
+        let s = analysis::table::records_to_csv(&header, &d.text_rows())?;
         write_file(&a.out, s.as_bytes())?;
     }
-    let pos = rows.iter().filter(|r| r.3).count();
     eprintln!(
         "wrote {} rows ({} positive) to {}",
-        rows.len(),
-        pos,
+        d.rows.len(),
+        d.positives(),
         a.out.display()
     );
     Ok(())
 }
 
 /// Dispatch decisions of the request-level model.
-fn experiment_rows(a: &DatasetArgs) -> Result<(Vec<String>, Rows)> {
+fn experiment_rows(a: &DatasetArgs) -> Result<Dataset> {
     let (exp, _) = load_experiment(&a.input, a.duration)?;
     let names: Vec<&str> = exp.row.iter().map(|r| r.name.as_str()).collect();
     let Some(want) = &a.row else {
@@ -135,7 +110,7 @@ fn experiment_rows(a: &DatasetArgs) -> Result<(Vec<String>, Rows)> {
             names.join(", ")
         );
     };
-    let Some(row) = exp.row.iter().find(|r| &r.name == want).cloned() else {
+    let Some(row) = exp.row.iter().find(|r| &r.name == want) else {
         bail!("--row {want:?}: no such row (rows: {})", names.join(", "));
     };
     let fs = sim::policy::FeatureSet::parse(a.history, &a.features)
@@ -143,23 +118,15 @@ fn experiment_rows(a: &DatasetArgs) -> Result<(Vec<String>, Rows)> {
     exp.check_size()
         .with_context(|| a.input.display().to_string())?;
     let m = load_machine(&exp.workload.machine, &exp.inputs)?;
-    let run = run_row(&m, &exp, &row, a.seed, false, Some(&fs), None)?;
-    let mut rows = run.dataset;
-    rows.sort_by_key(|r| (r.time_ns, r.id));
-    Ok((
-        fs.names(),
-        rows.into_iter()
-            .map(|r| (r.time_ns, r.id, r.features, r.label))
-            .collect(),
-    ))
+    Ok(lab::dataset::requests(&m, &exp, row, a.seed, &fs)?)
 }
 
 /// Candidate prefetches over a trace's data accesses.
-fn trace_rows(a: &DatasetArgs) -> Result<(Vec<String>, Rows)> {
+fn trace_rows(a: &DatasetArgs) -> Result<Dataset> {
     if a.history > 1000 {
         bail!("--history {}: at most 1000 past accesses", a.history);
     }
-    let g = match &a.machine {
+    let level = match &a.machine {
         Some(name) => {
             let m = load_machine(name, &lab::InputLog::default())?;
             let caches = &m.spec.core.caches;
@@ -184,46 +151,22 @@ fn trace_rows(a: &DatasetArgs) -> Result<(Vec<String>, Rows)> {
                 .map_err(|e| anyhow::anyhow!("--level {text:?} (SIZE,ASSOC, e.g. 1M,16): {e}"))?
         }
     };
-    let mut level = Cache::new(g, Replacement::Lru, 0);
     let base = crate::policy::prefetcher(&a.prefetcher, 64, 1, &lab::InputLog::default())?;
-    let mut b = RowBuilder::new(base, a.window, a.max_rows, a.history);
     let mut input = open_trace(&a.input, a.format, false, 2)?;
-    let mut batch = Batch::new(input.source.fields());
-    loop {
-        batch.clear();
-        let n = input
-            .source
-            .fill(&mut batch)
-            .map_err(|e| trace_err(&a.input, e))?;
-        if n == 0 {
-            break;
-        }
-        for i in 0..batch.len() {
-            let x = batch.acc[i];
-            if x.kind == Kind::IFetch {
-                continue;
-            }
-            let line = x.addr >> 6;
-            let write = matches!(x.kind, Kind::Store | Kind::Modify);
-            let miss = !level.probe(line, write);
-            if miss {
-                level.fill(line, write);
-            }
-            b.access(batch.pc_of(i), x.addr, line, miss, write);
-        }
-    }
-    let rows = b.finish();
-    if rows.is_empty() {
+    let ask = lab::dataset::TraceAsk {
+        level,
+        base,
+        window: a.window,
+        max_rows: a.max_rows,
+        history: a.history,
+    };
+    let d = lab::dataset::trace(&mut input.source, ask).map_err(|e| trace_err(&a.input, e))?;
+    if d.rows.is_empty() {
         bail!(
             "{}: the base prefetcher {} proposed nothing on this trace",
             a.input.display(),
             a.prefetcher
         );
     }
-    Ok((
-        learned::feature_names(a.history),
-        rows.into_iter()
-            .map(|r| (r.index, r.index, r.features, r.label))
-            .collect(),
-    ))
+    Ok(d)
 }

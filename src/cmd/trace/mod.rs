@@ -1,6 +1,5 @@
 //! `numasim trace gen|convert|info` (and `prefetch`, in [`prefetch`]).
 
-use std::collections::{BTreeMap, HashSet};
 pub mod prefetch;
 
 use std::path::{Path, PathBuf};
@@ -8,11 +7,8 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
 use serde_json::json;
-use traces::csvfmt::CsvWriter;
-use traces::native::Codec;
-use traces::native::write::NativeWriter;
 use traces::synth::{GenConfig, Generator, Pattern};
-use traces::{Batch, Fields, Format, Kind, RecordSource};
+use traces::{Batch, Fields, Format, RecordSource};
 
 use crate::input::{open_trace, parse_format, trace_err};
 use crate::output::AtomicFile;
@@ -31,47 +27,37 @@ pub enum TraceCmd {
     Prefetch(prefetch::PrefetchArgs),
 }
 
-/// Output formats a trace can be written in.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum OutFormat {
-    Native,
-    NativeZstd,
-    Csv,
-    Lackey,
-}
+/// An output format (`traces::sink::WRITERS`).
+pub type OutFormat = &'static traces::sink::Writer;
 
 fn parse_out_format(s: &str) -> Result<OutFormat, String> {
-    Ok(match s {
-        "native" | "nst" => OutFormat::Native,
-        "native-zstd" | "nst.zst" => OutFormat::NativeZstd,
-        "csv" => OutFormat::Csv,
-        "lackey" => OutFormat::Lackey,
-        _ => {
-            return Err(format!(
-                "unknown output format {s:?}; expected native, native-zstd, csv or lackey"
-            ));
-        }
+    traces::sink::by_name(s).ok_or_else(|| {
+        format!(
+            "unknown output format {s:?}; expected {}",
+            traces::sink::names()
+        )
     })
+}
+
+fn to_help() -> String {
+    let names: Vec<&str> = traces::sink::WRITERS.iter().map(|w| w.name).collect();
+    format!(
+        "Output format ({}), overriding the extension",
+        names.join(", ")
+    )
 }
 
 /// The output format named by a file's extension.
 pub fn out_format_of(path: &Path) -> Result<OutFormat> {
     let name = path
         .file_name()
-        .map(|n| n.to_string_lossy().to_ascii_lowercase())
+        .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    Ok(if name.ends_with(".nst.zst") {
-        OutFormat::NativeZstd
-    } else if name.ends_with(".nst") {
-        OutFormat::Native
-    } else if name.ends_with(".csv") {
-        OutFormat::Csv
-    } else if name.ends_with(".lackey") {
-        OutFormat::Lackey
-    } else {
-        bail!(
-            "{}: cannot tell the output format from the extension (.nst, .nst.zst, .csv, .lackey); pass --to",
-            path.display()
+    traces::sink::by_file_name(&name).with_context(|| {
+        format!(
+            "{}: cannot tell the output format from the extension ({}); pass --to",
+            path.display(),
+            traces::sink::extensions()
         )
     })
 }
@@ -90,56 +76,17 @@ pub fn write_trace(
     out: &Path,
     format: OutFormat,
     meta: serde_json::Value,
-    mut on_batch: impl FnMut(),
+    on_batch: impl FnMut(),
 ) -> Result<u64> {
-    let fields = src.fields();
     let mut file = AtomicFile::create(out)?;
-    let sink = file.take();
-    let werr = |e: std::io::Error| anyhow::anyhow!("{}: write failed: {e}", out.display());
-    let mut batch = Batch::new(fields);
-    let mut n = 0u64;
-    let next = |batch: &mut Batch, src: &mut dyn RecordSource| next_batch(batch, src, src_name);
-    let sink = match format {
-        OutFormat::Native | OutFormat::NativeZstd => {
-            let codec = if format == OutFormat::NativeZstd {
-                Codec::Zstd
-            } else {
-                Codec::None
-            };
-            let mut w = NativeWriter::new(sink, fields, codec, &meta).map_err(werr)?;
-            while next(&mut batch, src)? {
-                for r in batch.iter() {
-                    w.write(&r).map_err(werr)?;
-                }
-                n += batch.len() as u64;
-                on_batch();
+    let n =
+        traces::sink::copy(src, format, file.writer(), &meta, on_batch).map_err(|e| match e {
+            traces::sink::CopyError::Read(e) => trace_err(src_name, e),
+            traces::sink::CopyError::Write(e) => {
+                anyhow::anyhow!("{}: write failed: {e}", out.display())
             }
-            w.finish().map_err(werr)?
-        }
-        OutFormat::Csv => {
-            let mut w = CsvWriter::new(sink, fields).map_err(werr)?;
-            while next(&mut batch, src)? {
-                for r in batch.iter() {
-                    w.write(&r).map_err(werr)?;
-                }
-                n += batch.len() as u64;
-                on_batch();
-            }
-            w.finish().map_err(werr)?
-        }
-        OutFormat::Lackey => {
-            let mut sink = sink;
-            while next(&mut batch, src)? {
-                for r in batch.iter() {
-                    traces::lackey::write_record(&mut sink, &r).map_err(werr)?;
-                }
-                n += batch.len() as u64;
-                on_batch();
-            }
-            sink
-        }
-    };
-    file.commit_with(sink)?;
+        })?;
+    file.commit()?;
     Ok(n)
 }
 
@@ -155,8 +102,7 @@ pub struct GenArgs {
     /// Output file; format from the extension (.nst, .nst.zst, .csv, .lackey).
     #[arg(short, long)]
     pub out: PathBuf,
-    /// Output format, overriding the extension.
-    #[arg(long, value_parser = parse_out_format)]
+    #[arg(long, value_parser = parse_out_format, help = to_help())]
     pub to: Option<OutFormat>,
     /// Records to generate.
     #[arg(short = 'n', long, default_value_t = 1_000_000)]
@@ -256,8 +202,7 @@ pub struct ConvertArgs {
     /// Input format: native, lackey, csv, din, champsim, mldpc.
     #[arg(long, value_parser = parse_format)]
     pub format: Option<Format>,
-    /// Output format (native, native-zstd, csv, lackey), overriding the extension.
-    #[arg(long, value_parser = parse_out_format)]
+    #[arg(long, value_parser = parse_out_format, help = to_help())]
     pub to: Option<OutFormat>,
     /// Write a task trace (.csv, .nst or .nst.zst): a task begins at every instruction fetch of
     /// this address (0x-hex or decimal; e.g. a request handler's entry from `nm`).
@@ -457,7 +402,7 @@ fn convert_tasks(a: &ConvertArgs, task_pc: u64) -> Result<()> {
 /// `trace convert` of a task trace: into the other task form (CSV ↔
 /// native), re-timed by `--arrivals` if given.
 fn convert_task_trace(a: &ConvertArgs) -> Result<()> {
-    if a.to.is_some_and(|f| f == OutFormat::Lackey) {
+    if a.to.is_some_and(|f| f.name == "lackey") {
         bail!(
             "{}: a task trace cannot be written as lackey (no task markers)",
             a.input.display()
@@ -516,23 +461,6 @@ fn convert(a: ConvertArgs) -> Result<()> {
     Ok(())
 }
 
-/// Summary statistics of a trace.
-#[derive(Default, serde::Serialize)]
-pub struct TraceStats {
-    pub records: u64,
-    pub by_kind: BTreeMap<&'static str, u64>,
-    pub by_thread: BTreeMap<u32, u64>,
-    pub footprint_lines: u64,
-    pub footprint_pages: u64,
-    pub line: u64,
-    pub page: u64,
-    pub min_addr: Option<String>,
-    pub max_addr: Option<String>,
-    pub with_pc: u64,
-    pub with_gap: u64,
-    pub with_time: u64,
-}
-
 /// `trace info` of a task trace: tasks, keys, accesses, arrival span.
 fn task_info(a: &InfoArgs) -> Result<()> {
     let (t, form) = crate::task_io::load_tasks(&a.input)?;
@@ -569,50 +497,13 @@ fn info(a: InfoArgs) -> Result<()> {
         return task_info(&a);
     }
     let mut input = open_trace(&a.input, a.format, true, 2)?;
-    let mut st = TraceStats {
-        line: a.line,
-        page: a.page,
-        ..Default::default()
-    };
-    for k in Kind::ALL {
-        st.by_kind.insert(k.name(), 0);
-    }
-    let (lb, pb) = (a.line.trailing_zeros(), a.page.trailing_zeros());
-    let mut lines = HashSet::new();
-    let mut pages = HashSet::new();
-    let (mut lo, mut hi) = (u64::MAX, 0u64);
-    let mut batch = Batch::new(input.source.fields());
     let mut progress = Progress::new(input.file_len, "scanning");
-    while next_batch(&mut batch, &mut input.source, &a.input)? {
-        for r in batch.iter() {
-            st.records += 1;
-            *st.by_kind.entry(r.kind.name()).or_default() += 1;
-            *st.by_thread.entry(r.thread).or_default() += 1;
-            let end = r.addr.saturating_add(r.size as u64 - 1);
-            for l in (r.addr >> lb)..=(end >> lb) {
-                lines.insert(l);
-            }
-            for p in (r.addr >> pb)..=(end >> pb) {
-                pages.insert(p);
-            }
-            lo = lo.min(r.addr);
-            hi = hi.max(end);
-            st.with_pc += r.pc().is_some() as u64;
-            match r.timing() {
-                traces::Timing::Gap(_) => st.with_gap += 1,
-                traces::Timing::At(_) => st.with_time += 1,
-                traces::Timing::None => {}
-            }
-        }
-        progress.update(input.tap.bytes());
-    }
+    let tap = input.tap.clone();
+    let st = traces::stats::scan(&mut input.source, a.line, a.page, || {
+        progress.update(tap.bytes())
+    })
+    .map_err(|e| trace_err(&a.input, e))?;
     progress.finish();
-    st.footprint_lines = lines.len() as u64;
-    st.footprint_pages = pages.len() as u64;
-    if st.records > 0 {
-        st.min_addr = Some(format!("{lo:#x}"));
-        st.max_addr = Some(format!("{hi:#x}"));
-    }
     let fields: Fields = input.source.fields();
     if a.json {
         let v = json!({

@@ -1,0 +1,242 @@
+//! `validate`'s measurements: a trace simulated as the live replay runs it
+//! (one thread, every miss blocking, a warming pass then a timed one, per
+//! chunk of accesses) and replayed live on a pinned CPU several times,
+//! the live side corrected by the harness's own overhead and the host's
+//! memory-latency drift recorded beside it.
+
+use traces::Access;
+
+use crate::LabError;
+
+/// What can stop a validation.
+#[derive(Debug, thiserror::Error)]
+pub enum ValidateError {
+    /// The simulated replay does not build (its prefetchers).
+    #[error(transparent)]
+    Replay(#[from] crate::dependent::ReplayError),
+    #[error("{trace}: {error}")]
+    Engine {
+        trace: String,
+        error: sim::EngineError,
+    },
+    #[error(transparent)]
+    Live(#[from] live::LiveError),
+    #[error(transparent)]
+    Lab(#[from] LabError),
+}
+
+type Result<T> = std::result::Result<T, ValidateError>;
+
+/// One line of `validate.csv`.
+#[derive(serde::Serialize, Default)]
+pub struct ValidateRow {
+    pub trace: String,
+    pub metric: &'static str,
+    #[serde(serialize_with = "analysis::table::f3")]
+    pub sim: f64,
+    #[serde(serialize_with = "analysis::table::f3")]
+    pub live: f64,
+    #[serde(serialize_with = "analysis::table::f2")]
+    pub error_pct: f64,
+    /// The live replay's loop: `chain` or `ops` (see `live::replay`).
+    pub harness: &'static str,
+    /// The host's memory latency around this trace's live replays (see
+    /// [`memory_now`]), beside the machine file's: how far the host has
+    /// drifted since it was calibrated.
+    #[serde(serialize_with = "analysis::table::f2")]
+    pub memory_now_ns: f64,
+    #[serde(serialize_with = "analysis::table::f2")]
+    pub memory_model_ns: f64,
+}
+
+/// One line of `prefetch.csv`: what each simulated prefetcher did on a
+/// trace's timed pass.
+#[derive(serde::Serialize, Default)]
+pub struct PrefetchRow {
+    pub trace: String,
+    pub prefetcher: String,
+    pub level: String,
+    pub issued: u64,
+    pub useful: u64,
+    pub late: u64,
+    pub useless: u64,
+    pub dropped: u64,
+}
+
+/// What each live replay loop adds to an access beyond the load itself:
+/// its per-access time over 16 KiB (L1-resident) minus the pointer chase's
+/// time there, each the least of several runs (noise on a shared VM only
+/// adds: a median of five once put the overhead at 2.7 ns, against 0.6 ns
+/// in the run before it). The chain harness is measured on 256 lines
+/// visited 8 times each (its limit), the op-list one on 256 lines visited
+/// 781 times.
+pub struct Overhead {
+    pub chain: f64,
+    pub ops: f64,
+}
+
+impl Overhead {
+    pub fn measure(cpu: u32) -> Result<Overhead> {
+        live::os::pin_current_thread(cpu)?;
+        let chase = (0..5)
+            .map(|k| live::calibrate::chase(16 << 10, 200_000, 3, 7 + k).map(|p| p.ns))
+            .collect::<std::result::Result<Vec<_>, _>>()?
+            .into_iter()
+            .fold(f64::INFINITY, f64::min);
+        let loop_of = |n: u64, warm: usize| -> Result<f64> {
+            let lines: Vec<Access> = (0..n)
+                .map(|i| Access::new(0, traces::Kind::Load, (i % 256) * 64, 8))
+                .collect();
+            let least = (0..9)
+                .map(|_| live::replay::replay(&lines, &[cpu], warm, true).map(|r| r.p50_ns))
+                .collect::<std::result::Result<Vec<_>, _>>()?
+                .into_iter()
+                .fold(f64::INFINITY, f64::min);
+            Ok((least - chase).max(0.0))
+        };
+        Ok(Overhead {
+            chain: loop_of(256 * 8, 100)?,
+            ops: loop_of(200_000, 1)?,
+        })
+    }
+
+    pub fn of(&self, h: live::replay::Harness) -> f64 {
+        match h {
+            live::replay::Harness::Chain => self.chain,
+            live::replay::Harness::Ops => self.ops,
+        }
+    }
+}
+
+/// The host's memory latency now: a random chase over 64 MiB in huge pages
+/// (as `live calibrate --huge-pages` measures memory). A shared VM's
+/// memory latency moved from 190 to 264 ns between a calibration and a
+/// validation minutes later; a live latency is only comparable with the
+/// model of a host that has not moved since.
+pub fn memory_now() -> Result<f64> {
+    Ok(live::calibrate::chase_huge(64 << 20, 200_000, 3, 0x3E3)?
+        .0
+        .ns)
+}
+
+/// The prefetchers the simulated run uses: those `given` (`none` for
+/// none); else the machine's calibrated ones (`core.prefetch.model`), none
+/// if calibration found none, or `stream:16:16` if it was not looked for.
+pub fn prefetchers(given: &[String], m: &sim::Machine) -> Vec<String> {
+    let chosen: Vec<String> = if !given.is_empty() {
+        given.to_vec()
+    } else {
+        match &m.spec.core.prefetch {
+            Some(p) if p.detected && !p.model.is_empty() => p.model.clone(),
+            Some(p) if !p.detected => Vec::new(),
+            _ => vec!["stream:16:16".to_string()],
+        }
+    };
+    chosen.into_iter().filter(|p| p != "none").collect()
+}
+
+/// One trace validated: its `validate.csv` lines, its `prefetch.csv`
+/// lines and its plot point (footprint bytes, simulated mean, live mean).
+pub struct Validated {
+    pub rows: Vec<ValidateRow>,
+    pub prefetch: Vec<PrefetchRow>,
+    pub point: (u64, f64, f64),
+}
+
+/// How to validate.
+pub struct Ask<'a> {
+    pub machine: &'a sim::Machine,
+    /// Simulated prefetchers ([`prefetchers`]).
+    pub prefetchers: &'a [String],
+    pub prefetch_queue: usize,
+    pub cpu: u32,
+    pub live_runs: usize,
+    pub overheads: &'a Overhead,
+    /// The machine file's memory latency (ns).
+    pub memory_model_ns: f64,
+    pub log: &'a crate::InputLog,
+}
+
+/// Trace `name`'s data accesses `acc` simulated and replayed live.
+pub fn one(ask: &Ask, name: &str, acc: &[Access]) -> Result<Validated> {
+    let m = ask.machine;
+    let footprint: std::collections::HashSet<u64> = acc.iter().map(|x| x.addr >> 6).collect();
+    // Simulated: one thread, every miss blocking (as the live loads are
+    // dependent), two passes, the first to warm the caches as the live
+    // replay does; the second timed per chunk of accesses, as the live
+    // replay is.
+    let mut sim_replay =
+        crate::dependent::DependentReplay::new(m, ask.prefetchers, ask.prefetch_queue, ask.log)?;
+    let mut chunks = Vec::with_capacity(acc.len() / live::replay::CHUNK + 1);
+    for pass in 0..2 {
+        for chunk in acc.chunks(live::replay::CHUNK) {
+            let (n, ns) = sim_replay
+                .run(chunk)
+                .map_err(|error| ValidateError::Engine {
+                    trace: name.to_string(),
+                    error,
+                })?;
+            if pass == 1 && n > 0 {
+                chunks.push(ns / n as f64);
+            }
+        }
+        if pass == 0 {
+            sim_replay.clear_stats();
+        }
+    }
+    let s = live::replay::chunk_stats(&mut chunks);
+    let prefetch = sim_replay
+        .engine()
+        .prefetchers()
+        .into_iter()
+        .map(|(pf, level, st)| PrefetchRow {
+            trace: name.to_string(),
+            prefetcher: pf,
+            level: m.spec.core.caches[level].name.clone(),
+            issued: st.issued,
+            useful: st.useful,
+            late: st.late,
+            useless: st.useless,
+            dropped: st.dropped,
+        })
+        .collect();
+    // The live side, `live_runs` times: each metric's median; the host's
+    // memory latency before and after.
+    let before = memory_now()?;
+    let runs = (0..ask.live_runs.max(1))
+        .map(|_| live::replay::replay(acc, &[ask.cpu], 1, true))
+        .collect::<std::result::Result<Vec<_>, _>>()?;
+    let memory_now_ns = (before + memory_now()?) / 2.0;
+    let harness = runs[0].harness;
+    let overhead = ask.overheads.of(harness);
+    let med = |f: fn(&live::replay::LiveResult) -> f64| {
+        (live::fingerprint::median(runs.iter().map(f).collect()) - overhead).max(0.0)
+    };
+    let (mean, p50, p99) = (med(|r| r.mean_ns), med(|r| r.p50_ns), med(|r| r.p99_ns));
+    let rows = [
+        ("mean_ns", s.0, mean),
+        ("p50_ns", s.1, p50),
+        ("p99_ns", s.2, p99),
+    ]
+    .into_iter()
+    .map(|(metric, sim, live)| ValidateRow {
+        trace: name.to_string(),
+        metric,
+        sim,
+        live,
+        error_pct: if live == 0.0 {
+            0.0
+        } else {
+            100.0 * (sim - live) / live
+        },
+        harness: harness.name(),
+        memory_now_ns,
+        memory_model_ns: ask.memory_model_ns,
+    })
+    .collect();
+    Ok(Validated {
+        rows,
+        prefetch,
+        point: (footprint.len() as u64 * 64, s.0, mean),
+    })
+}
