@@ -26,6 +26,7 @@
 //! - [`dependent`]: the model of a live replay (one thread, every miss
 //!   blocking) and [`confirm_fit`], which fits a calibrated machine's
 //!   prefetcher confirmation count with it;
+//! - [`replay`]: a trace through the cache model or the timing model;
 //! - [`sweep`]: a sweep file's grid or points, each point an experiment's
 //!   text with its overrides applied;
 //! - [`timeline`]: Perfetto timelines of a run, from its records;
@@ -48,6 +49,7 @@ pub mod lines;
 pub mod machines;
 pub mod models;
 pub mod prefetchers;
+pub mod replay;
 pub mod sweep;
 pub mod tasks;
 pub mod timeline;

@@ -6,9 +6,9 @@ use std::path::PathBuf;
 
 use anyhow::{Result, bail};
 use clap::Args;
+use lab::replay::ReplayError;
 use serde_json::json;
-use sim::cachegrind::{Cachegrind, CgConfig};
-use sim::hierarchy::Hierarchy;
+use sim::cachegrind::CgConfig;
 use sim::{Geometry, Replacement};
 use traces::{Format, RecordSource};
 
@@ -190,9 +190,15 @@ pub fn inapplicable(
     None
 }
 
-enum Model {
-    Cachegrind(Box<Cachegrind>),
-    Hierarchy(Box<Hierarchy>),
+/// A replay error in the command line's words (the flag that fixes it).
+fn replay_err(a: &ReplayArgs, e: ReplayError) -> anyhow::Error {
+    match e {
+        ReplayError::Trace(e) => trace_err(&a.trace, e),
+        ReplayError::Placement(e) => anyhow::anyhow!("--placement: {e}"),
+        ReplayError::Prefetch(e) => anyhow::anyhow!(crate::flags::prefetch(&e)),
+        ReplayError::Engine(e) => anyhow::anyhow!(crate::flags::engine(&e)),
+        e => e.into(),
+    }
 }
 
 pub fn run(a: ReplayArgs) -> Result<()> {
@@ -205,17 +211,13 @@ pub fn run(a: ReplayArgs) -> Result<()> {
         d1: a.d1.unwrap_or(defaults.d1),
         ll: a.ll.unwrap_or(defaults.ll),
     };
-    let (mode, mut model) = match a.replacement.as_deref() {
-        None => (
-            "cachegrind",
-            Model::Cachegrind(Box::new(Cachegrind::new(&cfg))),
-        ),
+    let (mode, replacement) = match a.replacement.as_deref() {
+        None => ("cachegrind", None),
         Some(name) => {
             let Some(policy) = Replacement::from_name(name) else {
                 bail!("unknown replacement policy {name:?}; expected lru, plru, srrip or random");
             };
-            let h = Hierarchy::new(&cfg, policy, a.seed)?;
-            (name, Model::Hierarchy(Box::new(h)))
+            (name, Some(policy))
         }
     };
     let threads = if a.single_thread { 1 } else { 2 };
@@ -223,35 +225,17 @@ pub fn run(a: ReplayArgs) -> Result<()> {
     let format = input.source.format_name();
     let tap = input.tap.clone();
     let mut progress = Progress::new(input.file_len, "replaying");
-    let mut run_batch = |batch: &traces::Batch| match &mut model {
-        Model::Cachegrind(m) => m.run(&batch.acc),
-        Model::Hierarchy(m) => m.run(&batch.acc),
-    };
-    if !a.single_thread {
-        let mut batches = input.source.into_batches();
-        while let Some(batch) = batches.next_batch() {
-            let batch = batch.map_err(|e| trace_err(&a.trace, e))?;
-            run_batch(&batch);
-            progress.update(tap.bytes());
-            batches.recycle(batch);
-        }
-    } else {
-        let mut src = input.source;
-        let mut batch = traces::Batch::new(src.fields());
-        loop {
-            batch.clear();
-            if src.fill(&mut batch).map_err(|e| trace_err(&a.trace, e))? == 0 {
-                break;
-            }
-            run_batch(&batch);
-            progress.update(tap.bytes());
-        }
-    }
+    let counts = lab::replay::cache(
+        input.source,
+        &cfg,
+        replacement,
+        a.seed,
+        !a.single_thread,
+        &mut || progress.update(tap.bytes()),
+    )
+    .map_err(|e| replay_err(&a, e))?;
     progress.finish();
-    let (events, writebacks) = match &model {
-        Model::Cachegrind(m) => (m.events(), None),
-        Model::Hierarchy(m) => (m.events, Some(m.writebacks)),
-    };
+    let (events, writebacks) = (counts.events, counts.writebacks);
     let mut summary = json!({
         "mode": mode,
         "trace": { "path": a.trace.display().to_string(), "format": format },
@@ -291,13 +275,6 @@ fn run_timing(a: ReplayArgs) -> Result<()> {
     let machine_arg = a.machine.clone().unwrap_or_default();
     let log = lab::InputLog::default();
     let machine = crate::machines::load_machine(&machine_arg, &log)?;
-    let ctx = policies::registry::Ctx {
-        seed: a.seed,
-        ..policies::registry::Ctx::for_machine(&machine)
-    };
-    let placement = policies::placement::PLACEMENTS
-        .build(&a.placement, &ctx)
-        .map_err(|e| anyhow::anyhow!("--placement: {e}"))?;
     let cfg = sim::Config {
         mlp: a.mlp,
         pin: a.pin.clone(),
@@ -308,25 +285,23 @@ fn run_timing(a: ReplayArgs) -> Result<()> {
         prefetch_queue: a.prefetch_queue,
         ..sim::Config::default()
     };
-    let mut engine = sim::Engine::new(&machine, cfg, placement)
-        .map_err(|e| anyhow::anyhow!(crate::flags::engine(&e)))?;
-    crate::policy::attach_prefetchers(&mut engine, &machine, &a.prefetch, a.prefetch_level, &log)?;
+    let mut engine =
+        lab::replay::timing_engine(&machine, cfg, &a.placement, &a.prefetch, a.seed, &log)
+            .map_err(|e| replay_err(&a, e))?;
     let input = open_trace(&a.trace, a.format, a.out.is_some(), 2)?;
     let format = input.source.format_name();
     let tap = input.tap.clone();
     let mut progress = Progress::new(input.file_len, "simulating");
-    let engine_err = |e: sim::EngineError| {
-        anyhow::anyhow!("{}: {}", a.trace.display(), crate::flags::engine(&e))
-    };
     let wall = std::time::Instant::now();
-    let mut batches = input.source.into_batches();
-    while let Some(batch) = batches.next_batch() {
-        let batch = batch.map_err(|e| trace_err(&a.trace, e))?;
-        engine.feed(&batch).map_err(engine_err)?;
-        progress.update(tap.bytes());
-        batches.recycle(batch);
-    }
-    engine.finish().map_err(engine_err)?;
+    lab::replay::timing(&mut engine, input.source, &mut || {
+        progress.update(tap.bytes())
+    })
+    .map_err(|e| match e {
+        ReplayError::Engine(e) => {
+            anyhow::anyhow!("{}: {}", a.trace.display(), crate::flags::engine(&e))
+        }
+        e => replay_err(&a, e),
+    })?;
     progress.finish();
     let secs = wall.elapsed().as_secs_f64();
     let summary = engine.summary();
