@@ -15,19 +15,6 @@ pub fn flag_help<T: ?Sized>(what: &str, reg: &Registry<T>) -> String {
     )
 }
 
-/// Attaches `SPEC[@LEVEL]` prefetchers to an engine (`--prefetch`); without
-/// `@LEVEL` a prefetcher fills `default_level`.
-pub fn attach_prefetchers(
-    engine: &mut sim::Engine,
-    machine: &sim::Machine,
-    specs: &[String],
-    default_level: usize,
-    log: &InputLog,
-) -> Result<()> {
-    lab::prefetchers::attach(engine, machine, specs, default_level, log)
-        .map_err(|e| anyhow::anyhow!(crate::flags::prefetch(&e)))
-}
-
 /// One prefetcher for a command without a machine (`line`-byte lines).
 pub fn prefetcher(
     spec: &str,

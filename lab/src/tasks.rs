@@ -110,6 +110,51 @@ pub struct Replayed {
     pub memory_bytes: u64,
 }
 
+/// What a task engine is built from.
+pub struct Build<'a> {
+    pub scheduler: &'a str,
+    pub placement: Box<dyn sim::Placement>,
+    /// Prefetcher specs (`SPEC[@LEVEL]`, without a level at `cfg.prefetch_level`).
+    pub prefetch: &'a [String],
+    pub cfg: sim::Config,
+    pub seed: u64,
+    /// Where model files its policies read are noted.
+    pub log: &'a InputLog,
+}
+
+/// A task engine that cannot be built.
+#[derive(Debug, thiserror::Error)]
+pub enum BuildError {
+    #[error("scheduler: {0}")]
+    Scheduler(policies::PolicyError),
+    #[error(transparent)]
+    Engine(sim::EngineError),
+    #[error("prefetch {0}")]
+    Prefetch(crate::errors::PrefetchError),
+    #[error("workers: {0}")]
+    Workers(sim::tasks::TaskError),
+}
+
+/// The task engine on `m` with workers at `cores`.
+pub fn engine<'m>(
+    m: &'m sim::Machine,
+    cores: &[usize],
+    b: Build,
+) -> Result<sim::tasks::TaskEngine<'m>, BuildError> {
+    let ctx = policies::registry::Ctx {
+        seed: b.seed,
+        ..policies::registry::Ctx::for_machine(m)
+    };
+    let sched = policies::sched::SCHEDULERS
+        .build(b.scheduler, &ctx)
+        .map_err(BuildError::Scheduler)?;
+    let level = b.cfg.prefetch_level;
+    let mut engine = sim::Engine::new(m, b.cfg, b.placement).map_err(BuildError::Engine)?;
+    crate::prefetchers::attach(&mut engine, m, b.prefetch, level, b.log)
+        .map_err(BuildError::Prefetch)?;
+    sim::tasks::TaskEngine::new(engine, m, cores, sched).map_err(BuildError::Workers)
+}
+
 /// Replays `trace` on workers at `cores` through the timing model
 /// (prefetchers at the first private level past L1).
 pub fn replay(
@@ -120,26 +165,26 @@ pub fn replay(
     how: &Replay,
 ) -> Result<Replayed, TaskRunError> {
     let row = || how.row.to_string();
-    let ctx = policies::registry::Ctx {
+    let build = Build {
+        scheduler: how.scheduler,
+        placement,
+        prefetch: how.prefetch,
+        cfg: sim::Config {
+            mlp: how.mlp,
+            prefetch_level: 1,
+            ..sim::Config::default()
+        },
         seed: how.seed,
-        ..policies::registry::Ctx::for_machine(m)
+        log: how.log,
     };
-    let sched = policies::sched::SCHEDULERS
-        .build(how.scheduler, &ctx)
-        .map_err(|error| TaskRunError::Policy { row: row(), error })?;
-    let cfg = sim::Config {
-        mlp: how.mlp,
-        ..sim::Config::default()
-    };
-    let mut engine = sim::Engine::new(m, cfg, placement)
-        .map_err(|error| TaskRunError::Engine { row: row(), error })?;
-    crate::prefetchers::attach(&mut engine, m, how.prefetch, 1, how.log)
-        .map_err(|error| TaskRunError::Prefetch { row: row(), error })?;
-    let mut te = sim::tasks::TaskEngine::new(engine, m, cores, sched).map_err(|error| {
-        TaskRunError::Workers {
+    let mut te = engine(m, cores, build).map_err(|e| match e {
+        BuildError::Scheduler(error) => TaskRunError::Policy { row: row(), error },
+        BuildError::Engine(error) => TaskRunError::Engine { row: row(), error },
+        BuildError::Prefetch(error) => TaskRunError::Prefetch { row: row(), error },
+        BuildError::Workers(error) => TaskRunError::Workers {
             cores: cores.to_vec(),
             error,
-        }
+        },
     })?;
     let mut lat = vec![0u64; trace.tasks.len()];
     let index: std::collections::HashMap<u32, usize> = trace
@@ -159,6 +204,68 @@ pub fn replay(
         span_ns: span,
         memory_bytes: te.engine.summary().memory.bytes,
     })
+}
+
+/// One line of `tasks.csv` (times in ns).
+#[derive(serde::Serialize, Default)]
+pub struct TaskRow {
+    pub task: u32,
+    pub key: u32,
+    pub worker: u32,
+    pub core: u32,
+    pub node: u32,
+    pub arrival_ns: u64,
+    pub start_ns: u64,
+    pub end_ns: u64,
+    pub queue_ns: u64,
+    pub service_ns: u64,
+    pub accesses: u64,
+    pub misses: u64,
+}
+
+impl From<&sim::tasks::TaskRecord> for TaskRow {
+    fn from(r: &sim::tasks::TaskRecord) -> TaskRow {
+        TaskRow {
+            task: r.task,
+            key: r.key,
+            worker: r.worker,
+            core: r.core,
+            node: r.node,
+            arrival_ns: r.arrival_ps / 1000,
+            start_ns: r.start_ps / 1000,
+            end_ns: r.end_ps / 1000,
+            queue_ns: r.queue_ps() / 1000,
+            service_ns: r.service_ps() / 1000,
+            accesses: r.accesses,
+            misses: r.misses,
+        }
+    }
+}
+
+/// Task latency statistics of one replay (ms): the latency percentiles
+/// and the mean queueing and service times.
+pub struct TaskStats {
+    pub latency: analysis::stats::Percentiles,
+    pub queue_mean_ms: f64,
+    pub service_mean_ms: f64,
+}
+
+impl TaskStats {
+    pub fn of(recs: &[sim::tasks::TaskRecord]) -> TaskStats {
+        let ns: Vec<u64> = recs.iter().map(|r| r.latency_ps() / 1000).collect();
+        let mean = |f: fn(&sim::tasks::TaskRecord) -> u64| {
+            if recs.is_empty() {
+                0.0
+            } else {
+                recs.iter().map(|r| f(r) as f64).sum::<f64>() / recs.len() as f64 / 1e9
+            }
+        };
+        TaskStats {
+            latency: analysis::stats::percentiles(&ns),
+            queue_mean_ms: mean(|r| r.queue_ps()),
+            service_mean_ms: mean(|r| r.service_ps()),
+        }
+    }
 }
 
 /// A run's result from per-task latencies `lat` (in the unit the table

@@ -7,27 +7,12 @@
 use anyhow::{Result, bail};
 use serde_json::json;
 
+use lab::tasks::BuildError;
+
 use super::ReplayArgs;
 use crate::manifest::manifest;
 use crate::output::{ensure_dir, write_file, write_json};
 use crate::workers::{parse_arrivals, worker_cores};
-
-/// One line of `tasks.csv` (times in ns).
-#[derive(serde::Serialize, Default)]
-struct TaskRow {
-    task: u32,
-    key: u32,
-    worker: u32,
-    core: u32,
-    node: u32,
-    arrival_ns: u64,
-    start_ns: u64,
-    end_ns: u64,
-    queue_ns: u64,
-    service_ns: u64,
-    accesses: u64,
-    misses: u64,
-}
 
 pub fn run(a: &ReplayArgs, workers: &str) -> Result<()> {
     let Some(machine_arg) = &a.machine else {
@@ -47,43 +32,41 @@ pub fn run(a: &ReplayArgs, workers: &str) -> Result<()> {
         seed: a.seed,
         ..policies::registry::Ctx::for_machine(&machine)
     };
-    let sched = policies::sched::SCHEDULERS
-        .build(&a.scheduler, &ctx)
-        .map_err(|e| anyhow::anyhow!("--scheduler: {e}"))?;
     let placement = policies::placement::PLACEMENTS
         .build(&a.placement, &ctx)
         .map_err(|e| anyhow::anyhow!("--placement: {e}"))?;
-    let cfg = sim::Config {
-        mlp: a.mlp,
-        prefetch_level: a.prefetch_level,
-        prefetch_queue: a.prefetch_queue,
-        ..sim::Config::default()
+    let build = lab::tasks::Build {
+        scheduler: &a.scheduler,
+        placement,
+        prefetch: &a.prefetch,
+        cfg: sim::Config {
+            mlp: a.mlp,
+            prefetch_level: a.prefetch_level,
+            prefetch_queue: a.prefetch_queue,
+            ..sim::Config::default()
+        },
+        seed: a.seed,
+        log: &log,
     };
-    let mut engine = sim::Engine::new(&machine, cfg, placement)
-        .map_err(|e| anyhow::anyhow!(crate::flags::engine(&e)))?;
-    crate::policy::attach_prefetchers(&mut engine, &machine, &a.prefetch, a.prefetch_level, &log)?;
-    let mut te = sim::tasks::TaskEngine::new(engine, &machine, &cores, sched)
-        .map_err(|e| anyhow::anyhow!("--workers {workers}: {e}"))?;
+    let mut te = lab::tasks::engine(&machine, &cores, build).map_err(|e| match e {
+        BuildError::Scheduler(e) => anyhow::anyhow!("--scheduler: {e}"),
+        BuildError::Engine(e) => anyhow::anyhow!(crate::flags::engine(&e)),
+        BuildError::Prefetch(e) => anyhow::anyhow!(crate::flags::prefetch(&e)),
+        BuildError::Workers(e) => anyhow::anyhow!("--workers {workers}: {e}"),
+    })?;
     let mut recs = Vec::with_capacity(trace.tasks.len());
     te.run(&trace, |r| recs.push(*r))
         .map_err(|e| anyhow::anyhow!("{}: {e}", a.trace.display()))?;
     recs.sort_by_key(|r| (r.arrival_ps, r.task));
-    let ns = |v: Vec<u64>| v.into_iter().map(|ps| ps / 1000).collect::<Vec<_>>();
-    let lat = analysis::stats::percentiles(&ns(recs.iter().map(|r| r.latency_ps()).collect()));
-    let mean = |f: fn(&sim::tasks::TaskRecord) -> u64| {
-        if recs.is_empty() {
-            0.0
-        } else {
-            recs.iter().map(|r| f(r) as f64).sum::<f64>() / recs.len() as f64 / 1e9
-        }
-    };
+    let st = lab::tasks::TaskStats::of(&recs);
+    let lat = &st.latency;
     let tasks = json!({
         "count": recs.len(),
         "workers": cores,
         "scheduler": a.scheduler,
         "latency_ms": { "mean": lat.mean_ms, "p50": lat.tp50_ms, "p90": lat.tp90_ms, "p99": lat.tp99_ms, "p999": lat.tp999_ms, "max": lat.max_ms },
-        "queue_ms": { "mean": mean(|r| r.queue_ps()) },
-        "service_ms": { "mean": mean(|r| r.service_ps()) },
+        "queue_ms": { "mean": st.queue_mean_ms },
+        "service_ms": { "mean": st.service_mean_ms },
     });
     if let Some(path) = &a.timeline {
         let window = crate::timeline::parse_window(&a.timeline_window)?;
@@ -104,29 +87,13 @@ pub fn run(a: &ReplayArgs, workers: &str) -> Result<()> {
         us(lat.tp99_ms),
         us(lat.tp999_ms),
         us(lat.max_ms),
-        us(mean(|r| r.queue_ps())),
-        us(mean(|r| r.service_ps()))
+        us(st.queue_mean_ms),
+        us(st.service_mean_ms)
     );
     print!("{}", analysis::timing::render(&summary));
     if let Some(dir) = &a.out {
         ensure_dir(dir)?;
-        let rows: Vec<TaskRow> = recs
-            .iter()
-            .map(|r| TaskRow {
-                task: r.task,
-                key: r.key,
-                worker: r.worker,
-                core: r.core,
-                node: r.node,
-                arrival_ns: r.arrival_ps / 1000,
-                start_ns: r.start_ps / 1000,
-                end_ns: r.end_ps / 1000,
-                queue_ns: r.queue_ps() / 1000,
-                service_ns: r.service_ps() / 1000,
-                accesses: r.accesses,
-                misses: r.misses,
-            })
-            .collect();
+        let rows: Vec<lab::tasks::TaskRow> = recs.iter().map(Into::into).collect();
         write_file(
             &dir.join("tasks.csv"),
             analysis::table::to_csv(&rows)?.as_bytes(),

@@ -1,0 +1,139 @@
+//! A trace replayed through the cache model (cachegrind's rules, or a
+//! write-back hierarchy with a chosen replacement policy) or through the
+//! NUMA timing model: the engines fed batch by batch from an opened trace
+//! ([`crate::input`]), progress reported through a callback.
+
+use policies::PolicyError;
+use sim::cachegrind::{Cachegrind, CgConfig};
+use sim::hierarchy::Hierarchy;
+use sim::{EngineError, Replacement};
+use traces::{Batch, RecordSource, TraceError};
+
+use crate::InputLog;
+use crate::errors::PrefetchError;
+use crate::input::Source;
+
+/// What can stop a replay.
+#[derive(Debug, thiserror::Error)]
+pub enum ReplayError {
+    /// The trace does not decode.
+    #[error(transparent)]
+    Trace(TraceError),
+    /// A cache geometry the replacement policy cannot run.
+    #[error(transparent)]
+    Cache(#[from] sim::cache::CacheError),
+    #[error("placement: {0}")]
+    Placement(PolicyError),
+    #[error(transparent)]
+    Prefetch(#[from] PrefetchError),
+    /// The timing model refused (a thread without a core, a clock past
+    /// the horizon, ...).
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+}
+
+/// The cache model's counts after a replay.
+pub struct CacheCounts {
+    /// Cachegrind's nine events.
+    pub events: sim::cachegrind::Events,
+    /// Write-backs, with a replacement policy (cachegrind does not count them).
+    pub writebacks: Option<sim::hierarchy::Writebacks>,
+}
+
+/// Replays `source` through the cache model of `cfg`: cachegrind's exact
+/// rules without `replacement`, else a write-back hierarchy with it
+/// (`seed` for the random policy). With `decode_ahead`, batches are decoded
+/// on another thread. `progress` is called after every batch.
+pub fn cache(
+    source: Source,
+    cfg: &CgConfig,
+    replacement: Option<Replacement>,
+    seed: u64,
+    decode_ahead: bool,
+    progress: &mut dyn FnMut(),
+) -> Result<CacheCounts, ReplayError> {
+    enum Model {
+        Cachegrind(Box<Cachegrind>),
+        Hierarchy(Box<Hierarchy>),
+    }
+    let mut model = match replacement {
+        None => Model::Cachegrind(Box::new(Cachegrind::new(cfg))),
+        Some(policy) => Model::Hierarchy(Box::new(Hierarchy::new(cfg, policy, seed)?)),
+    };
+    let mut run_batch = |batch: &Batch| match &mut model {
+        Model::Cachegrind(m) => m.run(&batch.acc),
+        Model::Hierarchy(m) => m.run(&batch.acc),
+    };
+    if decode_ahead {
+        let mut batches = source.into_batches();
+        while let Some(batch) = batches.next_batch() {
+            let batch = batch.map_err(ReplayError::Trace)?;
+            run_batch(&batch);
+            progress();
+            batches.recycle(batch);
+        }
+    } else {
+        let mut src = source;
+        let mut batch = Batch::new(src.fields());
+        loop {
+            batch.clear();
+            if src.fill(&mut batch).map_err(ReplayError::Trace)? == 0 {
+                break;
+            }
+            run_batch(&batch);
+            progress();
+        }
+    }
+    Ok(match model {
+        Model::Cachegrind(m) => CacheCounts {
+            events: m.events(),
+            writebacks: None,
+        },
+        Model::Hierarchy(m) => CacheCounts {
+            events: m.events,
+            writebacks: Some(m.writebacks),
+        },
+    })
+}
+
+/// The timing model for a trace replay on `machine`: `placement` and the
+/// `prefetch` specs (`SPEC[@LEVEL]`, without a level at
+/// `cfg.prefetch_level`) from the registries, `seed` for randomised ones.
+pub fn timing_engine<'m>(
+    machine: &'m sim::Machine,
+    cfg: sim::Config,
+    placement: &str,
+    prefetch: &[String],
+    seed: u64,
+    log: &InputLog,
+) -> Result<sim::Engine<'m>, ReplayError> {
+    let ctx = policies::registry::Ctx {
+        seed,
+        ..policies::registry::Ctx::for_machine(machine)
+    };
+    let placement = policies::placement::PLACEMENTS
+        .build(placement, &ctx)
+        .map_err(ReplayError::Placement)?;
+    let level = cfg.prefetch_level;
+    let mut engine = sim::Engine::new(machine, cfg, placement)?;
+    crate::prefetchers::attach(&mut engine, machine, prefetch, level, log)?;
+    Ok(engine)
+}
+
+/// Feeds every batch of `source` (decoded ahead) to `engine` and finishes
+/// it; `progress` is called after every batch.
+pub fn timing(
+    engine: &mut sim::Engine,
+    source: Source,
+    progress: &mut dyn FnMut(),
+) -> Result<(), ReplayError> {
+    let mut batches = source.into_batches();
+    while let Some(batch) = batches.next_batch() {
+        let batch = batch.map_err(ReplayError::Trace)?;
+        engine.feed(&batch)?;
+        progress();
+        batches.recycle(batch);
+    }
+    engine.finish()?;
+    Ok(())
+}
