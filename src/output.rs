@@ -95,6 +95,14 @@ pub fn write_json(dest: &Path, value: &serde_json::Value) -> Result<()> {
     write_file(dest, s.as_bytes())
 }
 
+/// Writes every file of `files` into `dir` (each atomically).
+pub fn write_all(dir: &Path, files: &lab::outputs::Outputs) -> Result<()> {
+    for (name, bytes) in &files.files {
+        write_file(&dir.join(name), bytes)?;
+    }
+    Ok(())
+}
+
 /// Creates an output directory (and parents).
 pub fn ensure_dir(dir: &Path) -> Result<()> {
     std::fs::create_dir_all(dir)

@@ -22,6 +22,8 @@
 //!   one value;
 //! - [`calibrate`]: a host's measurements and their mapping onto a
 //!   calibrated machine description;
+//! - [`outputs`]: the files a run produces, as named bytes the front end
+//!   writes (the explicit sink), and the renderers runs share;
 //! - [`prefetchers`]: prefetchers by spec, attached at their levels;
 //! - [`dependent`]: the model of a live replay (one thread, every miss
 //!   blocking) and [`confirm_fit`], which fits a calibrated machine's
@@ -48,6 +50,7 @@ pub mod inputs;
 pub mod lines;
 pub mod machines;
 pub mod models;
+pub mod outputs;
 pub mod prefetchers;
 pub mod replay;
 pub mod sweep;

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use anyhow::{Result, bail};
 use serde_json::json;
 
-use crate::experiment::{Experiment, parse_duration, requests_csv, run_row, write_monitor};
+use crate::experiment::{Experiment, parse_duration, run_row};
 use crate::machines::load_machine;
 use crate::output::{ensure_dir, write_file, write_json};
 
@@ -113,12 +113,14 @@ pub fn bench_cmd(a: BenchArgs) -> Result<()> {
     );
     if let Some(dir) = &a.out {
         ensure_dir(dir)?;
-        write_file(&dir.join("requests.csv"), requests_csv(&recs)?.as_bytes())?;
-        write_monitor(
-            dir,
+        let mut files = lab::outputs::Outputs::default();
+        files.add("requests.csv", lab::outputs::requests_csv(&recs)?);
+        lab::outputs::monitor(
+            &mut files,
             &format!("scenario {}: monitoring, seed {}", row.name, a.seed),
             &[(row.name.clone(), rr.windows.clone())],
         )?;
+        crate::output::write_all(dir, &files)?;
         write_json(
             &dir.join("summary.json"),
             &json!({

@@ -6,13 +6,8 @@
 
 use std::path::Path;
 
-use anyhow::Result;
-use serde_json::json;
-
-use analysis::compare;
-
 use crate::experiment::Experiment;
-use crate::output::{ensure_dir, write_file};
+use anyhow::Result;
 
 pub fn run(
     exp: &Experiment,
@@ -34,43 +29,12 @@ pub fn run(
         );
     }
     let lc = lab::compare::lines(exp, &origin, &opts, &|_, _| {})?;
-    let table = &lc.comparison.table;
-    let cores = &lc.cores;
-    let seeds = &exp.experiment.seeds;
+    let r = lab::compare::files::lines(exp, &lc)?;
     if !rec.quiet {
-        println!(
-            "{} on {} at line level: {:.0} QPS for {} s × {} seeds ({} requests per row; {} line reads per request, {} workers)",
-            exp.experiment.name,
-            exp.workload.machine,
-            exp.workload.qps,
-            exp.workload.duration_s,
-            seeds.len(),
-            table.first().map_or(0, |r| r.requests),
-            exp.workload.request.features.lookups as u64 * lc.lines_per_item,
-            cores.len()
-        );
-        print!("{}", compare::render(table, exp.experiment.spike_k));
+        print!("{}", r.text);
     }
     if let Some(dir) = out {
-        ensure_dir(dir)?;
-        write_file(&dir.join("compare.csv"), compare::to_csv(table)?.as_bytes())?;
-        super::files::write_common(
-            dir,
-            rec,
-            &json!({
-                "experiment": exp.experiment.name,
-                "fidelity": "lines",
-                "machine": exp.workload.machine,
-                "seeds": seeds,
-                "duration_s": exp.workload.duration_s,
-                "workers": cores,
-                "rows": table,
-            }),
-            &format!("{}: request latency (line level)", exp.experiment.name),
-            &lc.comparison,
-            json!({ "fidelity": "lines", "duration_s": exp.workload.duration_s, "seeds": seeds }),
-            &exp.inputs,
-        )?;
+        super::write(dir, r, rec, &exp.inputs)?;
     }
     Ok(())
 }

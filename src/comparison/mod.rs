@@ -4,20 +4,15 @@
 //! result's files written (`compare.csv`, `compare.json`, plots,
 //! requests, monitoring, timeline, manifest).
 
-mod files;
 pub mod lines;
 pub mod tasks;
 
 use std::path::PathBuf;
 
-use anyhow::{Context, Result, bail};
-use serde_json::json;
-
-use analysis::compare;
-
-use crate::experiment::{parse_experiment, requests_csv, write_monitor};
+use crate::experiment::parse_experiment;
 use crate::machines::load_machine;
-use crate::output::{ensure_dir, write_file};
+use crate::output::{ensure_dir, write_file, write_json};
+use anyhow::{Context, Result, bail};
 
 /// What to compare and how: `compare`'s arguments, or a sweep point's.
 pub struct Ask {
@@ -123,82 +118,45 @@ pub fn run(a: &Ask, text: &str, file_text: &str) -> Result<()> {
         let ev = lab::timeline::serve::events(&row.first_records, &row.first_totals, w);
         write_file(path, lab::timeline::to_json(&ev)?.as_bytes())?;
     }
-    let simulated = c.simulated;
-    let names = c.names();
-    let by_row = c.by_row();
-    let table = &c.table;
-    let mut wall: Vec<Vec<u64>> = c.rows.iter().map(|r| r.predict_wall_ns.clone()).collect();
+    let r = lab::compare::files::flow(&exp, &c, a.out.is_some())?;
     if !rec.quiet {
-        println!(
-            "{} on {}: {:.0} QPS for {} s × {} seeds ({} requests simulated per row)",
-            exp.experiment.name,
-            exp.workload.machine,
-            exp.workload.qps,
-            exp.workload.duration_s,
-            exp.experiment.seeds.len(),
-            table.first().map_or(0, |r| r.requests)
-        );
-        print!("{}", compare::render(table, exp.experiment.spike_k));
+        print!("{}", r.text);
         eprintln!(
-            "simulated {simulated} requests in {secs:.2} s of wall time ({:.0} requests/s)",
-            simulated as f64 / secs.max(1e-9)
+            "simulated {} requests in {secs:.2} s of wall time ({:.0} requests/s)",
+            c.simulated,
+            c.simulated as f64 / secs.max(1e-9)
         );
-        for (n, w) in names.iter().zip(wall.iter_mut()) {
+        for row in &c.rows {
+            let mut w = row.predict_wall_ns.clone();
             if !w.is_empty() {
                 w.sort_unstable();
                 eprintln!(
-                    "{n}: real prediction time p50 {} ns, p99 {} ns over {} predictions (wall clock; reported, not simulated)",
-                    analysis::stats::quantile_sorted(w, 0.5),
-                    analysis::stats::quantile_sorted(w, 0.99),
+                    "{}: real prediction time p50 {} ns, p99 {} ns over {} predictions (wall clock; reported, not simulated)",
+                    row.name,
+                    analysis::stats::quantile_sorted(&w, 0.5),
+                    analysis::stats::quantile_sorted(&w, 0.99),
                     w.len()
                 );
             }
         }
     }
     if let Some(dir) = &a.out {
-        ensure_dir(dir)?;
-        write_file(&dir.join("compare.csv"), compare::to_csv(table)?.as_bytes())?;
-        let monitor: Vec<(String, Vec<analysis::monitor::MonitorPoint>)> = names
-            .iter()
-            .zip(&by_row)
-            .map(|(n, runs)| (n.clone(), runs[0].windows.clone()))
-            .collect();
-        let windows: serde_json::Map<String, serde_json::Value> =
-            monitor.iter().map(|(n, w)| (n.clone(), json!(w))).collect();
-        write_monitor(
-            dir,
-            &format!(
-                "{}: monitoring, seed {}",
-                exp.experiment.name, exp.experiment.seeds[0]
-            ),
-            &monitor,
-        )?;
-        let v = json!({
-            "experiment": exp.experiment.name,
-            "machine": exp.workload.machine,
-            "seeds": exp.experiment.seeds,
-            "duration_s": exp.workload.duration_s,
-            "requests_simulated_per_row": table.first().map_or(0, |r| r.requests),
-            "requests_in_sample_per_row": table.first().map_or(0, |r| r.sampled_requests),
-            "sampled": by_row.iter().flatten().any(|r| r.sampled),
-            "rows": table,
-            "windows_first_seed": windows,
-        });
-        files::write_common(
-            dir,
-            &rec,
-            &v,
-            &format!("{}: request latency", exp.experiment.name),
-            &c,
-            json!({ "duration_s": exp.workload.duration_s, "seeds": exp.experiment.seeds }),
-            &exp.inputs,
-        )?;
-        for row in &c.rows {
-            write_file(
-                &dir.join(format!("requests-{}.csv", row.name)),
-                requests_csv(&row.first_records)?.as_bytes(),
-            )?;
-        }
+        write(dir, r, &rec, &exp.inputs)?;
     }
     crate::report::after(a.report, a.out.as_deref())
+}
+
+/// Writes a rendered comparison's files and its manifest into `dir`.
+pub fn write(
+    dir: &std::path::Path,
+    r: lab::compare::files::Rendered,
+    rec: &crate::manifest::Record,
+    log: &lab::InputLog,
+) -> Result<()> {
+    ensure_dir(dir)?;
+    crate::output::write_all(dir, &r.files)?;
+    write_json(
+        &dir.join("manifest.json"),
+        &crate::manifest::manifest_as(&rec.args, vec![rec.experiment.clone()], r.config, log),
+    )
 }

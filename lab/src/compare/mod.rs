@@ -4,6 +4,8 @@
 //! model ([`flow`]), a recorded task trace ([`tasks`]) and a request-model
 //! experiment at line level ([`lines`]).
 
+pub mod files;
+
 use analysis::compare::{Row, RunResult};
 use rayon::prelude::*;
 use sim::Machine;

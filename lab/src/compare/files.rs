@@ -1,0 +1,171 @@
+//! A comparison as its front ends show it: the text (a heading and the
+//! table) and the result folder's files — `compare.csv`, `compare.json`,
+//! the latency plots, and for the request model the monitoring chart and
+//! `requests-<row>.csv` — plus the configuration its manifest records.
+//! The front end adds the manifest (it knows the command) and writes.
+
+use serde_json::{Value, json};
+
+use analysis::compare;
+
+use super::{Comparison, LineComparison, TaskComparison};
+use crate::experiment::Experiment;
+use crate::outputs::{OutputError, Outputs, latency_plots, monitor, requests_csv};
+use crate::tasks::TaskExperiment;
+
+/// A comparison rendered.
+pub struct Rendered {
+    /// The heading line and the table, as printed.
+    pub text: String,
+    /// The result folder's files, the manifest aside.
+    pub files: Outputs,
+    /// What the manifest records as the run's configuration.
+    pub config: Value,
+}
+
+/// `compare.json` and the latency plots (titled `title`).
+fn common(
+    files: &mut Outputs,
+    compare_json: &Value,
+    title: &str,
+    c: &Comparison,
+) -> Result<(), OutputError> {
+    files.json("compare.json", compare_json);
+    latency_plots(files, title, &c.names(), &c.by_row())
+}
+
+/// A request-model comparison; with `records`, each row's first-seed
+/// requests as `requests-<row>.csv`.
+pub fn flow(exp: &Experiment, c: &Comparison, records: bool) -> Result<Rendered, OutputError> {
+    let table = &c.table;
+    let e = &exp.experiment;
+    let per_row = table.first().map_or(0, |r| r.requests);
+    let text = format!(
+        "{} on {}: {:.0} QPS for {} s × {} seeds ({per_row} requests simulated per row)\n{}",
+        e.name,
+        exp.workload.machine,
+        exp.workload.qps,
+        exp.workload.duration_s,
+        e.seeds.len(),
+        compare::render(table, e.spike_k)
+    );
+    let mut files = Outputs::default();
+    files.add("compare.csv", compare::to_csv(table)?);
+    let by_row = c.by_row();
+    let mon: Vec<(String, Vec<analysis::monitor::MonitorPoint>)> = c
+        .names()
+        .into_iter()
+        .zip(&by_row)
+        .map(|(n, runs)| (n, runs[0].windows.clone()))
+        .collect();
+    let windows: serde_json::Map<String, Value> =
+        mon.iter().map(|(n, w)| (n.clone(), json!(w))).collect();
+    monitor(
+        &mut files,
+        &format!("{}: monitoring, seed {}", e.name, e.seeds[0]),
+        &mon,
+    )?;
+    let v = json!({
+        "experiment": e.name,
+        "machine": exp.workload.machine,
+        "seeds": e.seeds,
+        "duration_s": exp.workload.duration_s,
+        "requests_simulated_per_row": per_row,
+        "requests_in_sample_per_row": table.first().map_or(0, |r| r.sampled_requests),
+        "sampled": by_row.iter().flatten().any(|r| r.sampled),
+        "rows": table,
+        "windows_first_seed": windows,
+    });
+    common(&mut files, &v, &format!("{}: request latency", e.name), c)?;
+    if records {
+        for row in &c.rows {
+            files.add(
+                format!("requests-{}.csv", row.name),
+                requests_csv(&row.first_records)?,
+            );
+        }
+    }
+    Ok(Rendered {
+        text,
+        files,
+        config: json!({ "duration_s": exp.workload.duration_s, "seeds": e.seeds }),
+    })
+}
+
+/// A task-trace comparison (latencies in µs).
+pub fn tasks(exp: &TaskExperiment, tc: &TaskComparison) -> Result<Rendered, OutputError> {
+    let table = &tc.comparison.table;
+    let e = &exp.experiment;
+    let text = format!(
+        "{} on {}: task trace {} ({} tasks, {} keys) on {} workers × {} seeds\n{}",
+        e.name,
+        exp.workload.machine,
+        exp.workload.trace.display(),
+        tc.tasks,
+        tc.keys,
+        tc.cores.len(),
+        e.seeds.len(),
+        compare::render_in(table, e.spike_k, "µs", "task")
+    );
+    let mut files = Outputs::default();
+    files.add("compare.csv", compare::to_csv_in(table, "us")?);
+    let v = json!({
+        "experiment": e.name,
+        "machine": exp.workload.machine,
+        "trace": exp.workload.trace,
+        "workers": tc.cores,
+        "seeds": e.seeds,
+        "rows": table,
+    });
+    common(
+        &mut files,
+        &v,
+        &format!("{}: task latency", e.name),
+        &tc.comparison,
+    )?;
+    Ok(Rendered {
+        text,
+        files,
+        config: json!({ "seeds": e.seeds }),
+    })
+}
+
+/// A request-model experiment compared at line level.
+pub fn lines(exp: &Experiment, lc: &LineComparison) -> Result<Rendered, OutputError> {
+    let table = &lc.comparison.table;
+    let e = &exp.experiment;
+    let text = format!(
+        "{} on {} at line level: {:.0} QPS for {} s × {} seeds ({} requests per row; {} line reads per request, {} workers)\n{}",
+        e.name,
+        exp.workload.machine,
+        exp.workload.qps,
+        exp.workload.duration_s,
+        e.seeds.len(),
+        table.first().map_or(0, |r| r.requests),
+        exp.workload.request.features.lookups as u64 * lc.lines_per_item,
+        lc.cores.len(),
+        compare::render(table, e.spike_k)
+    );
+    let mut files = Outputs::default();
+    files.add("compare.csv", compare::to_csv(table)?);
+    let v = json!({
+        "experiment": e.name,
+        "fidelity": "lines",
+        "machine": exp.workload.machine,
+        "seeds": e.seeds,
+        "duration_s": exp.workload.duration_s,
+        "workers": lc.cores,
+        "rows": table,
+    });
+    common(
+        &mut files,
+        &v,
+        &format!("{}: request latency (line level)", e.name),
+        &lc.comparison,
+    )?;
+    Ok(Rendered {
+        text,
+        files,
+        config: json!({ "fidelity": "lines", "duration_s": exp.workload.duration_s, "seeds": e.seeds }),
+    })
+}

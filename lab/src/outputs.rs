@@ -1,0 +1,127 @@
+//! The explicit sink of a run's files: `lab` renders what a result folder
+//! holds as named byte strings ([`Outputs`]) and the front end writes them
+//! (the command line atomically, into `--out`; Python where it is told).
+//! Also the renderers several kinds of run share: `requests.csv`, the
+//! monitoring chart, the latency plots.
+
+use analysis::compare::RunResult;
+use analysis::monitor::MonitorPoint;
+use analysis::plots::PlotError;
+use analysis::table::TableError;
+use sim::serve::RequestRecord;
+
+/// A file that cannot be rendered.
+#[derive(Debug, thiserror::Error)]
+pub enum OutputError {
+    #[error(transparent)]
+    Table(#[from] TableError),
+    #[error(transparent)]
+    Plot(#[from] PlotError),
+}
+
+/// Files by name (relative to a result folder), in the order made.
+#[derive(Debug, Default)]
+pub struct Outputs {
+    pub files: Vec<(String, Vec<u8>)>,
+}
+
+impl Outputs {
+    /// Adds `name` with `bytes`.
+    pub fn add(&mut self, name: impl Into<String>, bytes: impl Into<Vec<u8>>) {
+        self.files.push((name.into(), bytes.into()));
+    }
+
+    /// Adds `name` as pretty-printed JSON with a final newline.
+    pub fn json(&mut self, name: impl Into<String>, v: &serde_json::Value) {
+        let mut s = serde_json::to_string_pretty(v).unwrap_or_default();
+        s.push('\n');
+        self.add(name, s);
+    }
+
+    /// The bytes of `name`, if made.
+    pub fn get(&self, name: &str) -> Option<&[u8]> {
+        self.files
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, b)| b.as_slice())
+    }
+}
+
+/// One line of `requests.csv` (times in ns).
+#[derive(serde::Serialize, Default)]
+struct RequestRow {
+    id: u64,
+    shard: u32,
+    worker: u32,
+    node: u32,
+    arrival: u64,
+    start: u64,
+    end: u64,
+    queue: u64,
+    stall: u64,
+    compute: u64,
+    transfer: u64,
+    #[serde(serialize_with = "analysis::table::bit")]
+    cold: bool,
+}
+
+/// `requests.csv`: one line per served request.
+pub fn requests_csv(recs: &[RequestRecord]) -> Result<String, TableError> {
+    let rows: Vec<RequestRow> = recs
+        .iter()
+        .map(|r| RequestRow {
+            id: r.id,
+            shard: r.shard,
+            worker: r.worker,
+            node: r.node,
+            arrival: r.arrival,
+            start: r.start,
+            end: r.end,
+            queue: r.queue,
+            stall: r.stall,
+            compute: r.compute,
+            transfer: r.transfer,
+            cold: r.cold,
+        })
+        .collect();
+    analysis::table::to_csv(&rows)
+}
+
+/// `monitor.csv` and `monitor.svg` (the seed's monitoring chart).
+pub fn monitor(
+    out: &mut Outputs,
+    title: &str,
+    rows: &[(String, Vec<MonitorPoint>)],
+) -> Result<(), OutputError> {
+    out.add("monitor.csv", analysis::monitor::to_csv(rows)?);
+    out.add("monitor.svg", analysis::plots::monitor_svg(title, rows)?);
+    Ok(())
+}
+
+/// `latency-histogram.svg` and `latency-cdf.svg`: every row's latencies
+/// over all its seeds, overlaid.
+pub fn latency_plots(
+    out: &mut Outputs,
+    title: &str,
+    names: &[String],
+    by_row: &[Vec<RunResult>],
+) -> Result<(), OutputError> {
+    let series: Vec<(String, Vec<u64>)> = names
+        .iter()
+        .zip(by_row)
+        .map(|(n, runs)| {
+            (
+                n.clone(),
+                runs.iter()
+                    .flat_map(|r| r.latency_ns.iter().copied())
+                    .collect(),
+            )
+        })
+        .collect();
+    out.add(
+        "latency-histogram.svg",
+        analysis::plots::histogram_svg(title, &series)?,
+    );
+    out.add("latency-cdf.svg", analysis::plots::cdf_svg(title, &series)?);
+    Ok(())
+}
