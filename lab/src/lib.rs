@@ -10,6 +10,7 @@
 //! - [`inputs`]: the inputs a run read (files and built-in presets, with
 //!   checksums), gathered in an [`InputLog`] the run owns;
 //! - [`machines`]: a machine by preset name or file, noted in the log;
+//! - [`manifest`]: `manifest.json`, from the inputs a run returns;
 //! - [`models`]: model files for learned policies, noted in the log;
 //! - [`dataset`]: training rows for the learned predictors (dispatch
 //!   decisions or a trace's candidate prefetches);
@@ -29,6 +30,8 @@
 //!   blocking) and [`confirm_fit`], which fits a calibrated machine's
 //!   prefetcher confirmation count with it;
 //! - [`replay`]: a trace through the cache model or the timing model;
+//! - [`reproduce`]: a result folder against its rerun, and its inputs
+//!   against their recorded checksums;
 //! - [`sweep`]: a sweep file's grid or points, each point an experiment's
 //!   text with its overrides applied;
 //! - [`timeline`]: Perfetto timelines of a run, from its records;
@@ -49,10 +52,12 @@ pub mod input;
 pub mod inputs;
 pub mod lines;
 pub mod machines;
+pub mod manifest;
 pub mod models;
 pub mod outputs;
 pub mod prefetchers;
 pub mod replay;
+pub mod reproduce;
 pub mod sweep;
 pub mod tasks;
 pub mod timeline;

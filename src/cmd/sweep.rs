@@ -210,31 +210,15 @@ fn slurm(a: &SweepArgs, file: &Path, out: &Path, n: usize) -> Result<()> {
     let (file, out) = (abs(file), abs(out));
     let logs = out.join("slurm");
     ensure_dir(&logs)?;
-    let limit = a
-        .array_limit
-        .map(|k| format!("%{}", k.max(1)))
-        .unwrap_or_default();
-    let extra: String = a
-        .sbatch_options
-        .iter()
-        .map(|o| format!("#SBATCH {o}\n"))
-        .collect();
-    let q = |p: &Path| shell_quote(&p.display().to_string());
-    let array = format!(
-        "#!/bin/sh\n#SBATCH --job-name=numasim-sweep\n#SBATCH --array=0-{}{limit}\n#SBATCH --output={}/point-%a.out\n{extra}\
-         exec {} sweep {} --out {} --point \"$SLURM_ARRAY_TASK_ID\"\n",
-        n - 1,
-        logs.display(),
-        q(&exe),
-        q(&file),
-        q(&out)
-    );
-    let merge = format!(
-        "#!/bin/sh\n#SBATCH --job-name=numasim-merge\n#SBATCH --output={}/merge.out\n{extra}exec {} sweep merge {}\n",
-        logs.display(),
-        q(&exe),
-        q(&out)
-    );
+    let (array, merge) = lab::sweep::slurm::scripts(&lab::sweep::slurm::Jobs {
+        exe: &exe,
+        sweep: &file,
+        out: &out,
+        logs: &logs,
+        points: n,
+        array_limit: a.array_limit,
+        options: &a.sbatch_options,
+    });
     write_file(&out.join("sweep.sbatch"), array.as_bytes())?;
     write_file(&out.join("merge.sbatch"), merge.as_bytes())?;
     let have_sbatch = std::process::Command::new("sbatch")
@@ -282,14 +266,4 @@ fn slurm(a: &SweepArgs, file: &Path, out: &Path, n: usize) -> Result<()> {
     )?;
     println!("submitted array job {array_id} ({n} points) and merge job {merge_id}");
     Ok(())
-}
-
-fn shell_quote(s: &str) -> String {
-    if s.chars()
-        .all(|c| c.is_ascii_alphanumeric() || "/._-+=:,".contains(c))
-    {
-        s.to_string()
-    } else {
-        format!("'{}'", s.replace('\'', "'\\''"))
-    }
 }
