@@ -9,7 +9,6 @@ mod flags;
 mod input;
 mod machines;
 mod manifest;
-mod npy;
 mod output;
 mod policy;
 mod progress;

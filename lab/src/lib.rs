@@ -23,6 +23,7 @@
 //!   one value;
 //! - [`calibrate`]: a host's measurements and their mapping onto a
 //!   calibrated machine description;
+//! - [`npy`]: datasets as NumPy arrays with their column names;
 //! - [`outputs`]: the files a run produces, as named bytes the front end
 //!   writes (the explicit sink), and the renderers runs share;
 //! - [`prefetchers`]: prefetchers by spec, attached at their levels;
@@ -35,6 +36,7 @@
 //! - [`sweep`]: a sweep file's grid or points, each point an experiment's
 //!   text with its overrides applied;
 //! - [`timeline`]: Perfetto timelines of a run, from its records;
+//! - [`train`]: a predictor trained on a dataset split by time, and scored;
 //! - [`workers`]: a task replay's worker cores and arrival re-timing.
 //!
 //! **Invariant:** `lab` keeps no process-global state, prints nothing and
@@ -54,6 +56,7 @@ pub mod lines;
 pub mod machines;
 pub mod manifest;
 pub mod models;
+pub mod npy;
 pub mod outputs;
 pub mod prefetchers;
 pub mod replay;
@@ -61,6 +64,7 @@ pub mod reproduce;
 pub mod sweep;
 pub mod tasks;
 pub mod timeline;
+pub mod train;
 pub mod validate;
 pub mod workers;
 

@@ -85,8 +85,11 @@ pub fn run(a: DatasetArgs) -> Result<()> {
         trace_rows(&a)?
     };
     let header = d.columns();
-    if crate::npy::is_npy(&a.out) {
-        crate::npy::write(&a.out, &header, &d.matrix())?;
+    if lab::npy::is_npy(&a.out) {
+        let (bytes, columns) = lab::npy::encode(&header, &d.matrix())?;
+        // The names first: the array, the main output, appears last.
+        write_file(&lab::npy::columns_path(&a.out), columns.as_bytes())?;
+        write_file(&a.out, &bytes)?;
     } else {
         let s = analysis::table::records_to_csv(&header, &d.text_rows())?;
         write_file(&a.out, s.as_bytes())?;
