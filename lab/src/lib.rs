@@ -9,6 +9,7 @@
 //!   counts and checksums the bytes read;
 //! - [`inputs`]: the inputs a run read (files and built-in presets, with
 //!   checksums), gathered in an [`InputLog`] the run owns;
+//! - [`loaded_latency`]: Intel MLC's loaded-latency curve of the model;
 //! - [`machines`]: a machine by preset name or file, noted in the log;
 //! - [`manifest`]: `manifest.json`, from the inputs a run returns;
 //! - [`models`]: model files for learned policies, noted in the log;
@@ -53,6 +54,7 @@ pub mod experiment;
 pub mod input;
 pub mod inputs;
 pub mod lines;
+pub mod loaded_latency;
 pub mod machines;
 pub mod manifest;
 pub mod models;
