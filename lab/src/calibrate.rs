@@ -75,6 +75,46 @@ pub struct Calibrated {
 }
 
 /// A calibration that cannot be mapped.
+/// One point of a measured latency curve (`.curve.csv`; `huge_share`
+/// only in the huge-page sweep).
+#[derive(serde::Serialize, Default)]
+struct CurveRow {
+    bytes: u64,
+    #[serde(serialize_with = "analysis::table::f3")]
+    ns: f64,
+    #[serde(serialize_with = "analysis::table::f4")]
+    spread: f64,
+    #[serde(
+        serialize_with = "analysis::table::opt_f3",
+        skip_serializing_if = "Option::is_none"
+    )]
+    huge_share: Option<f64>,
+}
+
+impl Measurements {
+    /// The latency curves as CSV: in base pages, and in huge pages if swept.
+    pub fn curves_csv(&self) -> Result<(String, Option<String>), analysis::table::TableError> {
+        let rows = |points: &mut dyn Iterator<Item = (&Point, Option<f64>)>| {
+            points
+                .map(|(p, huge_share)| CurveRow {
+                    bytes: p.bytes,
+                    ns: p.ns,
+                    spread: p.spread,
+                    huge_share,
+                })
+                .collect::<Vec<_>>()
+        };
+        let base = analysis::table::to_csv(&rows(&mut self.curve.iter().map(|p| (p, None))))?;
+        let huge = match &self.huge {
+            Some(h) => Some(analysis::table::to_csv(&rows(
+                &mut h.iter().map(|(p, s)| (p, Some(*s))),
+            ))?),
+            None => None,
+        };
+        Ok((base, huge))
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum CalibrateError {
     #[error(transparent)]

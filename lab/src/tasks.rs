@@ -52,14 +52,12 @@ pub struct TaskExperiment {
     pub experiment: Meta,
     pub workload: TraceWorkload,
     pub row: Vec<TaskRowSpec>,
-}
-
-/// Whether an experiment file's workload is a task trace.
-pub fn is_trace_experiment(text: &str) -> bool {
-    toml::from_str::<toml::Table>(text)
-        .ok()
-        .and_then(|t| t.get("workload")?.get("trace").cloned())
-        .is_some()
+    /// Directory the trace's path is resolved against.
+    #[serde(skip)]
+    pub base: PathBuf,
+    /// What runs of this experiment read (trace, machine, models).
+    #[serde(skip)]
+    pub inputs: InputLog,
 }
 
 /// Reads a task trace (CSV or native, a compression layer unwrapped),

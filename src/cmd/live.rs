@@ -215,22 +215,9 @@ fn calibrate(a: CalibrateArgs) -> Result<()> {
         eprintln!("{n}");
     }
     write_file(&a.out, c.machine.to_toml().as_bytes())?;
-    let rows = |points: &mut dyn Iterator<Item = (&live::calibrate::Point, Option<f64>)>| {
-        points
-            .map(|(p, huge_share)| CurveRow {
-                bytes: p.bytes,
-                ns: p.ns,
-                spread: p.spread,
-                huge_share,
-            })
-            .collect::<Vec<_>>()
-    };
-    write_file(
-        &a.out.with_extension("curve.csv"),
-        analysis::table::to_csv(&rows(&mut m.curve.iter().map(|p| (p, None))))?.as_bytes(),
-    )?;
-    if let Some(h) = &m.huge {
-        let csv = analysis::table::to_csv(&rows(&mut h.iter().map(|(p, s)| (p, Some(*s)))))?;
+    let (curve, huge) = m.curves_csv()?;
+    write_file(&a.out.with_extension("curve.csv"), curve.as_bytes())?;
+    if let Some(csv) = huge {
         write_file(&a.out.with_extension("curve-huge.csv"), csv.as_bytes())?;
     }
     let fp = &m.fingerprint;
@@ -248,22 +235,6 @@ fn calibrate(a: CalibrateArgs) -> Result<()> {
         a.out.with_extension("curve.csv").display()
     );
     Ok(())
-}
-
-/// One point of a measured latency curve (`.curve.csv`; `huge_share`
-/// only in the huge-page sweep).
-#[derive(serde::Serialize, Default)]
-struct CurveRow {
-    bytes: u64,
-    #[serde(serialize_with = "analysis::table::f3")]
-    ns: f64,
-    #[serde(serialize_with = "analysis::table::f4")]
-    spread: f64,
-    #[serde(
-        serialize_with = "analysis::table::opt_f3",
-        skip_serializing_if = "Option::is_none"
-    )]
-    huge_share: Option<f64>,
 }
 
 fn live_replay(a: ReplayArgs) -> Result<()> {

@@ -9,10 +9,12 @@ pub mod tasks;
 
 use std::path::PathBuf;
 
-use crate::experiment::parse_experiment;
 use crate::machines::load_machine;
 use crate::output::{ensure_dir, write_file, write_json};
 use anyhow::{Context, Result, bail};
+use lab::experiment::AnyExperiment;
+
+const TIMELINE: &str = "--timeline on compare shows the request model's batches; for tasks use replay --workers --timeline";
 
 /// What to compare and how: `compare`'s arguments, or a sweep point's.
 pub struct Ask {
@@ -50,34 +52,34 @@ pub fn run(a: &Ask, text: &str, file_text: &str) -> Result<()> {
         ),
         quiet: a.quiet,
     };
-    let trace_workload = tasks::is_trace_experiment(text);
-    if a.timeline.is_some() && (trace_workload || a.fidelity.as_deref() == Some("lines")) {
-        bail!(
-            "--timeline on compare shows the request model's batches; for tasks use replay --workers --timeline"
-        );
-    }
-    if trace_workload {
-        if a.duration.is_some() || a.qps.is_some() {
-            bail!(
-                "--duration and --qps apply to the request model; a task trace's load is its workload.arrivals"
-            );
-        }
-        if a.fidelity.as_deref() == Some("flow") {
-            bail!("--fidelity flow: a task trace workload runs at line level only");
-        }
-        tasks::run(
-            &a.experiment,
-            text,
-            a.out.as_deref(),
-            a.seeds.as_deref(),
-            a.threads,
-            &rec,
-        )?;
-        return crate::report::after(a.report, a.out.as_deref());
-    }
-    let mut exp = parse_experiment(&a.experiment, text, a.duration)?;
+    let mut any = AnyExperiment::parse_file_text(&a.experiment, text)?;
     if let Some(s) = &a.seeds {
-        exp.experiment.seeds = s.clone();
+        any.meta().seeds = s.clone();
+    }
+    let lines = a.fidelity.as_deref() == Some("lines");
+    let mut exp = match any {
+        AnyExperiment::Tasks(t) => {
+            if a.timeline.is_some() {
+                bail!("{TIMELINE}");
+            }
+            if a.duration.is_some() || a.qps.is_some() {
+                bail!(
+                    "--duration and --qps apply to the request model; a task trace's load is its workload.arrivals"
+                );
+            }
+            if a.fidelity.as_deref() == Some("flow") {
+                bail!("--fidelity flow: a task trace workload runs at line level only");
+            }
+            tasks::run(&a.experiment, &t, a.out.as_deref(), a.threads, &rec)?;
+            return crate::report::after(a.report, a.out.as_deref());
+        }
+        AnyExperiment::Requests(e) => e,
+    };
+    if a.timeline.is_some() && lines {
+        bail!("{TIMELINE}");
+    }
+    if let Some(d) = a.duration {
+        exp.workload.duration_s = d;
     }
     if let Some(q) = a.qps {
         if !(q.is_finite() && q > 0.0) {
@@ -85,7 +87,7 @@ pub fn run(a: &Ask, text: &str, file_text: &str) -> Result<()> {
         }
         exp.workload.qps = q;
     }
-    if a.fidelity.as_deref() == Some("lines") {
+    if lines {
         lines::run(&exp, &a.experiment, a.out.as_deref(), a.threads, &rec)?;
         return crate::report::after(a.report, a.out.as_deref());
     }

@@ -25,6 +25,50 @@ pub struct TraceStats {
     pub with_time: u64,
 }
 
+impl TraceStats {
+    /// `trace info`'s text for the trace at `file` (`format`, `bytes`
+    /// long, its `checksum`).
+    pub fn render(&self, file: &str, format: &str, bytes: u64, checksum: &str) -> String {
+        use std::fmt::Write as _;
+        let st = self;
+        let mut s = String::new();
+        let _ = writeln!(s, "file:        {file}");
+        let _ = writeln!(s, "format:      {format} ({bytes} bytes)");
+        let _ = writeln!(s, "checksum:    {checksum}");
+        let _ = writeln!(s, "records:     {}", st.records);
+        for (k, n) in &st.by_kind {
+            let _ = writeln!(s, "  {k:<10} {n}");
+        }
+        let _ = writeln!(s, "threads:     {}", st.by_thread.len());
+        for (t, n) in st.by_thread.iter().take(32) {
+            let _ = writeln!(s, "  thread {t:<4} {n}");
+        }
+        if st.by_thread.len() > 32 {
+            let _ = writeln!(s, "  ... {} more threads", st.by_thread.len() - 32);
+        }
+        let _ = writeln!(
+            s,
+            "footprint:   {} lines of {} B ({} KiB), {} pages of {} B ({} KiB)",
+            st.footprint_lines,
+            st.line,
+            st.footprint_lines * st.line / 1024,
+            st.footprint_pages,
+            st.page,
+            st.footprint_pages * st.page / 1024
+        );
+        if let (Some(lo), Some(hi)) = (&st.min_addr, &st.max_addr) {
+            let _ = writeln!(s, "addresses:   {lo} .. {hi}");
+        }
+        let _ = writeln!(s, "with pc:     {}", st.with_pc);
+        let _ = writeln!(
+            s,
+            "with gap_ns: {}, with time_ns: {}",
+            st.with_gap, st.with_time
+        );
+        s
+    }
+}
+
 /// Scans every record of `src` with lines of `line` and pages of `page`
 /// bytes (powers of two), calling `on_batch` after each batch.
 pub fn scan(

@@ -206,14 +206,11 @@ pub struct TaskComparison {
     pub keys: usize,
 }
 
-/// Every row × seed of a task-trace experiment read from a file in
-/// `base` (the trace's path is relative to it); the trace and machine are
-/// noted in `log`.
+/// Every row × seed of a task-trace experiment (its trace's path relative
+/// to `exp.base`); the trace and machine are noted in `exp.inputs`.
 pub fn tasks(
     exp: &TaskExperiment,
     origin: &str,
-    base: &std::path::Path,
-    log: &crate::InputLog,
     opts: &Options,
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<TaskComparison, LabError> {
@@ -222,7 +219,8 @@ pub fn tasks(
             origin: origin.to_string(),
         });
     }
-    let tpath = base.join(&exp.workload.trace);
+    let log = &exp.inputs;
+    let tpath = exp.base.join(&exp.workload.trace);
     let trace = crate::tasks::read(&tpath, log)?;
     let m = crate::machines::load(&exp.workload.machine, log)?;
     let cores =

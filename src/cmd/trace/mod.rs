@@ -517,40 +517,14 @@ fn info(a: InfoArgs) -> Result<()> {
         println!("{}", serde_json::to_string_pretty(&v)?);
         return Ok(());
     }
-    println!("file:        {}", a.input.display());
-    println!(
-        "format:      {} ({} bytes)",
-        input.source.format_name(),
-        input.file_len
-    );
-    println!("checksum:    {}", input.tap.checksum().unwrap_or_default());
-    println!("records:     {}", st.records);
-    for (k, n) in &st.by_kind {
-        println!("  {k:<10} {n}");
-    }
-    println!("threads:     {}", st.by_thread.len());
-    for (t, n) in st.by_thread.iter().take(32) {
-        println!("  thread {t:<4} {n}");
-    }
-    if st.by_thread.len() > 32 {
-        println!("  ... {} more threads", st.by_thread.len() - 32);
-    }
-    println!(
-        "footprint:   {} lines of {} B ({} KiB), {} pages of {} B ({} KiB)",
-        st.footprint_lines,
-        a.line,
-        st.footprint_lines * a.line / 1024,
-        st.footprint_pages,
-        a.page,
-        st.footprint_pages * a.page / 1024
-    );
-    if let (Some(lo), Some(hi)) = (&st.min_addr, &st.max_addr) {
-        println!("addresses:   {lo} .. {hi}");
-    }
-    println!("with pc:     {}", st.with_pc);
-    println!(
-        "with gap_ns: {}, with time_ns: {}",
-        st.with_gap, st.with_time
+    print!(
+        "{}",
+        st.render(
+            &a.input.display().to_string(),
+            input.source.format_name(),
+            input.file_len,
+            &input.tap.checksum().unwrap_or_default()
+        )
     );
     Ok(())
 }
