@@ -2,7 +2,7 @@
 //! runs live in `lab::experiment`; here, reading the file and `--duration`.
 
 use anyhow::{Context, Result};
-pub use lab::experiment::{Experiment, run_row};
+pub use lab::experiment::Experiment;
 
 /// Parses "10s", "30m", "1h", "500ms" or plain seconds.
 pub fn parse_duration(s: &str) -> Result<f64, String> {
@@ -24,26 +24,12 @@ pub fn parse_duration(s: &str) -> Result<f64, String> {
     }
 }
 
-/// Reads an experiment file (model paths resolve against its directory),
-/// with an optional duration override; also returns its text (for the manifest).
-pub fn load_experiment(
-    path: &std::path::Path,
-    duration: Option<f64>,
-) -> Result<(Experiment, String)> {
+/// Reads a request-model experiment file (model paths resolve against
+/// its directory), with an optional duration override.
+pub fn load_experiment(path: &std::path::Path, duration: Option<f64>) -> Result<Experiment> {
     let text = std::fs::read_to_string(path)
         .with_context(|| format!("{}: cannot read experiment", path.display()))?;
-    let exp = parse_experiment(path, &text, duration)?;
-    Ok((exp, text))
-}
-
-/// Parses an experiment's `text` as if read from `path` (relative paths in
-/// it resolve against `path`'s folder), with an optional duration override.
-pub fn parse_experiment(
-    path: &std::path::Path,
-    text: &str,
-    duration: Option<f64>,
-) -> Result<Experiment> {
-    let mut exp = Experiment::parse_file_text(path, text)?;
+    let mut exp = Experiment::parse_file_text(path, &text)?;
     if let Some(d) = duration {
         exp.workload.duration_s = d;
     }

@@ -124,6 +124,27 @@ pub enum CalibrateError {
         what: &'static str,
         error: sim::MachineError,
     },
+    #[error("{path}: cannot read: {error}")]
+    Read { path: String, error: std::io::Error },
+    #[error("{path}: no fingerprint in it: {error}")]
+    NoFingerprint {
+        path: String,
+        error: serde_json::Error,
+    },
+}
+
+/// The fingerprint in a `.prefetch.json` that `live calibrate` wrote.
+pub fn read_fingerprint(path: &std::path::Path) -> Result<Fingerprint, CalibrateError> {
+    let p = || path.display().to_string();
+    let text =
+        std::fs::read_to_string(path).map_err(|error| CalibrateError::Read { path: p(), error })?;
+    #[derive(serde::Deserialize)]
+    struct File {
+        fingerprint: Fingerprint,
+    }
+    serde_json::from_str::<File>(&text)
+        .map(|f| f.fingerprint)
+        .map_err(|error| CalibrateError::NoFingerprint { path: p(), error })
 }
 
 /// A latency step: the next plateau is 40 % above the last.

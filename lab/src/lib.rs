@@ -17,11 +17,14 @@
 //!   decisions or a trace's candidate prefetches);
 //! - [`experiment`]: request-model experiments — the schema, a row's
 //!   policies, one row on one seed;
+//! - [`kinds`]: one type for an experiment file of either kind, the
+//!   schema deciding which;
 //! - [`tasks`]: task-trace experiments and the task replay under them;
 //! - [`lines`]: a request-model experiment mapped onto the line-level
 //!   task engine;
 //! - [`compare`]: every row × seed of an experiment (any kind), paired, as
 //!   one value;
+//! - [`bench`]: one row of the built-in seed experiment, its text and files;
 //! - [`calibrate`]: a host's measurements and their mapping onto a
 //!   calibrated machine description;
 //! - [`npy`]: datasets as NumPy arrays with their column names;
@@ -44,6 +47,7 @@
 //! knows no command-line flag; errors are typed ([`LabError`]) and name
 //! the problem, and the front end maps them to its own words.
 
+pub mod bench;
 pub mod calibrate;
 pub mod compare;
 pub mod confirm_fit;
@@ -53,6 +57,7 @@ pub mod errors;
 pub mod experiment;
 pub mod input;
 pub mod inputs;
+pub mod kinds;
 pub mod lines;
 pub mod loaded_latency;
 pub mod machines;

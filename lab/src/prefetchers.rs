@@ -78,3 +78,40 @@ pub fn one(
     };
     policies::prefetch::PREFETCHERS.build(spec, &ctx)
 }
+
+/// What can stop an offline prefetch run.
+#[derive(Debug, thiserror::Error)]
+pub enum OfflineError {
+    #[error(transparent)]
+    Trace(traces::TraceError),
+    #[error("write failed: {0}")]
+    Write(std::io::Error),
+    #[error("no loads in the trace")]
+    NoLoads,
+}
+
+/// Runs prefetcher `pf` over an ML Prefetching Competition load trace
+/// (`loads`, decompressed) and writes the competition's prefetch file
+/// (`instr_id hexaddr` per line, at most `max_per_load` per load) to `out`;
+/// returns the timing-free estimate of accuracy and coverage (a prefetch
+/// is useful if its line is loaded within `window` loads).
+pub fn offline(
+    loads: impl std::io::Read + Send,
+    pf: Box<dyn sim::policy::Prefetcher>,
+    line: u64,
+    max_per_load: usize,
+    window: u64,
+    mut out: &mut dyn std::io::Write,
+) -> Result<sim::prefetch::OfflineStats, OfflineError> {
+    let mut loads = traces::mldpc::MlDpcReader::new(loads);
+    let mut off = sim::prefetch::Offline::new(pf, line, max_per_load, window);
+    while let Some(l) = loads.next_load().map_err(OfflineError::Trace)? {
+        for &p in off.load(l.pc, l.addr, !l.llc_hit) {
+            traces::mldpc::write_prefetch(&mut out, l.instr_id, p).map_err(OfflineError::Write)?;
+        }
+    }
+    if off.stats.loads == 0 {
+        return Err(OfflineError::NoLoads);
+    }
+    Ok(off.stats)
+}

@@ -40,6 +40,32 @@ pub struct CacheCounts {
     pub writebacks: Option<sim::hierarchy::Writebacks>,
 }
 
+impl CacheCounts {
+    /// `summary.json` of a cache replay of the trace at `path` (in
+    /// `format`) with `cfg`, run in `mode` (`cachegrind`, or the
+    /// replacement policy's name, with its `seed`).
+    pub fn summary(
+        &self,
+        mode: &str,
+        path: &str,
+        format: &str,
+        cfg: &CgConfig,
+        seed: u64,
+    ) -> serde_json::Value {
+        let mut s = serde_json::json!({
+            "mode": mode,
+            "trace": { "path": path, "format": format },
+            "config": cfg,
+            "events": self.events,
+        });
+        if let Some(wb) = &self.writebacks {
+            s["writebacks"] = serde_json::json!(wb);
+            s["seed"] = serde_json::json!(seed);
+        }
+        s
+    }
+}
+
 /// Replays `source` through the cache model of `cfg`: cachegrind's exact
 /// rules without `replacement`, else a write-back hierarchy with it
 /// (`seed` for the random policy). With `decode_ahead`, batches are decoded

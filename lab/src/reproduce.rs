@@ -1,7 +1,7 @@
 //! `reproduce`'s checks: which of a result folder's files are results
 //! (compared byte for byte) and which describe the run, the first
-//! difference between two folders, which recorded inputs have changed
-//! since (by checksum), and a recorded command retargeted to a new folder.
+//! difference between two folders, and which recorded inputs have changed
+//! since (by checksum).
 
 use std::path::{Path, PathBuf};
 
@@ -14,8 +14,6 @@ pub enum ReproduceError {
     List { path: String, error: std::io::Error },
     #[error("{path}: cannot read: {error}")]
     Read { path: String, error: std::io::Error },
-    #[error("the recorded command has no --out: nothing to compare")]
-    NoOut,
 }
 
 type Result<T> = std::result::Result<T, ReproduceError>;
@@ -91,30 +89,6 @@ pub fn changed_inputs(m: &Value, cwd: &Path) -> Vec<String> {
         }
     }
     out
-}
-
-/// The arguments with the value of `--out` replaced by `new`.
-pub fn retarget(args: &[String], new: &Path) -> Result<Vec<String>> {
-    let mut out = Vec::with_capacity(args.len());
-    let mut found = false;
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        if a == "--out" {
-            it.next();
-            out.push(a.clone());
-            out.push(new.display().to_string());
-            found = true;
-        } else if a.starts_with("--out=") {
-            out.push(format!("--out={}", new.display()));
-            found = true;
-        } else {
-            out.push(a.clone());
-        }
-    }
-    if !found {
-        return Err(ReproduceError::NoOut);
-    }
-    Ok(out)
 }
 
 /// The first way the result folder `new` differs from `old` (a file

@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use lab::experiment::AnyExperiment;
+use lab::kinds::AnyExperiment;
 
 const TASKS: &str = r#"
 [experiment]
@@ -32,7 +32,11 @@ fn the_workload_decides_the_kind() {
     t.meta().seeds = vec![7];
     match t {
         AnyExperiment::Tasks(t) => {
-            assert_eq!(t.base, Path::new("exp"), "the trace resolves beside the file");
+            assert_eq!(
+                t.base,
+                Path::new("exp"),
+                "the trace resolves beside the file"
+            );
             assert_eq!(t.experiment.seeds, vec![7]);
             assert_eq!(t.row[0].placement, "first-touch", "the schema's default");
         }

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use anyhow::{Result, bail};
 use serde_json::json;
 
-use crate::experiment::{Experiment, parse_duration, run_row};
+use crate::experiment::{Experiment, parse_duration};
 use crate::machines::load_machine;
 use crate::output::{ensure_dir, write_file, write_json};
 
@@ -50,7 +50,6 @@ pub fn bench_cmd(a: BenchArgs) -> Result<()> {
             names.join(", ")
         );
     };
-    exp.check_size()?;
     let m = load_machine(&exp.workload.machine, &exp.inputs)?;
     let wall = std::time::Instant::now();
     let window = a
@@ -58,81 +57,22 @@ pub fn bench_cmd(a: BenchArgs) -> Result<()> {
         .as_ref()
         .map(|_| crate::timeline::parse_window(&a.timeline_window))
         .transpose()?;
-    let run = run_row(
-        &m,
-        &exp,
-        row,
-        a.seed,
-        a.out.is_some() || window.is_some(),
-        None,
-        window.map(|w| w.1),
-    )?;
+    let keep = a.out.is_some() || window.is_some();
+    let b = lab::bench::run(&m, &exp, row, a.seed, keep, window.map(|w| w.1))?;
+    let secs = wall.elapsed().as_secs_f64();
     if let (Some(path), Some(w)) = (&a.timeline, window) {
-        let ev = lab::timeline::serve::events(&run.records, &run.totals, w);
+        let ev = lab::timeline::serve::events(&b.run.records, &b.run.totals, w);
         write_file(path, lab::timeline::to_json(&ev)?.as_bytes())?;
     }
-    let (rr, totals, recs) = (run.result, run.totals, run.records);
-    let secs = wall.elapsed().as_secs_f64();
-    // Percentiles and spikes from the kept latencies (every request, or a
-    // uniform sample of them in a long run); the mean and max are exact.
-    let mut p = analysis::stats::percentiles(&rr.latency_ns);
-    if rr.requests > 0 {
-        p.mean_ms = rr.latency_sum_ns as f64 / rr.requests as f64 / 1e6;
-        p.max_ms = rr.latency_max_ns as f64 / 1e6;
-    }
-    let spikes = analysis::stats::spike_share(&rr.latency_ns, exp.experiment.spike_k);
+    print!("{}", b.text(&exp, row, a.seed));
+    let n = b.run.totals.requests;
     println!(
-        "scenario {} ({} dispatch, warm-up {}) on {} at {:.0} QPS for {} s, seed {}",
-        row.name,
-        row.scheduler,
-        row.warmup,
-        exp.workload.machine,
-        exp.workload.qps,
-        exp.workload.duration_s,
-        a.seed
-    );
-    println!(
-        "requests {}  TP50 {:.1} ms  TP90 {:.1}  TP99 {:.1}  TP99.9 {:.1}  max {:.1}  spikes >{}×TP50 {:.2}%",
-        rr.requests,
-        p.tp50_ms,
-        p.tp90_ms,
-        p.tp99_ms,
-        p.tp999_ms,
-        p.max_ms,
-        exp.experiment.spike_k,
-        100.0 * spikes
-    );
-    if rr.sampled {
-        println!("{}", sample_line(p.n, rr.requests));
-    }
-    println!(
-        "simulated {} requests in {:.2} s of wall time ({:.0} requests/s)",
-        totals.requests,
-        secs,
-        totals.requests as f64 / secs.max(1e-9)
+        "simulated {n} requests in {secs:.2} s of wall time ({:.0} requests/s)",
+        n as f64 / secs.max(1e-9)
     );
     if let Some(dir) = &a.out {
         ensure_dir(dir)?;
-        let mut files = lab::outputs::Outputs::default();
-        files.add("requests.csv", lab::outputs::requests_csv(&recs)?);
-        lab::outputs::monitor(
-            &mut files,
-            &format!("scenario {}: monitoring, seed {}", row.name, a.seed),
-            &[(row.name.clone(), rr.windows.clone())],
-        )?;
-        crate::output::write_all(dir, &files)?;
-        write_json(
-            &dir.join("summary.json"),
-            &json!({
-                "scenario": row.name,
-                "requests_simulated": rr.requests,
-                "requests_in_sample": p.n,
-                "sampled": rr.sampled,
-                "percentiles": p,
-                "spike_share": spikes,
-                "totals": totals
-            }),
-        )?;
+        crate::output::write_all(dir, &b.files(row, a.seed)?)?;
         write_json(
             &dir.join("manifest.json"),
             &crate::manifest::manifest(
@@ -143,12 +83,4 @@ pub fn bench_cmd(a: BenchArgs) -> Result<()> {
         )?;
     }
     crate::report::after(a.report, a.out.as_deref())
-}
-
-/// The line that says the statistics come from a sample: `n` latencies
-/// kept of `total` requests simulated.
-pub fn sample_line(n: usize, total: u64) -> String {
-    format!(
-        "statistics from a uniform sample of {n} requests (of {total} simulated: percentiles and spikes; mean and max over all)"
-    )
 }

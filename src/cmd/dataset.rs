@@ -1,17 +1,8 @@
 //! `numasim dataset INPUT --out data.csv|data.npy`: training data for the
-//! learned predictors, one row per decision point, with the time (or
-//! access index) so users split by time.
-//!
-//! - INPUT an experiment (`.toml`, with `--row`): one row per dispatch
-//!   decision of the request-level model — features at dispatch, label "the
-//!   request's lookups missed the worker node's cache" (the preload model).
-//! - INPUT a trace (any format, ML-DPC load traces included): one row per
-//!   line the base prefetcher proposes at each data access — the features
-//!   of `learned:FILE` (policies::prefetch::learned), label "the line was
-//!   accessed within --window accesses" (the prefetch-filter model). An
-//!   access's miss flag comes from an LRU model of the level the filter
-//!   would sit at (`--machine M --prefetch-level N`: that machine's private
-//!   level N; or `--level SIZE,ASSOC`, default an L2 of 1 MiB, 16-way).
+//! learned predictors (`lab::dataset`) from an experiment (`.toml`, with
+//! `--row`: dispatch decisions) or a trace (candidate prefetches; the
+//! level whose misses the features see from `--machine M
+//! --prefetch-level N` or `--level SIZE,ASSOC`, default 1 MiB, 16-way).
 
 use std::path::PathBuf;
 
@@ -105,7 +96,7 @@ pub fn run(a: DatasetArgs) -> Result<()> {
 
 /// Dispatch decisions of the request-level model.
 fn experiment_rows(a: &DatasetArgs) -> Result<Dataset> {
-    let (exp, _) = load_experiment(&a.input, a.duration)?;
+    let exp = load_experiment(&a.input, a.duration)?;
     let names: Vec<&str> = exp.row.iter().map(|r| r.name.as_str()).collect();
     let Some(want) = &a.row else {
         bail!(

@@ -111,13 +111,7 @@ pub fn run(cmd: LiveCmd) -> Result<()> {
 }
 
 fn refit(a: RefitArgs) -> Result<()> {
-    let text = std::fs::read_to_string(&a.measured)
-        .with_context(|| format!("{}: cannot read", a.measured.display()))?;
-    let v: serde_json::Value = serde_json::from_str(&text)
-        .with_context(|| format!("{}: not JSON", a.measured.display()))?;
-    let fp: live::fingerprint::Fingerprint =
-        serde_json::from_value(v.get("fingerprint").cloned().unwrap_or_default())
-            .with_context(|| format!("{}: no fingerprint in it", a.measured.display()))?;
+    let fp = lab::calibrate::read_fingerprint(&a.measured)?;
     let spec =
         crate::machines::load_machine(&a.machine.to_string_lossy(), &lab::InputLog::default())?
             .spec;

@@ -5,7 +5,7 @@
 //! naming the first differing file and every input whose checksum is no
 //! longer the recorded one.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 use serde_json::Value;
@@ -18,6 +18,30 @@ pub struct ReproduceArgs {
     /// DIR, removed afterwards.
     #[arg(long)]
     pub out: Option<PathBuf>,
+}
+
+/// The arguments with the value of `--out` replaced by `new`.
+fn retarget(args: &[String], new: &Path) -> Result<Vec<String>> {
+    let mut out = Vec::with_capacity(args.len());
+    let mut found = false;
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        if a == "--out" {
+            it.next();
+            out.push(a.clone());
+            out.push(new.display().to_string());
+            found = true;
+        } else if a.starts_with("--out=") {
+            out.push(format!("--out={}", new.display()));
+            found = true;
+        } else {
+            out.push(a.clone());
+        }
+    }
+    if !found {
+        bail!("the recorded command has no --out: nothing to compare");
+    }
+    Ok(out)
 }
 
 pub fn run(a: ReproduceArgs) -> Result<()> {
@@ -61,7 +85,7 @@ pub fn run(a: ReproduceArgs) -> Result<()> {
     if new.exists() {
         bail!("{}: exists; reproduce writes a new folder", new.display());
     }
-    let rerun = lab::reproduce::retarget(&args, &new)?;
+    let rerun = retarget(&args, &new)?;
     if let Some(c) = m["git_commit"].as_str()
         && !c.is_empty()
         && !c.starts_with('$')

@@ -4,15 +4,12 @@
 //! result's files written (`compare.csv`, `compare.json`, plots,
 //! requests, monitoring, timeline, manifest).
 
-pub mod lines;
-pub mod tasks;
-
 use std::path::PathBuf;
 
 use crate::machines::load_machine;
 use crate::output::{ensure_dir, write_file, write_json};
 use anyhow::{Context, Result, bail};
-use lab::experiment::AnyExperiment;
+use lab::kinds::AnyExperiment;
 
 const TIMELINE: &str = "--timeline on compare shows the request model's batches; for tasks use replay --workers --timeline";
 
@@ -52,6 +49,7 @@ pub fn run(a: &Ask, text: &str, file_text: &str) -> Result<()> {
         ),
         quiet: a.quiet,
     };
+    let origin = a.experiment.display().to_string();
     let mut any = AnyExperiment::parse_file_text(&a.experiment, text)?;
     if let Some(s) = &a.seeds {
         any.meta().seeds = s.clone();
@@ -70,8 +68,13 @@ pub fn run(a: &Ask, text: &str, file_text: &str) -> Result<()> {
             if a.fidelity.as_deref() == Some("flow") {
                 bail!("--fidelity flow: a task trace workload runs at line level only");
             }
-            tasks::run(&a.experiment, &t, a.out.as_deref(), a.threads, &rec)?;
-            return crate::report::after(a.report, a.out.as_deref());
+            let opts = lab::compare::Options {
+                threads: a.threads,
+                ..Default::default()
+            };
+            let tc = lab::compare::tasks(&t, &origin, &opts, &|_, _| {})?;
+            let r = lab::compare::files::tasks(&t, &tc)?;
+            return finish(a, &rec, r, &t.inputs, || {});
         }
         AnyExperiment::Requests(e) => e,
     };
@@ -88,8 +91,20 @@ pub fn run(a: &Ask, text: &str, file_text: &str) -> Result<()> {
         exp.workload.qps = q;
     }
     if lines {
-        lines::run(&exp, &a.experiment, a.out.as_deref(), a.threads, &rec)?;
-        return crate::report::after(a.report, a.out.as_deref());
+        let opts = lab::compare::Options {
+            threads: a.threads,
+            ..Default::default()
+        };
+        lab::lines::check(&exp, &origin)?;
+        for r in exp.row.iter().filter(|r| !lab::lines::mappable(r)) {
+            eprintln!(
+                "*** row {}: shard moves and preload have no line-level mapping; not run at --fidelity lines ***",
+                r.name
+            );
+        }
+        let lc = lab::compare::lines(&exp, &origin, &opts, &|_, _| {})?;
+        let r = lab::compare::files::lines(&exp, &lc)?;
+        return finish(a, &rec, r, &exp.inputs, || {});
     }
     let m = load_machine(&exp.workload.machine, &exp.inputs)?;
     let window = a
@@ -121,8 +136,8 @@ pub fn run(a: &Ask, text: &str, file_text: &str) -> Result<()> {
         write_file(path, lab::timeline::to_json(&ev)?.as_bytes())?;
     }
     let r = lab::compare::files::flow(&exp, &c, a.out.is_some())?;
-    if !rec.quiet {
-        print!("{}", r.text);
+    // After the table: the wall times (stderr; not results).
+    let tell = || {
         eprintln!(
             "simulated {} requests in {secs:.2} s of wall time ({:.0} requests/s)",
             c.simulated,
@@ -141,24 +156,30 @@ pub fn run(a: &Ask, text: &str, file_text: &str) -> Result<()> {
                 );
             }
         }
-    }
-    if let Some(dir) = &a.out {
-        write(dir, r, &rec, &exp.inputs)?;
-    }
-    crate::report::after(a.report, a.out.as_deref())
+    };
+    finish(a, &rec, r, &exp.inputs, tell)
 }
 
-/// Writes a rendered comparison's files and its manifest into `dir`.
-pub fn write(
-    dir: &std::path::Path,
-    r: lab::compare::files::Rendered,
+/// Prints a rendered comparison and then `tell`s (unless quiet), writes its files and
+/// manifest into `--out`, and its report if asked.
+fn finish(
+    a: &Ask,
     rec: &crate::manifest::Record,
+    r: lab::compare::files::Rendered,
     log: &lab::InputLog,
+    tell: impl FnOnce(),
 ) -> Result<()> {
-    ensure_dir(dir)?;
-    crate::output::write_all(dir, &r.files)?;
-    write_json(
-        &dir.join("manifest.json"),
-        &crate::manifest::manifest_as(&rec.args, vec![rec.experiment.clone()], r.config, log),
-    )
+    if !rec.quiet {
+        print!("{}", r.text);
+        tell();
+    }
+    if let Some(dir) = &a.out {
+        ensure_dir(dir)?;
+        crate::output::write_all(dir, &r.files)?;
+        write_json(
+            &dir.join("manifest.json"),
+            &crate::manifest::manifest_as(&rec.args, vec![rec.experiment.clone()], r.config, log),
+        )?;
+    }
+    crate::report::after(a.report, a.out.as_deref())
 }

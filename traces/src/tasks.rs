@@ -304,6 +304,28 @@ impl TaskSplitter {
     pub fn timed(&self) -> bool {
         self.timed
     }
+
+    /// Every record of `src` split into tasks: the trace, whether every
+    /// task had an arrival time, and how many records were read.
+    pub fn split(
+        mut self,
+        src: &mut dyn crate::source::RecordSource,
+    ) -> Result<(TaskTrace, bool, u64)> {
+        let mut batch = crate::record::Batch::new(src.fields());
+        let mut index = 0u64;
+        loop {
+            batch.clear();
+            if src.fill(&mut batch)? == 0 {
+                break;
+            }
+            for r in batch.iter() {
+                self.push(&r, index)?;
+                index += 1;
+            }
+        }
+        let timed = self.timed;
+        Ok((self.trace, timed, index))
+    }
 }
 
 /// Whether a CSV header (its first line) is a task trace's: it has a

@@ -1,7 +1,7 @@
 //! A sweep's folder: where each point runs (`points/<i>/`), what the
 //! folder remembers of its sweep (`sweep-points.json`, so a merge needs
-//! only the folder), the `compare` command that reruns one point, and the
-//! merge of the finished points' tables into one ([`merge`]).
+//! only the folder), and the merge of the finished points' tables into
+//! one ([`merge`]).
 
 use std::path::{Path, PathBuf};
 
@@ -52,23 +52,6 @@ pub enum MergeError {
 /// Point `i`'s folder under the sweep's output folder.
 pub fn point_dir(out: &Path, i: usize) -> PathBuf {
     out.join("points").join(i.to_string())
-}
-
-/// The `compare` command that runs point `i` on its own (what its
-/// manifest records, so `reproduce` reruns just that point), writing to `out`.
-pub fn point_command(s: &Sweep, i: usize, out: &Path) -> Vec<String> {
-    let mut a = vec!["compare".to_string(), s.experiment.display().to_string()];
-    if let Some(rows) = s.rows() {
-        a.extend(["--rows".to_string(), rows.join(",")]);
-    }
-    for (k, v) in s.overrides(i) {
-        a.extend(["--set".to_string(), format!("{k}={v}")]);
-    }
-    if let Some(f) = &s.fidelity {
-        a.extend(["--fidelity".to_string(), f.clone()]);
-    }
-    a.extend(["--out".to_string(), out.display().to_string()]);
-    a
 }
 
 /// Point `i`'s values, `key = value, …`.

@@ -19,7 +19,6 @@ use serde::Deserialize;
 use crate::InputLog;
 
 pub mod merge;
-pub mod slurm;
 
 /// A sweep file that cannot be read or expanded.
 #[derive(Debug, thiserror::Error)]

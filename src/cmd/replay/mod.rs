@@ -235,23 +235,13 @@ pub fn run(a: ReplayArgs) -> Result<()> {
     )
     .map_err(|e| replay_err(&a, e))?;
     progress.finish();
-    let (events, writebacks) = (counts.events, counts.writebacks);
-    let mut summary = json!({
-        "mode": mode,
-        "trace": { "path": a.trace.display().to_string(), "format": format },
-        "config": cfg,
-        "events": events,
-    });
-    if let Some(wb) = &writebacks {
-        summary["writebacks"] = json!(wb);
-        summary["seed"] = json!(a.seed);
-    }
+    let summary = counts.summary(mode, &a.trace.display().to_string(), format, &cfg, a.seed);
     if a.json {
         println!("{}", serde_json::to_string(&summary)?);
     } else {
         print!(
             "{}",
-            analysis::cgreport::render(&cfg, &events, writebacks.as_ref())
+            analysis::cgreport::render(&cfg, &counts.events, counts.writebacks.as_ref())
         );
     }
     if let Some(dir) = &a.out {

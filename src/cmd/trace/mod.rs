@@ -8,7 +8,7 @@ use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
 use serde_json::json;
 use traces::synth::{GenConfig, Generator, Pattern};
-use traces::{Batch, Fields, Format, RecordSource};
+use traces::{Fields, Format, RecordSource};
 
 use crate::input::{open_trace, parse_format, trace_err};
 use crate::output::AtomicFile;
@@ -60,12 +60,6 @@ pub fn out_format_of(path: &Path) -> Result<OutFormat> {
             traces::sink::extensions()
         )
     })
-}
-
-/// Refills `batch` from `src` (read from `name`); false at the trace's end.
-fn next_batch(batch: &mut Batch, src: &mut dyn RecordSource, name: &Path) -> Result<bool> {
-    batch.clear();
-    Ok(src.fill(batch).map_err(|e| trace_err(name, e))? > 0)
 }
 
 /// Streams every record of `src` into `out`; returns the record count.
@@ -351,19 +345,10 @@ fn generate_tasks(a: &GenArgs) -> Result<()> {
 /// trace (CSV or native, by the output's extension).
 fn convert_tasks(a: &ConvertArgs, task_pc: u64) -> Result<()> {
     let mut input = open_trace(&a.input, a.format, false, 2)?;
-    let mut split = traces::tasks::TaskSplitter::new(task_pc, a.task_end_pc, a.keys);
-    let mut batch = Batch::new(input.source.fields());
-    let mut index = 0u64;
-    while next_batch(&mut batch, &mut input.source, &a.input)? {
-        for r in batch.iter() {
-            split
-                .push(&r, index)
-                .map_err(|e| anyhow::anyhow!("{}: {e}", a.input.display()))?;
-            index += 1;
-        }
-    }
-    let timed = split.timed();
-    let mut trace = split.trace;
+    let (mut trace, timed, index) =
+        traces::tasks::TaskSplitter::new(task_pc, a.task_end_pc, a.keys)
+            .split(&mut input.source)
+            .map_err(|e| trace_err(&a.input, e))?;
     if trace.tasks.is_empty() {
         bail!(
             "{}: no instruction fetch of {task_pc:#x}: no task begins (is the address the handler's, as the trace runs it?)",

@@ -9,8 +9,7 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use sim::prefetch::Offline;
-use traces::mldpc::{MlDpcReader, write_prefetch};
+use lab::prefetchers::OfflineError;
 
 use crate::input::trace_err;
 use crate::output::AtomicFile;
@@ -48,21 +47,14 @@ pub fn run(a: PrefetchArgs) -> Result<()> {
     let file =
         File::open(&a.input).with_context(|| format!("{}: cannot open", a.input.display()))?;
     let rd = traces::format::decompressed(Box::new(file)).map_err(|e| trace_err(&a.input, e))?;
-    let mut loads = MlDpcReader::new(rd);
-    let mut off = Offline::new(pf, a.line, a.max_per_load, a.window);
     let mut out = AtomicFile::create(&a.out)?;
-    let w = out.writer();
-    while let Some(l) = loads.next_load().map_err(|e| trace_err(&a.input, e))? {
-        for &p in off.load(l.pc, l.addr, !l.llc_hit) {
-            write_prefetch(w, l.instr_id, p)
-                .with_context(|| format!("{}: write failed", a.out.display()))?;
-        }
-    }
-    if off.stats.loads == 0 {
-        bail!("{}: no loads in the trace", a.input.display());
-    }
+    let s = lab::prefetchers::offline(rd, pf, a.line, a.max_per_load, a.window, out.writer())
+        .map_err(|e| match e {
+            OfflineError::Trace(e) => trace_err(&a.input, e),
+            OfflineError::Write(e) => anyhow::anyhow!("{}: write failed: {e}", a.out.display()),
+            e => anyhow::anyhow!("{}: {e}", a.input.display()),
+        })?;
     out.commit()?;
-    let s = off.stats;
     println!(
         "{name}: {} loads ({} LLC misses), {} prefetches written to {}",
         s.loads,

@@ -5,7 +5,7 @@
 use std::path::Path;
 
 /// How the jobs are asked for.
-pub struct Jobs<'a> {
+pub(super) struct Jobs<'a> {
     /// The program the tasks run (numasim's own path).
     pub exe: &'a Path,
     /// The sweep file and output folder (absolute: the jobs run elsewhere).
@@ -21,7 +21,7 @@ pub struct Jobs<'a> {
 }
 
 /// `(sweep.sbatch, merge.sbatch)`.
-pub fn scripts(j: &Jobs) -> (String, String) {
+pub(super) fn scripts(j: &Jobs) -> (String, String) {
     let limit = j
         .array_limit
         .map(|k| format!("%{}", k.max(1)))
@@ -47,7 +47,7 @@ pub fn scripts(j: &Jobs) -> (String, String) {
 }
 
 /// `s` quoted for `sh` where it needs to be.
-pub fn shell_quote(s: &str) -> String {
+fn shell_quote(s: &str) -> String {
     if s.chars()
         .all(|c| c.is_ascii_alphanumeric() || "/._-+=:,".contains(c))
     {

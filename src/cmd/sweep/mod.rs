@@ -6,6 +6,8 @@
 //! temporary name, then renamed), so an interrupted sweep resumes: the
 //! points whose folders exist are not rerun. `docs/sweep.md`.
 
+mod slurm;
+
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
@@ -14,7 +16,7 @@ use serde_json::json;
 
 use crate::output::{ensure_dir, write_file, write_json};
 use lab::sweep::Sweep;
-use lab::sweep::merge::{SweepRecord, describe, point_command, point_dir, values_json};
+use lab::sweep::merge::{SweepRecord, describe, point_dir, values_json};
 
 #[derive(clap::Args, Debug)]
 #[command(args_conflicts_with_subcommands = true)]
@@ -182,6 +184,23 @@ fn run_point(s: &Sweep, out: &Path, i: usize) -> Result<()> {
     }
 }
 
+/// The `compare` command that runs point `i` on its own (what its
+/// manifest records, so `reproduce` reruns just that point), writing to `out`.
+fn point_command(s: &Sweep, i: usize, out: &Path) -> Vec<String> {
+    let mut a = vec!["compare".to_string(), s.experiment.display().to_string()];
+    if let Some(rows) = s.rows() {
+        a.extend(["--rows".to_string(), rows.join(",")]);
+    }
+    for (k, v) in s.overrides(i) {
+        a.extend(["--set".to_string(), format!("{k}={v}")]);
+    }
+    if let Some(f) = &s.fidelity {
+        a.extend(["--fidelity".to_string(), f.clone()]);
+    }
+    a.extend(["--out".to_string(), out.display().to_string()]);
+    a
+}
+
 /// `sweep merge DIR`: every finished point's `compare.csv` lines behind
 /// its grid values, in point order; the missing points named on stderr.
 pub fn merge(out: &Path) -> Result<()> {
@@ -210,7 +229,7 @@ fn slurm(a: &SweepArgs, file: &Path, out: &Path, n: usize) -> Result<()> {
     let (file, out) = (abs(file), abs(out));
     let logs = out.join("slurm");
     ensure_dir(&logs)?;
-    let (array, merge) = lab::sweep::slurm::scripts(&lab::sweep::slurm::Jobs {
+    let (array, merge) = slurm::scripts(&slurm::Jobs {
         exe: &exe,
         sweep: &file,
         out: &out,
