@@ -73,7 +73,7 @@ pub fn run(a: &Ask, text: &str, file_text: &str) -> Result<()> {
                 ..Default::default()
             };
             let tc = lab::compare::tasks(&t, &origin, &opts, &|_, _| {})?;
-            let r = lab::compare::files::tasks(&t, &tc)?;
+            let r = lab::compare::files::tasks(&t, &tc, a.out.is_some())?;
             return finish(a, &rec, r, &t.inputs, || {});
         }
         AnyExperiment::Requests(e) => e,
@@ -103,7 +103,7 @@ pub fn run(a: &Ask, text: &str, file_text: &str) -> Result<()> {
             );
         }
         let lc = lab::compare::lines(&exp, &origin, &opts, &|_, _| {})?;
-        let r = lab::compare::files::lines(&exp, &lc)?;
+        let r = lab::compare::files::lines(&exp, &lc, a.out.is_some())?;
         return finish(a, &rec, r, &exp.inputs, || {});
     }
     let m = load_machine(&exp.workload.machine, &exp.inputs)?;

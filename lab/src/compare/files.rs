@@ -23,6 +23,16 @@ pub struct Rendered {
     pub config: Value,
 }
 
+impl Rendered {
+    fn text(text: String, config: Value) -> Rendered {
+        Rendered {
+            text,
+            files: Outputs::default(),
+            config,
+        }
+    }
+}
+
 /// `compare.json` and the latency plots (titled `title`).
 fn common(
     files: &mut Outputs,
@@ -34,9 +44,10 @@ fn common(
     latency_plots(files, title, &c.names(), &c.by_row())
 }
 
-/// A request-model comparison; with `records`, each row's first-seed
+/// A request-model comparison; with `files` false, its text alone (and
+/// the manifest's configuration); with `files`, also each row's first-seed
 /// requests as `requests-<row>.csv`.
-pub fn flow(exp: &Experiment, c: &Comparison, records: bool) -> Result<Rendered, OutputError> {
+pub fn flow(exp: &Experiment, c: &Comparison, files: bool) -> Result<Rendered, OutputError> {
     let table = &c.table;
     let e = &exp.experiment;
     let per_row = table.first().map_or(0, |r| r.requests);
@@ -49,6 +60,10 @@ pub fn flow(exp: &Experiment, c: &Comparison, records: bool) -> Result<Rendered,
         e.seeds.len(),
         compare::render(table, e.spike_k)
     );
+    let config = json!({ "duration_s": exp.workload.duration_s, "seeds": e.seeds });
+    if !files {
+        return Ok(Rendered::text(text, config));
+    }
     let mut files = Outputs::default();
     files.add("compare.csv", compare::to_csv(table)?);
     let by_row = c.by_row();
@@ -77,23 +92,25 @@ pub fn flow(exp: &Experiment, c: &Comparison, records: bool) -> Result<Rendered,
         "windows_first_seed": windows,
     });
     common(&mut files, &v, &format!("{}: request latency", e.name), c)?;
-    if records {
-        for row in &c.rows {
-            files.add(
-                format!("requests-{}.csv", row.name),
-                requests_csv(&row.first_records)?,
-            );
-        }
+    for row in &c.rows {
+        files.add(
+            format!("requests-{}.csv", row.name),
+            requests_csv(&row.first_records)?,
+        );
     }
     Ok(Rendered {
         text,
         files,
-        config: json!({ "duration_s": exp.workload.duration_s, "seeds": e.seeds }),
+        config,
     })
 }
 
-/// A task-trace comparison (latencies in µs).
-pub fn tasks(exp: &TaskExperiment, tc: &TaskComparison) -> Result<Rendered, OutputError> {
+/// A task-trace comparison (latencies in µs); its files only with `files`.
+pub fn tasks(
+    exp: &TaskExperiment,
+    tc: &TaskComparison,
+    files: bool,
+) -> Result<Rendered, OutputError> {
     let table = &tc.comparison.table;
     let e = &exp.experiment;
     let text = format!(
@@ -107,6 +124,10 @@ pub fn tasks(exp: &TaskExperiment, tc: &TaskComparison) -> Result<Rendered, Outp
         e.seeds.len(),
         compare::render_in(table, e.spike_k, "µs", "task")
     );
+    let config = json!({ "seeds": e.seeds });
+    if !files {
+        return Ok(Rendered::text(text, config));
+    }
     let mut files = Outputs::default();
     files.add("compare.csv", compare::to_csv_in(table, "us")?);
     let v = json!({
@@ -126,12 +147,13 @@ pub fn tasks(exp: &TaskExperiment, tc: &TaskComparison) -> Result<Rendered, Outp
     Ok(Rendered {
         text,
         files,
-        config: json!({ "seeds": e.seeds }),
+        config,
     })
 }
 
-/// A request-model experiment compared at line level.
-pub fn lines(exp: &Experiment, lc: &LineComparison) -> Result<Rendered, OutputError> {
+/// A request-model experiment compared at line level; its files only
+/// with `files`.
+pub fn lines(exp: &Experiment, lc: &LineComparison, files: bool) -> Result<Rendered, OutputError> {
     let table = &lc.comparison.table;
     let e = &exp.experiment;
     let text = format!(
@@ -146,6 +168,11 @@ pub fn lines(exp: &Experiment, lc: &LineComparison) -> Result<Rendered, OutputEr
         lc.cores.len(),
         compare::render(table, e.spike_k)
     );
+    let config =
+        json!({ "fidelity": "lines", "duration_s": exp.workload.duration_s, "seeds": e.seeds });
+    if !files {
+        return Ok(Rendered::text(text, config));
+    }
     let mut files = Outputs::default();
     files.add("compare.csv", compare::to_csv(table)?);
     let v = json!({
@@ -166,6 +193,6 @@ pub fn lines(exp: &Experiment, lc: &LineComparison) -> Result<Rendered, OutputEr
     Ok(Rendered {
         text,
         files,
-        config: json!({ "fidelity": "lines", "duration_s": exp.workload.duration_s, "seeds": e.seeds }),
+        config,
     })
 }
