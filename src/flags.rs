@@ -69,7 +69,7 @@ pub fn trace(e: &TraceError) -> String {
             )
         }
         Problem::UnknownFormat => {
-            let names: Vec<&str> = Format::ALL.iter().map(|(_, n)| *n).collect();
+            let names = Format::names();
             format!("{e}; pass --format {}", names.join("|"))
         }
         _ => e.to_string(),

@@ -26,10 +26,18 @@ fn may_map() -> bool {
     std::env::var_os("NUMASIM_NO_MMAP").is_none()
 }
 
+/// `--format`'s help, from the registry of trace formats.
+pub fn format_help() -> String {
+    format!(
+        "Input format, overriding detection: {}",
+        Format::names().join(", ")
+    )
+}
+
 /// Parses a `--format` value.
 pub fn parse_format(s: &str) -> Result<Format, String> {
     Format::from_name(s).ok_or_else(|| {
-        let names: Vec<&str> = Format::ALL.iter().map(|(_, n)| *n).collect();
+        let names = Format::names();
         format!("unknown format {s:?}; expected one of {}", names.join(", "))
     })
 }

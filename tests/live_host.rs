@@ -177,7 +177,8 @@ fn live_replay_and_validate_run_end_to_end() {
     let acc = |p: &Path| {
         let f = std::fs::File::open(p).unwrap();
         let mut src =
-            traces::open(Box::new(f), p.file_name().and_then(|n| n.to_str()), None).unwrap();
+            traces::registry::open(Box::new(f), p.file_name().and_then(|n| n.to_str()), None)
+                .unwrap();
         traces::collect_all(src.as_mut())
             .unwrap()
             .iter()

@@ -11,7 +11,7 @@ use traces::{Record, collect_all};
 fn records(path: &Path) -> Vec<Record> {
     let f = std::fs::File::open(path).unwrap();
     let name = path.file_name().and_then(|n| n.to_str());
-    let mut src = traces::open(Box::new(f), name, None).unwrap();
+    let mut src = traces::registry::open(Box::new(f), name, None).unwrap();
     collect_all(src.as_mut()).unwrap()
 }
 

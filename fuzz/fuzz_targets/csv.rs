@@ -2,5 +2,5 @@
 #![no_main]
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
-    numasim_fuzz::read_all(data, Some(traces::Format::Csv));
+    numasim_fuzz::read_all(data, traces::Format::from_name("csv"));
 });

@@ -14,7 +14,7 @@ use traces::{Batch, Format, Kind, Record, RecordSource, Whole};
 const MAX_RECORDS: usize = 1 << 20;
 
 fn open(data: &[u8], format: Option<Format>) -> traces::error::Result<Box<dyn RecordSource>> {
-    traces::open(Box::new(Cursor::new(data.to_vec())), None, format)
+    traces::registry::open(Box::new(Cursor::new(data.to_vec())), None, format)
 }
 
 /// Every record of `src` (at most [`MAX_RECORDS`]), or its error as a user sees it.
@@ -54,7 +54,7 @@ pub fn whole_matches_stream(data: &[u8]) {
         return;
     }
     let whole: Arc<dyn Whole> = Arc::new(Bytes(data.to_vec()));
-    let segmented = match traces::open_whole(whole, None, None, 2) {
+    let segmented = match traces::registry::open_whole(whole, None, None, 2) {
         Ok(Some(mut r)) => drain(&mut r),
         Ok(None) => return, // compressed or empty: streamed anyway
         Err(e) => Err(e.to_string()),

@@ -292,7 +292,7 @@ pub fn open_trace(
         .flatten()
     {
         let whole: Arc<dyn Whole> = Arc::new(m);
-        let opened = traces::open_whole(whole, name, forced, threads.clamp(1, 2));
+        let opened = traces::registry::open_whole(whole, name, forced, threads.clamp(1, 2));
         if let Some(w) = opened.map_err(trace_err(path))? {
             return Ok(TraceInput {
                 source: Source::Whole(Box::new(w)),
@@ -305,7 +305,7 @@ pub fn open_trace(
         file,
         tap: tap.clone(),
     };
-    let source = traces::open(Box::new(reader), name, forced).map_err(trace_err(path))?;
+    let source = traces::registry::open(Box::new(reader), name, forced).map_err(trace_err(path))?;
     Ok(TraceInput {
         source: Source::Stream(source),
         tap,

@@ -1,7 +1,7 @@
 fn main() {
     let path = std::env::args().nth(1).unwrap();
     let f = std::fs::File::open(&path).unwrap();
-    let mut src = traces::open(Box::new(f), Some(&path), None).unwrap();
+    let mut src = traces::registry::open(Box::new(f), Some(&path), None).unwrap();
     let t = std::time::Instant::now();
     let recs: Vec<traces::Access> = traces::collect_all(src.as_mut())
         .unwrap()

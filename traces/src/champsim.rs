@@ -163,6 +163,18 @@ pub fn encode(ip: u64, dst: [u64; 2], src: [u64; 4]) -> [u8; RECORD_BYTES] {
     b
 }
 
+/// ChampSim's registry entry (`crate::FORMATS`): binary without magic,
+/// recognised by a `champsim` name or by being compressed binary.
+pub const FORMAT: crate::format::Entry = crate::format::Entry {
+    name: "champsim",
+    shape: crate::format::Shape::Headless,
+    extensions: &[],
+    hints: &["champsim"],
+    open: |rd| Ok(Box::new(ChampSimReader::new(rd))),
+    segments: None,
+    writers: &[],
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;

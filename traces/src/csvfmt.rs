@@ -258,6 +258,34 @@ impl<W: Write> CsvWriter<W> {
     }
 }
 
+/// CSV's registry entry (`crate::FORMATS`): text whose first line is a
+/// header with a `thread` column.
+pub const FORMAT: crate::format::Entry = crate::format::Entry {
+    name: "csv",
+    shape: crate::format::Shape::Text(|prefix| {
+        let lower = crate::format::first_line(prefix).to_ascii_lowercase();
+        lower.contains(&b',') && lower.windows(6).any(|w| w == b"thread")
+    }),
+    extensions: &[".csv"],
+    hints: &[],
+    open: |rd| Ok(Box::new(CsvReader::new(rd)?)),
+    segments: None,
+    writers: &[crate::sink::Writer {
+        name: "csv",
+        extensions: &[".csv"],
+        open: |out, fields, _| Ok(Box::new(CsvWriter::new(out, fields)?)),
+    }],
+};
+
+impl<W: Write> crate::sink::RecordSink for CsvWriter<W> {
+    fn write(&mut self, r: &Record) -> std::io::Result<()> {
+        CsvWriter::write(self, r)
+    }
+    fn finish(self: Box<Self>) -> std::io::Result<()> {
+        CsvWriter::finish(*self).map(drop)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

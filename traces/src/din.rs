@@ -110,6 +110,25 @@ impl<R: Read + Send> RecordSource for DinReader<R> {
     }
 }
 
+/// Dinero's registry entry (`crate::FORMATS`): text whose first line is a
+/// label (`0`–`4`, `r`, `w`, `i`, `m`) and a hex address.
+pub const FORMAT: crate::format::Entry = crate::format::Entry {
+    name: "din",
+    shape: crate::format::Shape::Text(|prefix| {
+        let mut it = crate::format::first_line(prefix)
+            .split(|c| *c == b' ' || *c == b'\t')
+            .filter(|f| !f.is_empty());
+        matches!((it.next(), it.next()), (Some(label), Some(addr))
+            if matches!(label, b"0" | b"1" | b"2" | b"3" | b"4" | b"r" | b"w" | b"i" | b"m")
+                && addr.iter().all(|c| c.is_ascii_hexdigit() || *c == b'x'))
+    }),
+    extensions: &[".din"],
+    hints: &[],
+    open: |rd| Ok(Box::new(DinReader::new(rd))),
+    segments: None,
+    writers: &[],
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;

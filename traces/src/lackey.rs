@@ -363,6 +363,19 @@ pub fn write_record(w: &mut impl std::io::Write, r: &Record) -> std::io::Result<
     writeln!(w, "{op} {:08x},{}", r.addr, r.size)
 }
 
+
+/// Lackey's text, one line per record.
+pub(crate) struct LackeySink<W>(pub(crate) W);
+
+impl<W: std::io::Write> crate::sink::RecordSink for LackeySink<W> {
+    fn write(&mut self, r: &Record) -> std::io::Result<()> {
+        write_record(&mut self.0, r)
+    }
+    fn finish(mut self: Box<Self>) -> std::io::Result<()> {
+        self.0.flush()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -9,7 +9,8 @@
 //!   column-wise in a [`Batch`].
 //! - Readers, all streaming with bounded memory: [`lackey`], [`csvfmt`],
 //!   [`din`], [`champsim`], [`mldpc`] (ML Prefetching Competition load
-//!   traces), [`native`]; [`format::open`] detects which.
+//!   traces), [`native`], one registry entry each ([`FORMATS`]);
+//!   [`registry::open`] detects which.
 //! - Writers: [`native::write::NativeWriter`], [`csvfmt::CsvWriter`].
 //! - [`synth`]: seeded synthetic patterns.
 //! - [`readahead`]: decode on a second thread.
@@ -19,19 +20,14 @@
 //! Invariant: bad input never panics; every error names the line or byte
 //! offset, the record index and the problem ([`TraceError`]).
 
-pub mod champsim;
 pub mod config;
-pub mod csvfmt;
-pub mod din;
 pub mod error;
 pub mod format;
 pub mod horizon;
-pub mod lackey;
 mod lines;
-pub mod mldpc;
-pub mod native;
 pub mod readahead;
 pub mod record;
+pub mod registry;
 pub mod sink;
 pub mod source;
 pub mod stats;
@@ -42,8 +38,27 @@ pub mod whole;
 pub mod workload;
 pub mod workload_lines;
 
+/// Declares each trace format's module and lists its registry entry
+/// (`FORMAT`) in [`FORMATS`]: a new format is its file plus one line here.
+macro_rules! formats {
+    ($($m:ident: $entry:path),* $(,)?) => {
+        $(pub mod $m;)*
+        /// Every trace format, in the order help and errors list them.
+        pub const FORMATS: &[&format::Entry] = &[$(&$entry),*];
+    };
+}
+
+formats! {
+    native: native::whole::FORMAT,
+    lackey: lackey::whole::FORMAT,
+    csvfmt: csvfmt::FORMAT,
+    din: din::FORMAT,
+    champsim: champsim::FORMAT,
+    mldpc: mldpc::FORMAT,
+}
+
 pub use error::{Location, Problem, TraceError};
-pub use format::{Format, open, open_whole};
+pub use format::Format;
 pub use record::{Access, BATCH, Batch, Fields, Kind, Record, Timing};
 pub use source::{Batches, RecordSource, VecSource, collect_all};
 pub use whole::{Whole, WholeReader};

@@ -135,6 +135,25 @@ pub fn write_prefetch(w: &mut impl Write, instr_id: u64, addr: u64) -> std::io::
     writeln!(w, "{instr_id} {addr:x}")
 }
 
+/// The ML-DPC load trace's registry entry (`crate::FORMATS`): text whose
+/// first load line (after any simulator chatter, `***` or `Read`) parses.
+pub const FORMAT: crate::format::Entry = crate::format::Entry {
+    name: "mldpc",
+    shape: crate::format::Shape::Text(|prefix| {
+        let first_load = prefix
+            .split(|&c| c == b'\n')
+            .map(<[u8]>::trim_ascii)
+            .find(|l| !l.is_empty() && !l.starts_with(b"***") && !l.starts_with(b"Read"))
+            .unwrap_or(b"");
+        looks_like(first_load)
+    }),
+    extensions: &[],
+    hints: &[],
+    open: |rd| Ok(Box::new(MlDpcReader::new(rd))),
+    segments: None,
+    writers: &[],
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -837,3 +837,4 @@ pub(crate) mod tests {
         );
     }
 }
+

@@ -21,8 +21,7 @@ use crate::progress::Progress;
 pub struct ReplayArgs {
     /// Trace file (lackey, CSV, din, ChampSim or native; detected).
     pub trace: PathBuf,
-    /// Input format, overriding detection: native, lackey, csv, din, champsim, mldpc.
-    #[arg(long, value_parser = parse_format)]
+    #[arg(long, value_parser = parse_format, help = crate::input::format_help())]
     pub format: Option<Format>,
     /// I1 cache geometry, SIZE,ASSOC,LINE (cachegrind's --I1). Default 65536,2,64.
     #[arg(long = "I1", value_name = "SIZE,ASSOC,LINE")]

@@ -27,20 +27,20 @@ pub enum TraceCmd {
     Prefetch(prefetch::PrefetchArgs),
 }
 
-/// An output format (`traces::sink::WRITERS`).
+/// An output format (`traces::registry::writers`).
 pub type OutFormat = &'static traces::sink::Writer;
 
 fn parse_out_format(s: &str) -> Result<OutFormat, String> {
-    traces::sink::by_name(s).ok_or_else(|| {
+    traces::registry::writer_named(s).ok_or_else(|| {
         format!(
             "unknown output format {s:?}; expected {}",
-            traces::sink::names()
+            traces::registry::writer_names()
         )
     })
 }
 
 fn to_help() -> String {
-    let names: Vec<&str> = traces::sink::WRITERS.iter().map(|w| w.name).collect();
+    let names: Vec<&str> = traces::registry::writers().map(|w| w.name).collect();
     format!(
         "Output format ({}), overriding the extension",
         names.join(", ")
@@ -53,11 +53,11 @@ pub fn out_format_of(path: &Path) -> Result<OutFormat> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    traces::sink::by_file_name(&name).with_context(|| {
+    traces::registry::writer_for(&name).with_context(|| {
         format!(
             "{}: cannot tell the output format from the extension ({}); pass --to",
             path.display(),
-            traces::sink::extensions()
+            traces::registry::writer_extensions()
         )
     })
 }
@@ -193,8 +193,7 @@ pub struct ConvertArgs {
     pub input: PathBuf,
     /// Output file; format from the extension (.nst, .nst.zst, .csv, .lackey).
     pub output: PathBuf,
-    /// Input format: native, lackey, csv, din, champsim, mldpc.
-    #[arg(long, value_parser = parse_format)]
+    #[arg(long, value_parser = parse_format, help = crate::input::format_help())]
     pub format: Option<Format>,
     #[arg(long, value_parser = parse_out_format, help = to_help())]
     pub to: Option<OutFormat>,
@@ -220,8 +219,7 @@ pub struct ConvertArgs {
 pub struct InfoArgs {
     /// Trace file.
     pub input: PathBuf,
-    /// Input format: native, lackey, csv, din, champsim, mldpc.
-    #[arg(long, value_parser = parse_format)]
+    #[arg(long, value_parser = parse_format, help = crate::input::format_help())]
     pub format: Option<Format>,
     /// Line size for the footprint count.
     #[arg(long, default_value_t = 64)]

@@ -73,3 +73,25 @@ impl Segments for LackeySegments {
         "lackey"
     }
 }
+
+/// Lackey's registry entry (`crate::FORMATS`), here because it names both
+/// its readers (this whole-file one and the streaming one): text whose
+/// first line is a Valgrind banner (`==`) or an `I  ` / ` L ` / ` S ` / ` M ` record.
+pub const FORMAT: crate::format::Entry = crate::format::Entry {
+    name: "lackey",
+    shape: crate::format::Shape::Text(|prefix| {
+        let first = crate::format::first_line(prefix);
+        first.starts_with(b"==")
+            || first.starts_with(b"I  ")
+            || [b" L ", b" S ", b" M "].iter().any(|p| first.starts_with(*p))
+    }),
+    extensions: &[],
+    hints: &["lackey"],
+    open: |rd| Ok(Box::new(super::LackeyReader::new(rd))),
+    segments: Some(|w| Ok(Box::new(LackeySegments::new(w, SEGMENT)))),
+    writers: &[crate::sink::Writer {
+        name: "lackey",
+        extensions: &[".lackey"],
+        open: |out, _, _| Ok(Box::new(super::LackeySink(out))),
+    }],
+};

@@ -227,3 +227,38 @@ impl Segments for NativeSegments {
         "native"
     }
 }
+
+/// The native format's registry entry (`crate::FORMATS`), here because it
+/// names both its readers (this whole-file one and the streaming one).
+pub const FORMAT: crate::format::Entry = crate::format::Entry {
+    name: "native",
+    shape: crate::format::Shape::Magic(super::MAGIC),
+    extensions: &[".nst", ".nst.zst"],
+    hints: &[],
+    // The native reader reads whole blocks: hand it the bytes already
+    // buffered, then the stream itself, so payloads are not copied twice.
+    open: |rd| {
+        use std::io::Read;
+        let buffered = std::io::Cursor::new(rd.buffer().to_vec());
+        Ok(Box::new(super::NativeReader::new(buffered.chain(rd.into_inner()))?))
+    },
+    segments: Some(|w| Ok(Box::new(NativeSegments::new(w)?))),
+    writers: &[
+        crate::sink::Writer {
+            name: "native",
+            extensions: &[".nst"],
+            open: |out, fields, meta| {
+                let codec = super::Codec::None;
+                Ok(Box::new(super::write::NativeWriter::new(out, fields, codec, meta)?))
+            },
+        },
+        crate::sink::Writer {
+            name: "native-zstd",
+            extensions: &[".nst.zst"],
+            open: |out, fields, meta| {
+                let codec = super::Codec::Zstd;
+                Ok(Box::new(super::write::NativeWriter::new(out, fields, codec, meta)?))
+            },
+        },
+    ],
+};

@@ -209,3 +209,12 @@ impl<W: Write> NativeWriter<W> {
         Ok(self.out)
     }
 }
+
+impl<W: Write> crate::sink::RecordSink for NativeWriter<W> {
+    fn write(&mut self, r: &Record) -> std::io::Result<()> {
+        NativeWriter::write(self, r)
+    }
+    fn finish(self: Box<Self>) -> std::io::Result<()> {
+        NativeWriter::finish(*self).map(drop)
+    }
+}
