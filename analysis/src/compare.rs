@@ -13,23 +13,64 @@ use crate::stats::{
     Percentiles, bimodality, paired_bootstrap_diff, percentiles, spike_period, spike_share,
 };
 
+/// The clock a run's latencies are counted in, which sets the unit the
+/// table shows them in: the request model's nanoseconds as ms, a task
+/// engine's picoseconds as µs (in both, one shown unit is 10⁶ ticks).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Clock {
+    #[default]
+    Ns,
+    Ps,
+}
+
+impl Clock {
+    /// Ticks per unit shown.
+    pub const PER_UNIT: f64 = 1e6;
+
+    /// The unit shown, as CSV/JSON column suffixes write it.
+    pub fn unit(self) -> &'static str {
+        match self {
+            Clock::Ns => "ms",
+            Clock::Ps => "us",
+        }
+    }
+
+    /// The unit shown, as text writes it.
+    pub fn label(self) -> &'static str {
+        match self {
+            Clock::Ns => "ms",
+            Clock::Ps => "µs",
+        }
+    }
+
+    /// What one latency is of (`request` or `task`).
+    pub fn what(self) -> &'static str {
+        match self {
+            Clock::Ns => "request",
+            Clock::Ps => "task",
+        }
+    }
+}
+
 /// What one run of one row on one seed produced.
 #[derive(Clone, Debug, Default)]
 pub struct RunResult {
     pub seed: u64,
-    /// Latencies (ns) of the run's kept requests in request-id order — all
-    /// of them, or a sample chosen by id (the same ids in every row of a
-    /// seed, so rows pair element by element).
-    pub latency_ns: Vec<u64>,
-    /// Every request: how many, the sum and the largest latency (ns), exact.
+    /// The clock of every latency below.
+    pub clock: Clock,
+    /// Latencies (in `clock` ticks) of the run's kept requests in request-id
+    /// order — all of them, or a sample chosen by id (the same ids in every
+    /// row of a seed, so rows pair element by element).
+    pub latency: Vec<u64>,
+    /// Every request: how many, the sum and the largest latency, exact.
     pub requests: u64,
-    pub latency_sum_ns: u128,
-    pub latency_max_ns: u64,
-    /// `latency_ns` is a sample, not every request.
+    pub latency_sum: u128,
+    pub latency_max: u64,
+    /// `latency` is a sample, not every request.
     pub sampled: bool,
     /// When sampled: the latencies of the first requests in id order
     /// (for the spike period, which needs consecutive requests).
-    pub sequence_ns: Option<Vec<u64>>,
+    pub sequence: Option<Vec<u64>>,
     /// Accelerator time waiting for data (stall + transfer) and computing (ns).
     pub bubble_ns: u64,
     pub compute_ns: u64,
@@ -37,7 +78,8 @@ pub struct RunResult {
     pub memory_bytes: u64,
     /// Simulated span (ns).
     pub span_ns: u64,
-    /// Latency (ms) of the first request after each shard move.
+    /// Latency (ms) of the first request after each shard move (the
+    /// request model's shard moves).
     pub first_after_move_ms: Vec<f64>,
     /// Per second of simulated time: the monitoring chart's values.
     pub windows: Vec<crate::monitor::MonitorPoint>,
@@ -57,24 +99,27 @@ pub struct RunResult {
     pub upper_bound: bool,
 }
 
-/// One line of `compare.csv`.
-#[derive(Clone, Debug, Serialize)]
+/// One line of `compare.csv`; latencies in the unit of `clock`
+/// ([`Clock::unit`]), which also suffixes their column names.
+#[derive(Clone, Debug)]
 pub struct Row {
+    /// The clock the row's runs counted in.
+    pub clock: Clock,
     pub row: String,
     pub requests: u64,
     /// Latencies behind the percentiles, CIs, spikes and bimodality: all
     /// requests, or a paired sample of them.
     pub sampled_requests: usize,
-    pub tp50_ms: f64,
-    pub tp90_ms: f64,
-    pub tp99_ms: f64,
-    pub tp999_ms: f64,
-    pub max_ms: f64,
-    pub mean_ms: f64,
+    pub tp50: f64,
+    pub tp90: f64,
+    pub tp99: f64,
+    pub tp999: f64,
+    pub max: f64,
+    pub mean: f64,
     /// TP99 minus the first row's, paired by request, pooled over seeds.
-    pub tp99_diff_ms: f64,
-    pub tp99_ci_low_ms: f64,
-    pub tp99_ci_high_ms: f64,
+    pub tp99_diff: f64,
+    pub tp99_ci_low: f64,
+    pub tp99_ci_high: f64,
     /// Share of requests above spike_k × TP50.
     pub spike_share: f64,
     /// Spikes recur every this many requests (0: no period found).
@@ -82,8 +127,8 @@ pub struct Row {
     pub bimodality: f64,
     pub bubble_pct: f64,
     pub bandwidth_gbps: f64,
-    /// Mean over seeds of the first request's latency after a shard move (ms; 0 without moves).
-    pub first_after_move_ms: f64,
+    /// Mean over seeds of the first request's latency after a shard move (0 without moves).
+    pub first_after_move: f64,
     /// Share of preload decisions whose miss prediction came true (0 without a predictor).
     pub prediction_accuracy: f64,
     /// Share of preloaded items still cached when their batch ran.
@@ -105,7 +150,7 @@ pub struct Row {
 /// Pools a row's seeds in seed order.
 fn pooled(runs: &[RunResult]) -> Vec<u64> {
     runs.iter()
-        .flat_map(|r| r.latency_ns.iter().copied())
+        .flat_map(|r| r.latency.iter().copied())
         .collect()
 }
 
@@ -127,6 +172,9 @@ pub fn compare(
     bootstrap: usize,
 ) -> Vec<Row> {
     let base = pooled(&rows[0]);
+    let clock = rows[0].first().map_or(Clock::Ns, |r| r.clock);
+    // `percentiles` and the bootstrap give "ms" of ns: millionths of ticks,
+    // which is the unit shown for either clock.
     names
         .iter()
         .zip(rows)
@@ -143,14 +191,14 @@ pub fn compare(
             let period = runs
                 .first()
                 .and_then(|r| {
-                    let seq = r.sequence_ns.as_deref().unwrap_or(&r.latency_ns);
+                    let seq = r.sequence.as_deref().unwrap_or(&r.latency);
                     spike_period(seq, spike_k, 20_000, 0.1)
                 })
                 .map_or(0, |(lag, _)| lag);
             let requests: u64 = runs.iter().map(|r| r.requests).sum();
-            let sum_ns: u128 = runs.iter().map(|r| r.latency_sum_ns).sum();
-            let max_ns = runs.iter().map(|r| r.latency_max_ns).max().unwrap_or(0);
-            let ms: Vec<f64> = all.iter().map(|&x| x as f64 / 1e6).collect();
+            let total: u128 = runs.iter().map(|r| r.latency_sum).sum();
+            let max = runs.iter().map(|r| r.latency_max).max().unwrap_or(0);
+            let shown: Vec<f64> = all.iter().map(|&x| x as f64 / Clock::PER_UNIT).collect();
             let bubble: u64 = runs.iter().map(|r| r.bubble_ns).sum();
             let compute: u64 = runs.iter().map(|r| r.compute_ns).sum();
             let bytes: u64 = runs.iter().map(|r| r.memory_bytes).sum();
@@ -167,25 +215,26 @@ pub fn compare(
                 judged.merge(&r.judged);
             }
             Row {
+                clock,
                 row: name.clone(),
                 requests,
                 sampled_requests: all.len(),
-                tp50_ms: p.tp50_ms,
-                tp90_ms: p.tp90_ms,
-                tp99_ms: p.tp99_ms,
-                tp999_ms: p.tp999_ms,
-                max_ms: max_ns as f64 / 1e6,
-                mean_ms: if requests == 0 {
+                tp50: p.tp50_ms,
+                tp90: p.tp90_ms,
+                tp99: p.tp99_ms,
+                tp999: p.tp999_ms,
+                max: max as f64 / Clock::PER_UNIT,
+                mean: if requests == 0 {
                     0.0
                 } else {
-                    sum_ns as f64 / requests as f64 / 1e6
+                    total as f64 / requests as f64 / Clock::PER_UNIT
                 },
-                tp99_diff_ms: d,
-                tp99_ci_low_ms: lo,
-                tp99_ci_high_ms: hi,
+                tp99_diff: d,
+                tp99_ci_low: lo,
+                tp99_ci_high: hi,
                 spike_share: spike_share(&all, spike_k),
                 spike_period: period,
-                bimodality: bimodality(&ms),
+                bimodality: bimodality(&shown),
                 bubble_pct: if bubble + compute == 0 {
                     0.0
                 } else {
@@ -196,10 +245,15 @@ pub fn compare(
                 } else {
                     bytes as f64 / span as f64
                 },
-                first_after_move_ms: if moves.is_empty() {
+                // The request model's ms, in the unit shown.
+                first_after_move: if moves.is_empty() {
                     0.0
                 } else {
                     moves.iter().sum::<f64>() / moves.len() as f64
+                        * match clock {
+                            Clock::Ns => 1.0,
+                            Clock::Ps => 1e3,
+                        }
                 },
                 prediction_accuracy: if decisions == 0 {
                     0.0
@@ -227,14 +281,11 @@ pub fn compare(
         .collect()
 }
 
-/// The table as text.
+/// The table as text, its latencies in the unit of its rows' clock,
+/// paired by request or task.
 pub fn render(rows: &[Row], spike_k: f64) -> String {
-    render_in(rows, spike_k, "ms", "request")
-}
-
-/// The table as text, its latencies in `unit` (the rows hold latencies in
-/// that unit; `ms` for requests, `µs` for task traces), paired by `what`.
-pub fn render_in(rows: &[Row], spike_k: f64, unit: &str, what: &str) -> String {
+    let clock = rows.first().map_or(Clock::Ns, |r| r.clock);
+    let (unit, what) = (clock.label(), clock.what());
     let mut s = format!(
         "{:<18} {:>7} {:>7} {:>8} {:>26} {:>8} {:>8} {:>6} {:>7} {:>7} {:>6} {:>9}\n",
         "row",
@@ -251,12 +302,12 @@ pub fn render_in(rows: &[Row], spike_k: f64, unit: &str, what: &str) -> String {
         "mem GB/s"
     );
     for r in rows {
-        let ci = if r.tp99_ci_low_ms == 0.0 && r.tp99_ci_high_ms == 0.0 && r.tp99_diff_ms == 0.0 {
+        let ci = if r.tp99_ci_low == 0.0 && r.tp99_ci_high == 0.0 && r.tp99_diff == 0.0 {
             "—".to_string()
         } else {
             format!(
                 "{:+.1} [{:+.1}, {:+.1}]",
-                r.tp99_diff_ms, r.tp99_ci_low_ms, r.tp99_ci_high_ms
+                r.tp99_diff, r.tp99_ci_low, r.tp99_ci_high
             )
         };
         s.push_str(&format!(
@@ -266,12 +317,12 @@ pub fn render_in(rows: &[Row], spike_k: f64, unit: &str, what: &str) -> String {
             } else {
                 r.row.clone()
             },
-            r.tp50_ms,
-            r.tp90_ms,
-            r.tp99_ms,
+            r.tp50,
+            r.tp90,
+            r.tp99,
             ci,
-            r.tp999_ms,
-            r.max_ms,
+            r.tp999,
+            r.max,
             100.0 * r.spike_share,
             if r.spike_period == 0 { "-".to_string() } else { r.spike_period.to_string() },
             r.bimodality,
@@ -292,14 +343,11 @@ pub fn render_in(rows: &[Row], spike_k: f64, unit: &str, what: &str) -> String {
     if rows.iter().any(|r| r.upper_bound) {
         s.push_str("* upper bound, not a policy: its preload is told which requests will miss (a paired run without preload)\n");
     }
-    let moved: Vec<&Row> = rows
-        .iter()
-        .filter(|r| r.first_after_move_ms > 0.0)
-        .collect();
+    let moved: Vec<&Row> = rows.iter().filter(|r| r.first_after_move > 0.0).collect();
     for r in moved {
         s.push_str(&format!(
-            "first request after the shard move, {}: {:.1} ms\n",
-            r.row, r.first_after_move_ms
+            "first request after the shard move, {}: {:.1} {unit}\n",
+            r.row, r.first_after_move
         ));
     }
     let opt = |x: Option<f64>| x.map_or("-".to_string(), |v| format!("{v:.3}"));
@@ -323,110 +371,219 @@ pub fn render_in(rows: &[Row], spike_k: f64, unit: &str, what: &str) -> String {
     s
 }
 
-/// One line of `compare.csv`: [`Row`] with its numbers rounded.
-#[derive(Serialize, Default)]
-struct CsvRow<'a> {
-    row: &'a str,
-    requests: u64,
-    #[serde(serialize_with = "table::f3")]
-    tp50_ms: f64,
-    #[serde(serialize_with = "table::f3")]
-    tp90_ms: f64,
-    #[serde(serialize_with = "table::f3")]
-    tp99_ms: f64,
-    #[serde(serialize_with = "table::f3")]
-    tp999_ms: f64,
-    #[serde(serialize_with = "table::f3")]
-    max_ms: f64,
-    #[serde(serialize_with = "table::f3")]
-    mean_ms: f64,
-    #[serde(serialize_with = "table::f3")]
-    tp99_diff_ms: f64,
-    #[serde(serialize_with = "table::f3")]
-    tp99_ci_low_ms: f64,
-    #[serde(serialize_with = "table::f3")]
-    tp99_ci_high_ms: f64,
-    #[serde(serialize_with = "table::f5")]
-    spike_share: f64,
-    spike_period: usize,
-    #[serde(serialize_with = "table::f4")]
-    bimodality: f64,
-    #[serde(serialize_with = "table::f2")]
-    bubble_pct: f64,
-    #[serde(serialize_with = "table::f3")]
-    bandwidth_gbps: f64,
-    #[serde(serialize_with = "table::f3")]
-    first_after_move_ms: f64,
-    #[serde(serialize_with = "table::f4")]
-    prediction_accuracy: f64,
-    #[serde(serialize_with = "table::f4")]
-    preload_hit_rate: f64,
-    preload_fallbacks: u64,
-    #[serde(serialize_with = "table::f2")]
-    predict_cost_us: f64,
-    #[serde(serialize_with = "table::opt_f4")]
-    predict_auc: Option<f64>,
-    #[serde(serialize_with = "table::opt_f4")]
-    predict_precision: Option<f64>,
-    #[serde(serialize_with = "table::opt_f4")]
-    predict_recall: Option<f64>,
-    #[serde(serialize_with = "table::f4")]
-    preload_gb: f64,
-    #[serde(serialize_with = "table::bit")]
-    upper_bound: bool,
+/// A column of `compare.csv`: its name (a latency's is suffixed with the
+/// unit of the row's clock) and its text.
+struct Column {
+    name: &'static str,
+    latency: bool,
+    text: fn(&Row) -> String,
 }
 
-/// The table as CSV (header and one line per row).
-pub fn to_csv(rows: &[Row]) -> Result<String, TableError> {
-    to_csv_in(rows, "ms")
+/// Fixed decimals.
+fn fixed(v: f64, n: usize) -> String {
+    format!("{v:.n$}")
 }
 
-/// The table as CSV with latency columns named for `unit` (`ms` or `us`).
-pub fn to_csv_in(rows: &[Row], unit: &str) -> Result<String, TableError> {
-    let text = csv_ms(rows)?;
-    if unit == "ms" {
-        return Ok(text);
+fn opt(v: Option<f64>) -> String {
+    v.map_or(String::new(), |v| fixed(v, 4))
+}
+
+/// `compare.csv`'s columns, in order.
+const COLUMNS: &[Column] = &[
+    Column {
+        name: "row",
+        latency: false,
+        text: |r| r.row.clone(),
+    },
+    Column {
+        name: "requests",
+        latency: false,
+        text: |r| r.requests.to_string(),
+    },
+    Column {
+        name: "tp50",
+        latency: true,
+        text: |r| fixed(r.tp50, 3),
+    },
+    Column {
+        name: "tp90",
+        latency: true,
+        text: |r| fixed(r.tp90, 3),
+    },
+    Column {
+        name: "tp99",
+        latency: true,
+        text: |r| fixed(r.tp99, 3),
+    },
+    Column {
+        name: "tp999",
+        latency: true,
+        text: |r| fixed(r.tp999, 3),
+    },
+    Column {
+        name: "max",
+        latency: true,
+        text: |r| fixed(r.max, 3),
+    },
+    Column {
+        name: "mean",
+        latency: true,
+        text: |r| fixed(r.mean, 3),
+    },
+    Column {
+        name: "tp99_diff",
+        latency: true,
+        text: |r| fixed(r.tp99_diff, 3),
+    },
+    Column {
+        name: "tp99_ci_low",
+        latency: true,
+        text: |r| fixed(r.tp99_ci_low, 3),
+    },
+    Column {
+        name: "tp99_ci_high",
+        latency: true,
+        text: |r| fixed(r.tp99_ci_high, 3),
+    },
+    Column {
+        name: "spike_share",
+        latency: false,
+        text: |r| fixed(r.spike_share, 5),
+    },
+    Column {
+        name: "spike_period",
+        latency: false,
+        text: |r| r.spike_period.to_string(),
+    },
+    Column {
+        name: "bimodality",
+        latency: false,
+        text: |r| fixed(r.bimodality, 4),
+    },
+    Column {
+        name: "bubble_pct",
+        latency: false,
+        text: |r| fixed(r.bubble_pct, 2),
+    },
+    Column {
+        name: "bandwidth_gbps",
+        latency: false,
+        text: |r| fixed(r.bandwidth_gbps, 3),
+    },
+    Column {
+        name: "first_after_move",
+        latency: true,
+        text: |r| fixed(r.first_after_move, 3),
+    },
+    Column {
+        name: "prediction_accuracy",
+        latency: false,
+        text: |r| fixed(r.prediction_accuracy, 4),
+    },
+    Column {
+        name: "preload_hit_rate",
+        latency: false,
+        text: |r| fixed(r.preload_hit_rate, 4),
+    },
+    Column {
+        name: "preload_fallbacks",
+        latency: false,
+        text: |r| r.preload_fallbacks.to_string(),
+    },
+    Column {
+        name: "predict_cost_us",
+        latency: false,
+        text: |r| fixed(r.predict_cost_us, 2),
+    },
+    Column {
+        name: "predict_auc",
+        latency: false,
+        text: |r| opt(r.predict_auc),
+    },
+    Column {
+        name: "predict_precision",
+        latency: false,
+        text: |r| opt(r.predict_precision),
+    },
+    Column {
+        name: "predict_recall",
+        latency: false,
+        text: |r| opt(r.predict_recall),
+    },
+    Column {
+        name: "preload_gb",
+        latency: false,
+        text: |r| fixed(r.preload_gb, 4),
+    },
+    Column {
+        name: "upper_bound",
+        latency: false,
+        text: |r| (r.upper_bound as u8).to_string(),
+    },
+];
+
+impl Column {
+    fn named(&self, clock: Clock) -> String {
+        if self.latency {
+            format!("{}_{}", self.name, clock.unit())
+        } else {
+            self.name.to_string()
+        }
     }
-    let (head, body) = text.split_once('\n').unwrap_or((&text, ""));
-    Ok(format!(
-        "{}\n{body}",
-        head.replace("_ms", &format!("_{unit}"))
-    ))
 }
 
-fn csv_ms(rows: &[Row]) -> Result<String, TableError> {
-    let rows: Vec<CsvRow> = rows
+/// The table as CSV (header and one line per row), its latency columns
+/// named for the rows' clock (`tp50_ms`, or `tp50_us` for tasks).
+pub fn to_csv(rows: &[Row]) -> Result<String, TableError> {
+    let clock = rows.first().map_or(Clock::Ns, |r| r.clock);
+    let header: Vec<String> = COLUMNS.iter().map(|c| c.named(clock)).collect();
+    let lines: Vec<Vec<String>> = rows
         .iter()
-        .map(|r| CsvRow {
-            row: &r.row,
-            requests: r.requests,
-            tp50_ms: r.tp50_ms,
-            tp90_ms: r.tp90_ms,
-            tp99_ms: r.tp99_ms,
-            tp999_ms: r.tp999_ms,
-            max_ms: r.max_ms,
-            mean_ms: r.mean_ms,
-            tp99_diff_ms: r.tp99_diff_ms,
-            tp99_ci_low_ms: r.tp99_ci_low_ms,
-            tp99_ci_high_ms: r.tp99_ci_high_ms,
-            spike_share: r.spike_share,
-            spike_period: r.spike_period,
-            bimodality: r.bimodality,
-            bubble_pct: r.bubble_pct,
-            bandwidth_gbps: r.bandwidth_gbps,
-            first_after_move_ms: r.first_after_move_ms,
-            prediction_accuracy: r.prediction_accuracy,
-            preload_hit_rate: r.preload_hit_rate,
-            preload_fallbacks: r.preload_fallbacks,
-            predict_cost_us: r.predict_cost_us,
-            predict_auc: r.predict_auc,
-            predict_precision: r.predict_precision,
-            predict_recall: r.predict_recall,
-            preload_gb: r.preload_gb,
-            upper_bound: r.upper_bound,
-        })
+        .map(|r| COLUMNS.iter().map(|c| (c.text)(r)).collect())
         .collect();
-    table::to_csv(&rows)
+    table::records_to_csv(&header, &lines)
+}
+
+/// A row as JSON (`compare.json`): every field at full precision, the
+/// latencies' keys suffixed as in `compare.csv`.
+impl Serialize for Row {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let u = self.clock.unit();
+        let mut m = s.serialize_map(Some(28))?;
+        m.serialize_entry("row", &self.row)?;
+        m.serialize_entry("requests", &self.requests)?;
+        m.serialize_entry("sampled_requests", &self.sampled_requests)?;
+        for (k, v) in [
+            ("tp50", self.tp50),
+            ("tp90", self.tp90),
+            ("tp99", self.tp99),
+            ("tp999", self.tp999),
+            ("max", self.max),
+            ("mean", self.mean),
+            ("tp99_diff", self.tp99_diff),
+            ("tp99_ci_low", self.tp99_ci_low),
+            ("tp99_ci_high", self.tp99_ci_high),
+            ("first_after_move", self.first_after_move),
+        ] {
+            m.serialize_entry(&format!("{k}_{u}"), &v)?;
+        }
+        m.serialize_entry("spike_share", &self.spike_share)?;
+        m.serialize_entry("spike_period", &self.spike_period)?;
+        m.serialize_entry("bimodality", &self.bimodality)?;
+        m.serialize_entry("bubble_pct", &self.bubble_pct)?;
+        m.serialize_entry("bandwidth_gbps", &self.bandwidth_gbps)?;
+        m.serialize_entry("prediction_accuracy", &self.prediction_accuracy)?;
+        m.serialize_entry("preload_hit_rate", &self.preload_hit_rate)?;
+        m.serialize_entry("preload_fallbacks", &self.preload_fallbacks)?;
+        m.serialize_entry("predict_cost_us", &self.predict_cost_us)?;
+        m.serialize_entry("predict_auc", &self.predict_auc)?;
+        m.serialize_entry("predict_precision", &self.predict_precision)?;
+        m.serialize_entry("predict_recall", &self.predict_recall)?;
+        m.serialize_entry("preload_gb", &self.preload_gb)?;
+        m.serialize_entry("upper_bound", &self.upper_bound)?;
+        m.end()
+    }
 }
 
 #[cfg(test)]
@@ -434,12 +591,12 @@ mod tests {
     use super::*;
 
     fn run(lat_ms: &[u64]) -> RunResult {
-        let latency_ns: Vec<u64> = lat_ms.iter().map(|x| x * 1_000_000).collect();
+        let latency: Vec<u64> = lat_ms.iter().map(|x| x * 1_000_000).collect();
         RunResult {
-            requests: latency_ns.len() as u64,
-            latency_sum_ns: latency_ns.iter().map(|&x| x as u128).sum(),
-            latency_max_ns: latency_ns.iter().copied().max().unwrap_or(0),
-            latency_ns,
+            requests: latency.len() as u64,
+            latency_sum: latency.iter().map(|&x| x as u128).sum(),
+            latency_max: latency.iter().copied().max().unwrap_or(0),
+            latency,
             span_ns: 1_000_000_000,
             ..Default::default()
         }
@@ -451,13 +608,10 @@ mod tests {
         let b: Vec<u64> = a.iter().map(|x| x + 10).collect();
         let names = vec!["a".to_string(), "b".to_string()];
         let rows = compare(&names, &[vec![run(&a)], vec![run(&b)]], 3.0, 200);
-        assert_eq!(rows[0].tp99_diff_ms, 0.0);
-        assert_eq!(rows[1].tp99_diff_ms, 10.0);
-        assert_eq!(
-            (rows[1].tp99_ci_low_ms, rows[1].tp99_ci_high_ms),
-            (10.0, 10.0)
-        );
-        assert_eq!(rows[1].tp99_ms, 1000.0);
+        assert_eq!(rows[0].tp99_diff, 0.0);
+        assert_eq!(rows[1].tp99_diff, 10.0);
+        assert_eq!((rows[1].tp99_ci_low, rows[1].tp99_ci_high), (10.0, 10.0));
+        assert_eq!(rows[1].tp99, 1000.0);
         let csv = to_csv(&rows).unwrap();
         assert!(csv.starts_with("row,requests,tp50_ms,tp90_ms,tp99_ms,tp999_ms,"));
         assert!(csv.contains("tp99_ci_low_ms,tp99_ci_high_ms,spike_share"));
@@ -469,16 +623,46 @@ mod tests {
     fn a_sampled_run_counts_every_request_and_says_it_sampled() {
         let mut r = run(&[1, 2, 3, 10]);
         // All four requests ran (sum 16 ms, max 10 ms); two were kept.
-        r.latency_ns = vec![1_000_000, 3_000_000];
+        r.latency = vec![1_000_000, 3_000_000];
         r.sampled = true;
         let rows = compare(&["a".to_string()], &[vec![r]], 3.0, 10);
         assert_eq!((rows[0].requests, rows[0].sampled_requests), (4, 2));
-        assert_eq!((rows[0].mean_ms, rows[0].max_ms), (4.0, 10.0));
-        assert_eq!(rows[0].tp99_ms, 3.0, "percentiles from the sample");
+        assert_eq!((rows[0].mean, rows[0].max), (4.0, 10.0));
+        assert_eq!(rows[0].tp99, 3.0, "percentiles from the sample");
         assert!(render(&rows, 3.0).contains(
             "statistics from a uniform sample of 2 requests per row, of the 4 simulated"
         ));
         let full = compare(&["a".to_string()], &[vec![run(&[1, 2])]], 3.0, 10);
         assert!(!render(&full, 3.0).contains("sample"));
+    }
+
+    #[test]
+    fn a_clock_names_its_unit_in_text_csv_and_json() {
+        // 2 000 000 ps = 2 µs; 2 000 000 ns = 2 ms: one shown unit is 10⁶ ticks.
+        let mut ps = run(&[2]);
+        ps.clock = Clock::Ps;
+        let rows = compare(&["t".to_string()], &[vec![ps]], 3.0, 10);
+        assert_eq!(rows[0].tp99, 2.0);
+        let csv = to_csv(&rows).unwrap();
+        assert!(
+            csv.starts_with("row,requests,tp50_us,tp90_us,tp99_us,"),
+            "{csv}"
+        );
+        assert!(csv.contains(",first_after_move_us,"), "{csv}");
+        assert!(csv.contains(",predict_cost_us,"), "not a latency: {csv}");
+        let json = serde_json::to_value(&rows[0]).unwrap();
+        assert_eq!(json["tp99_us"], 2.0);
+        assert!(json.get("tp99_ms").is_none());
+        assert!(
+            render(&rows, 3.0)
+                .contains("(µs; TP99 difference against the first row, paired by task")
+        );
+        let ns = compare(&["r".to_string()], &[vec![run(&[2])]], 3.0, 10);
+        assert_eq!(serde_json::to_value(&ns[0]).unwrap()["tp99_ms"], 2.0);
+        assert!(to_csv(&ns).unwrap().starts_with("row,requests,tp50_ms,"));
+        assert!(
+            render(&ns, 3.0)
+                .contains("(ms; TP99 difference against the first row, paired by request")
+        );
     }
 }

@@ -46,7 +46,8 @@ where
         .map_err(err)
 }
 
-/// The x range (ms) covering every series' latencies (ns), with margins.
+/// The x range (in units of 10⁶ ticks: ms of ns, µs of ps) covering every
+/// series' latencies, with margins.
 fn latency_range(series: &[(String, Vec<u64>)]) -> (f64, f64) {
     let all = || series.iter().flat_map(|(_, v)| v.iter().copied());
     let max = all().max().unwrap_or(1).max(1) as f64 / 1e6;
@@ -54,9 +55,13 @@ fn latency_range(series: &[(String, Vec<u64>)]) -> (f64, f64) {
     ((min * 0.9).max(1e-3), max * 1.1)
 }
 
-/// Overlaid latency histograms (log-spaced bins, ms on a log axis), one
-/// line per series, as an SVG document.
-pub fn histogram_svg(title: &str, series: &[(String, Vec<u64>)]) -> Result<String, PlotError> {
+/// Overlaid latency histograms (log-spaced bins on a log axis, in `unit`:
+/// 10⁶ of the latencies' ticks), one line per series, as an SVG document.
+pub fn histogram_svg(
+    title: &str,
+    unit: &str,
+    series: &[(String, Vec<u64>)],
+) -> Result<String, PlotError> {
     let (lo, hi) = latency_range(series);
     let bins = 60usize;
     let edge = |i: usize| lo * (hi / lo).powf(i as f64 / bins as f64);
@@ -91,7 +96,7 @@ pub fn histogram_svg(title: &str, series: &[(String, Vec<u64>)]) -> Result<Strin
             .map_err(err)?;
         chart
             .configure_mesh()
-            .x_desc("latency (ms, log scale)")
+            .x_desc(format!("latency ({unit}, log scale)"))
             .y_desc("share of requests")
             .draw()
             .map_err(err)?;
@@ -112,8 +117,13 @@ pub fn histogram_svg(title: &str, series: &[(String, Vec<u64>)]) -> Result<Strin
     Ok(out)
 }
 
-/// Latency CDFs (ms, log axis), one line per series, as an SVG document.
-pub fn cdf_svg(title: &str, series: &[(String, Vec<u64>)]) -> Result<String, PlotError> {
+/// Latency CDFs (log axis, in `unit`: 10⁶ of the latencies' ticks), one
+/// line per series, as an SVG document.
+pub fn cdf_svg(
+    title: &str,
+    unit: &str,
+    series: &[(String, Vec<u64>)],
+) -> Result<String, PlotError> {
     let (lo, hi) = latency_range(series);
     let mut out = String::new();
     {
@@ -128,7 +138,7 @@ pub fn cdf_svg(title: &str, series: &[(String, Vec<u64>)]) -> Result<String, Plo
             .map_err(err)?;
         chart
             .configure_mesh()
-            .x_desc("latency (ms, log scale)")
+            .x_desc(format!("latency ({unit}, log scale)"))
             .y_desc("fraction of requests ≤ latency")
             .draw()
             .map_err(err)?;
@@ -359,8 +369,8 @@ mod tests {
         let b: Vec<u64> = a.iter().map(|x| x * 2).collect();
         let series = vec![("a".to_string(), a), ("b".to_string(), b)];
         for svg in [
-            histogram_svg("h", &series).unwrap(),
-            cdf_svg("c", &series).unwrap(),
+            histogram_svg("h", "ms", &series).unwrap(),
+            cdf_svg("c", "ms", &series).unwrap(),
         ] {
             assert!(svg.starts_with("<svg"), "{}", &svg[..40]);
             assert!(svg.trim_end().ends_with("</svg>"));

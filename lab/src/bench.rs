@@ -30,12 +30,12 @@ pub fn run(
     exp.check_size()?;
     let run = run_row(m, exp, row, seed, keep, None, bandwidth_until_ns)?;
     let rr = &run.result;
-    let mut p = analysis::stats::percentiles(&rr.latency_ns);
+    let mut p = analysis::stats::percentiles(&rr.latency);
     if rr.requests > 0 {
-        p.mean_ms = rr.latency_sum_ns as f64 / rr.requests as f64 / 1e6;
-        p.max_ms = rr.latency_max_ns as f64 / 1e6;
+        p.mean_ms = rr.latency_sum as f64 / rr.requests as f64 / 1e6;
+        p.max_ms = rr.latency_max as f64 / 1e6;
     }
-    let spike_share = analysis::stats::spike_share(&rr.latency_ns, exp.experiment.spike_k);
+    let spike_share = analysis::stats::spike_share(&rr.latency, exp.experiment.spike_k);
     Ok(Bench {
         run,
         percentiles: p,

@@ -370,12 +370,13 @@ pub fn run_row(
     let dataset = std::mem::take(&mut e.dataset);
     let rr = RunResult {
         seed,
-        latency_ns: lat,
+        clock: analysis::compare::Clock::Ns,
+        latency: lat,
         requests: count,
-        latency_sum_ns: sum,
-        latency_max_ns: max,
+        latency_sum: sum,
+        latency_max: max,
         sampled: share < 1.0,
-        sequence_ns: (share < 1.0).then_some(sequence),
+        sequence: (share < 1.0).then_some(sequence),
         bubble_ns: totals.bubble_ns,
         compute_ns: totals.compute_ns,
         memory_bytes: totals.node_bytes.iter().sum(),

@@ -99,7 +99,7 @@ pub fn monitor(
 }
 
 /// `latency-histogram.svg` and `latency-cdf.svg`: every row's latencies
-/// over all its seeds, overlaid.
+/// over all its seeds, overlaid, in the unit of their clock.
 pub fn latency_plots(
     out: &mut Outputs,
     title: &str,
@@ -113,15 +113,24 @@ pub fn latency_plots(
             (
                 n.clone(),
                 runs.iter()
-                    .flat_map(|r| r.latency_ns.iter().copied())
+                    .flat_map(|r| r.latency.iter().copied())
                     .collect(),
             )
         })
         .collect();
+    let clock = by_row
+        .iter()
+        .flatten()
+        .next()
+        .map_or(Default::default(), |r| r.clock);
+    let unit = clock.label();
     out.add(
         "latency-histogram.svg",
-        analysis::plots::histogram_svg(title, &series)?,
+        analysis::plots::histogram_svg(title, unit, &series)?,
     );
-    out.add("latency-cdf.svg", analysis::plots::cdf_svg(title, &series)?);
+    out.add(
+        "latency-cdf.svg",
+        analysis::plots::cdf_svg(title, unit, &series)?,
+    );
     Ok(())
 }

@@ -8,7 +8,7 @@
 
 use std::path::{Path, PathBuf};
 
-use analysis::compare::RunResult;
+use analysis::compare::{Clock, RunResult};
 use serde::Deserialize;
 
 use crate::experiment::Meta;
@@ -266,15 +266,21 @@ impl TaskStats {
     }
 }
 
-/// A run's result from per-task latencies `lat` (in the unit the table
-/// reads them in).
-pub fn run_result(seed: u64, lat: Vec<u64>, span_ns: u64, memory_bytes: u64) -> RunResult {
+/// A run's result from per-task latencies `lat` counted in `clock` ticks.
+pub fn run_result(
+    seed: u64,
+    clock: Clock,
+    lat: Vec<u64>,
+    span_ns: u64,
+    memory_bytes: u64,
+) -> RunResult {
     RunResult {
         seed,
+        clock,
         requests: lat.len() as u64,
-        latency_sum_ns: lat.iter().map(|&x| x as u128).sum(),
-        latency_max_ns: lat.iter().copied().max().unwrap_or(0),
-        latency_ns: lat,
+        latency_sum: lat.iter().map(|&x| x as u128).sum(),
+        latency_max: lat.iter().copied().max().unwrap_or(0),
+        latency: lat,
         memory_bytes,
         span_ns,
         ..RunResult::default()
@@ -282,7 +288,7 @@ pub fn run_result(seed: u64, lat: Vec<u64>, span_ns: u64, memory_bytes: u64) -> 
 }
 
 /// One row of a task-trace experiment on one seed: every task's latency
-/// in ps (which the µs table reads as its "ns") in task order.
+/// in ps (the task engine's clock) in task order.
 pub fn run_one(
     m: &sim::Machine,
     exp: &TaskExperiment,
@@ -322,5 +328,11 @@ pub fn run_one(
         log,
     };
     let r = replay(m, &trace, cores, placement, &how)?;
-    Ok(run_result(seed, r.latency_ps, r.span_ns, r.memory_bytes))
+    Ok(run_result(
+        seed,
+        Clock::Ps,
+        r.latency_ps,
+        r.span_ns,
+        r.memory_bytes,
+    ))
 }

@@ -122,14 +122,14 @@ pub fn tasks(
         tc.keys,
         tc.cores.len(),
         e.seeds.len(),
-        compare::render_in(table, e.spike_k, "µs", "task")
+        compare::render(table, e.spike_k)
     );
     let config = json!({ "seeds": e.seeds });
     if !files {
         return Ok(Rendered::text(text, config));
     }
     let mut files = Outputs::default();
-    files.add("compare.csv", compare::to_csv_in(table, "us")?);
+    files.add("compare.csv", compare::to_csv(table)?);
     let v = json!({
         "experiment": e.name,
         "machine": exp.workload.machine,
