@@ -25,6 +25,9 @@ pub enum Shape {
 /// A buffered, decompressed byte stream a reader opens.
 pub type Stream = BufReader<Box<dyn Read + Send>>;
 
+/// Opens a file held whole in memory as segments decoded in parallel.
+pub(crate) type OpenWhole = fn(Arc<dyn Whole>) -> Result<Box<dyn Segments>>;
+
 /// One trace format.
 pub struct Entry {
     /// Its name (`--format`, errors, `trace info`).
@@ -38,7 +41,7 @@ pub struct Entry {
     pub open: fn(Stream) -> Result<Box<dyn RecordSource>>,
     /// Its reader of a file held whole in memory, decoded in segments on
     /// several threads (formats that split into independent segments).
-    pub(crate) segments: Option<fn(Arc<dyn Whole>) -> Result<Box<dyn Segments>>>,
+    pub(crate) segments: Option<OpenWhole>,
     /// The forms numasim writes it in.
     pub writers: &'static [Writer],
 }
