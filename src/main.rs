@@ -1,6 +1,7 @@
-//! `numasim` — the command line. This crate alone knows about flags, files,
-//! progress bars and output directories; the work lives in the library
-//! crates (`traces`, `sim`, `policies`, `analysis`).
+//! `numasim` — the command line: arguments → `lab` → files and text. This
+//! crate alone knows flags, progress bars and output directories (it writes
+//! every file); the work lives in the library crates (`lab` over `traces`,
+//! `sim`, `policies`, `analysis`, `live`).
 
 mod cmd;
 mod comparison;

@@ -1,7 +1,6 @@
-//! Policies as the command line names them: the registries of the
-//! `policies` crate with the two things only the binary has — a model-file
-//! loader and a clock — plus `SPEC@LEVEL` for prefetchers and the flags'
-//! help text, generated from the same registries.
+//! Policies as the command line names them: the flags' help text,
+//! generated from the `policies` registries, and one prefetcher by spec
+//! (`lab::prefetchers`, which holds the model-file loader and the clock).
 
 use anyhow::Result;
 use lab::InputLog;

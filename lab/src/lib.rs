@@ -41,6 +41,10 @@
 //!   text with its overrides applied;
 //! - [`timeline`]: Perfetto timelines of a run, from its records;
 //! - [`train`]: a predictor trained on a dataset split by time, and scored;
+//! - [`validate`]: a trace simulated as the live replay runs it, and
+//!   replayed live on a pinned CPU;
+//! - [`errors`]: error types several modules share (a leaf, against import
+//!   circles);
 //! - [`workers`]: a task replay's worker cores and arrival re-timing.
 //!
 //! **Invariant:** `lab` keeps no process-global state, prints nothing and

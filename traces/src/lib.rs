@@ -2,7 +2,7 @@
 //!
 //! Turns bytes into a stream of [`Record`]s and back; knows nothing of the
 //! simulator and opens no files (callers hand it `Read`/`Write` objects, or
-//! a whole file they mapped, as a [`Whole`]).
+//! a whole file a caller mapped, as a [`Whole`]).
 //!
 //! - [`record`]: the record model — a 16-byte [`Access`] core (thread,
 //!   kind, address, size) plus optional PC and gap / absolute time, stored
@@ -11,10 +11,11 @@
 //!   [`din`], [`champsim`], [`mldpc`] (ML Prefetching Competition load
 //!   traces), [`native`], one registry entry each ([`FORMATS`]);
 //!   [`registry::open`] detects which.
-//! - Writers: [`native::write::NativeWriter`], [`csvfmt::CsvWriter`].
+//! - Writers, one [`sink::RecordSink`] trait: native (plain or zstd), CSV,
+//!   lackey, each in its format's registry entry.
 //! - [`synth`]: seeded synthetic patterns.
 //! - [`readahead`]: decode on a second thread.
-//! - [`whole`]: decode a trace held whole in memory (a file the binary
+//! - [`whole`]: decode a trace held whole in memory (a file the caller
 //!   mapped) on two threads, lackey and native.
 //!
 //! Invariant: bad input never panics; every error names the line or byte

@@ -19,7 +19,7 @@ use crate::progress::Progress;
 
 #[derive(Args, Debug)]
 pub struct ReplayArgs {
-    /// Trace file (lackey, CSV, din, ChampSim or native; detected).
+    /// Trace file, its format detected (`--format` lists the formats).
     pub trace: PathBuf,
     #[arg(long, value_parser = parse_format, help = crate::input::format_help())]
     pub format: Option<Format>,

@@ -93,7 +93,7 @@ pub struct GenArgs {
     /// service as a task trace, .csv or .nst: --keys, --items, --lookups, --qps,
     /// --background-every ...).
     pub pattern: String,
-    /// Output file; format from the extension (.nst, .nst.zst, .csv, .lackey).
+    /// Output file; format from its extension (`--to` lists the formats).
     #[arg(short, long)]
     pub out: PathBuf,
     #[arg(long, value_parser = parse_out_format, help = to_help())]
@@ -191,7 +191,7 @@ fn parse_addr(s: &str) -> Result<u64, String> {
 pub struct ConvertArgs {
     /// Input trace (format detected; --format overrides).
     pub input: PathBuf,
-    /// Output file; format from the extension (.nst, .nst.zst, .csv, .lackey).
+    /// Output file; format from its extension (`--to` lists the formats).
     pub output: PathBuf,
     #[arg(long, value_parser = parse_format, help = crate::input::format_help())]
     pub format: Option<Format>,
