@@ -2,7 +2,7 @@
 //! a trace in, each a [`Writer`] (name, file extensions, how to start it)
 //! in its format's registry entry ([`crate::format::Entry`]); `trace
 //! gen`/`trace convert`'s `--to`, the extension rule and their error
-//! messages come from the registry ([`writers`]).
+//! messages come from the registry ([`crate::registry::writers`]).
 
 use std::io::Write;
 
