@@ -6,6 +6,8 @@
 #
 #   bench/replay_speed.sh [SCALE]      # SCALE = ints sorted by the workload (default 40000)
 #   REPS=5 (default): rounds; every run is timed once per round, best kept
+#   AB=OLD_BINARY also times an older numasim's lackey and native replays in
+#   the same rounds (a refactor that should not change speed)
 #
 # "streamed" rows read the file through read() (NUMASIM_NO_MMAP=1) instead
 # of mapping it and decoding on both cores.
@@ -39,7 +41,7 @@ cat "$trace" > /dev/null; cat "$out/workload.nst" > /dev/null  # warm the page c
 # The runs, timed round-robin (REPS rounds, best of each) so that a VM whose
 # speed drifts during the benchmark treats the baseline and numasim alike.
 reps=${REPS:-5}
-names=(base lackey native zst lackey1 native1 lackeyS nativeS)
+names=(base lackey native zst lackey1 native1 lackeyS nativeS oldlackey oldnative)
 declare -A best rss
 for n in "${names[@]}"; do best[$n]=999999; rss[$n]=0; done
 run_once() { # NAME STDIN OUTFILE CMD...
@@ -63,6 +65,10 @@ for _ in $(seq "$reps"); do
   run_once native1 /dev/null "" "$bin" replay "$out/workload.nst" "${geom[@]}" --json --single-thread
   run_once lackeyS /dev/null "" env NUMASIM_NO_MMAP=1 "$bin" replay "$trace" "${geom[@]}" --json
   run_once nativeS /dev/null "" env NUMASIM_NO_MMAP=1 "$bin" replay "$out/workload.nst" "${geom[@]}" --json
+  if [ -n "${AB:-}" ]; then
+    run_once oldlackey /dev/null "" "$AB" replay "$trace" "${geom[@]}" --json
+    run_once oldnative /dev/null "" "$AB" replay "$out/workload.nst" "${geom[@]}" --json
+  fi
 done
 tb=${best[base]} rb=${rss[base]}
 tl=${best[lackey]} rl=${rss[lackey]}
@@ -92,3 +98,9 @@ printf '%-26s %9.3f %12.1f %9.2f %8s KiB\n' "  lackey --single-thread" "$tla" "$
 printf '%-26s %9.3f %12.1f %9.2f %8s KiB\n' "  native --single-thread" "$tna" "$(rate "$tna")" "$(echo "$tb / $tna" | bc -l)" "$rna"
 printf '%-26s %9.3f %12.1f %9.2f %8s KiB\n' "  lackey streamed" "$tls" "$(rate "$tls")" "$(echo "$tb / $tls" | bc -l)" "$rls"
 printf '%-26s %9.3f %12.1f %9.2f %8s KiB\n' "  native streamed" "$tns" "$(rate "$tns")" "$(echo "$tb / $tns" | bc -l)" "$rns"
+if [ -n "${AB:-}" ]; then
+  tol=${best[oldlackey]} ton=${best[oldnative]}
+  printf '%-26s %9.3f %12.1f %9.2f %8s KiB\n' "  $AB lackey" "$tol" "$(rate "$tol")" "$(echo "$tb / $tol" | bc -l)" "${rss[oldlackey]}"
+  printf '%-26s %9.3f %12.1f %9.2f %8s KiB\n' "  $AB native" "$ton" "$(rate "$ton")" "$(echo "$tb / $ton" | bc -l)" "${rss[oldnative]}"
+  printf 'new/old time: lackey %.3f, native %.3f\n' "$(echo "$tl / $tol" | bc -l)" "$(echo "$tn / $ton" | bc -l)"
+fi
