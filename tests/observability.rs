@@ -22,7 +22,10 @@ struct Loader;
 impl ModelLoader for Loader {
     fn load(&self, path: &str) -> Result<Model, PolicyError> {
         let text = std::fs::read_to_string(common::root_dir().join("scenarios").join(path))
-            .map_err(|e| PolicyError(format!("{path}: {e}")))?;
+            .map_err(|e| {
+                let e = std::io::Error::new(e.kind(), format!("{path}: {e}"));
+                PolicyError::Load(std::sync::Arc::new(e))
+            })?;
         Model::from_json(&text)
     }
 }

@@ -45,9 +45,10 @@ struct BuiltIn {
 impl ModelLoader for BuiltIn {
     fn load(&self, path: &str) -> Result<Model, PolicyError> {
         if path != SEED_MODEL_PATH {
-            return Err(PolicyError(format!(
-                "the built-in scenario has no model {path:?} (only {SEED_MODEL_PATH})"
-            )));
+            return Err(PolicyError::NoBuiltIn {
+                path: path.to_string(),
+                only: SEED_MODEL_PATH,
+            });
         }
         self.log.note_preset("model", "seed-gbdt", SEED_MODEL);
         Model::from_json(SEED_MODEL)

@@ -44,7 +44,8 @@ impl FileLoader {
 
 impl ModelLoader for FileLoader {
     fn load(&self, path: &str) -> Result<Model, PolicyError> {
-        read(&self.base.join(path), &self.log).map_err(|e| PolicyError(e.to_string()))
+        read(&self.base.join(path), &self.log)
+            .map_err(|e| PolicyError::Load(std::sync::Arc::new(e)))
     }
 }
 

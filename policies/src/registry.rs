@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex};
 
 use sim::Machine;
 
-use crate::error::PolicyError;
+use crate::error::{PolicyError, SpecProblem};
 use crate::model::Model;
 
 /// A policy spec split at its first colon.
@@ -38,28 +38,33 @@ impl<'a> Spec<'a> {
         Spec { full, name, rest }
     }
 
+    /// The error of this spec, a policy of `kind`.
+    pub fn error(&self, kind: &'static str, problem: SpecProblem) -> PolicyError {
+        PolicyError::Spec {
+            kind,
+            spec: self.full.to_string(),
+            problem: Box::new(problem),
+        }
+    }
+
     /// The arguments as numbers (`stream:16:4` → `[16, 4]`).
-    pub fn numbers(&self, kind: &str) -> Result<Vec<u64>, PolicyError> {
+    pub fn numbers(&self, kind: &'static str) -> Result<Vec<u64>, PolicyError> {
         let Some(rest) = self.rest else {
             return Ok(Vec::new());
         };
         rest.split(':')
             .map(|x| {
-                x.parse::<u64>().map_err(|_| {
-                    PolicyError(format!("{kind} {:?}: {x:?} is not a number", self.full))
-                })
+                x.parse::<u64>()
+                    .map_err(|_| self.error(kind, SpecProblem::NotANumber(x.to_string())))
             })
             .collect()
     }
 
     /// Fails unless the spec has no arguments.
-    pub fn no_arguments(&self, kind: &str) -> Result<(), PolicyError> {
+    pub fn no_arguments(&self, kind: &'static str) -> Result<(), PolicyError> {
         match self.rest {
             None => Ok(()),
-            Some(_) => Err(PolicyError(format!(
-                "{kind} {:?}: {} takes no arguments",
-                self.full, self.name
-            ))),
+            Some(_) => Err(self.error(kind, SpecProblem::NoArguments(self.name.to_string()))),
         }
     }
 }
@@ -110,18 +115,19 @@ impl<'a> Ctx<'a> {
     }
 
     pub fn machine(&self, spec: &Spec) -> Result<&'a Machine, PolicyError> {
-        self.machine
-            .ok_or_else(|| PolicyError(format!("{:?} needs a machine", spec.full)))
+        self.machine.ok_or_else(|| PolicyError::NeedsMachine {
+            spec: spec.full.to_string(),
+        })
     }
 
     /// The model file `path` through the binary's loader.
     pub fn load(&self, spec: &Spec, path: &str) -> Result<Model, PolicyError> {
         match self.loader {
             Some(l) => l.load(path),
-            None => Err(PolicyError(format!(
-                "{:?}: no model loader here to read {path:?}",
-                spec.full
-            ))),
+            None => Err(PolicyError::NoLoader {
+                spec: spec.full.to_string(),
+                path: path.to_string(),
+            }),
         }
     }
 }
@@ -159,11 +165,11 @@ impl<T: ?Sized> Registry<T> {
         let s = Spec::parse(spec.trim());
         match self.entries.iter().find(|e| e.name == s.name) {
             Some(e) => (e.build)(&s, ctx),
-            None => Err(PolicyError(format!(
-                "unknown {} {spec:?}; expected one of {}",
-                self.kind,
-                self.syntax_list()
-            ))),
+            None => Err(PolicyError::Unknown {
+                kind: self.kind,
+                name: spec.to_string(),
+                known: self.syntax_list(),
+            }),
         }
     }
 

@@ -2,28 +2,28 @@
 //! XGBoost JSON dump, told apart by their keys, parsed and checked.
 
 use super::{Model, VERSION, xgboost};
-use crate::error::PolicyError;
+use std::sync::Arc;
+
+use crate::error::{ModelError, PolicyError};
 
 impl Model {
     /// Parses and checks a model file.
     pub fn from_json(text: &str) -> Result<Model, PolicyError> {
-        let v: serde_json::Value = serde_json::from_str(text)
-            .map_err(|e| PolicyError(format!("model is not JSON: {e}")))?;
+        let v: serde_json::Value =
+            serde_json::from_str(text).map_err(|e| ModelError::NotJson(Arc::new(e)))?;
         if v.get("learner").is_some() {
             return xgboost::import(&v);
         }
-        let m: Model = serde_json::from_value(v).map_err(|e| PolicyError(format!("model: {e}")))?;
+        let m: Model = serde_json::from_value(v).map_err(|e| ModelError::Schema(Arc::new(e)))?;
         if m.format != "numasim-model" {
-            return Err(PolicyError(format!(
-                "not a numasim model (format {:?})",
-                m.format
-            )));
+            return Err(ModelError::NotNumasim(m.format).into());
         }
         if m.version > VERSION {
-            return Err(PolicyError(format!(
-                "model format version {} is newer than supported ({VERSION})",
-                m.version
-            )));
+            return Err(ModelError::TooNew {
+                found: m.version,
+                supported: VERSION,
+            }
+            .into());
         }
         m.check()?;
         Ok(m)

@@ -15,10 +15,16 @@ use ndarray::{Array1, Array2};
 
 use super::train::{Data, model};
 use super::{Body, Model};
-use crate::error::PolicyError;
+use std::sync::Arc;
 
-fn err(what: &str, e: impl std::fmt::Display) -> PolicyError {
-    PolicyError(format!("{what}: {e}"))
+use crate::error::{ModelError, PolicyError};
+
+fn err(what: &'static str, e: impl std::error::Error + Send + Sync + 'static) -> PolicyError {
+    ModelError::Fit {
+        what,
+        error: Arc::new(e),
+    }
+    .into()
 }
 
 /// The rows standardised by (`mean`, `scale`), and the labels.

@@ -15,7 +15,7 @@ pub mod xgboost;
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::PolicyError;
+use crate::error::ModelError;
 
 /// Model file format version.
 pub const VERSION: u32 = 1;
@@ -63,7 +63,7 @@ impl Tree {
         (self.value[i], n)
     }
 
-    fn check(&self, features: usize) -> Result<(), PolicyError> {
+    fn check(&self, features: usize) -> Result<(), ModelError> {
         let n = self.left.len();
         if n == 0
             || [
@@ -75,24 +75,20 @@ impl Tree {
             .iter()
             .any(|&l| l != n)
         {
-            return Err(PolicyError(
-                "tree arrays must be non-empty and of equal length".into(),
-            ));
+            return Err(ModelError::TreeArrays);
         }
         for i in 0..n {
             if self.left[i] != LEAF {
                 let (l, r) = (self.left[i] as usize, self.right[i] as usize);
                 // Children after parents: walks terminate.
                 if l <= i || r <= i || l >= n || r >= n {
-                    return Err(PolicyError(format!(
-                        "node {i}: children must come after it and exist"
-                    )));
+                    return Err(ModelError::Children(i));
                 }
                 if self.feature[i] as usize >= features {
-                    return Err(PolicyError(format!(
-                        "node {i}: feature {} out of range",
-                        self.feature[i]
-                    )));
+                    return Err(ModelError::FeatureRange {
+                        node: i,
+                        feature: self.feature[i],
+                    });
                 }
             }
         }
@@ -185,13 +181,15 @@ impl Model {
         }
     }
 
-    pub(crate) fn check(&self) -> Result<(), PolicyError> {
+    pub(crate) fn check(&self) -> Result<(), ModelError> {
         let nf = self.features.len();
         match &self.body {
             Body::Trees { trees, .. } => {
                 for (i, t) in trees.iter().enumerate() {
-                    t.check(nf)
-                        .map_err(|e| PolicyError(format!("tree {i}: {e}")))?;
+                    t.check(nf).map_err(|e| ModelError::Tree {
+                        index: i,
+                        error: Box::new(e),
+                    })?;
                 }
             }
             Body::Logistic {
@@ -201,14 +199,10 @@ impl Model {
                 ..
             } => {
                 if mean.len() != nf || scale.len() != nf || weights.len() != nf {
-                    return Err(PolicyError(
-                        "logistic model: mean, scale and weights need one entry per feature".into(),
-                    ));
+                    return Err(ModelError::LogisticShape);
                 }
                 if scale.iter().any(|s| *s == 0.0 || !s.is_finite()) {
-                    return Err(PolicyError(
-                        "logistic model: scales must be finite and non-zero".into(),
-                    ));
+                    return Err(ModelError::LogisticScale);
                 }
             }
         }
@@ -330,7 +324,7 @@ mod tests {
         assert!(
             Model::from_json(&j.to_string())
                 .unwrap_err()
-                .0
+                .to_string()
                 .contains("newer")
         );
         j["version"] = 1.into();
@@ -338,7 +332,7 @@ mod tests {
         assert!(
             Model::from_json(&j.to_string())
                 .unwrap_err()
-                .0
+                .to_string()
                 .contains("children")
         );
         assert!(Model::from_json("{").is_err());

@@ -9,24 +9,24 @@
 use serde_json::Value;
 
 use super::{Body, LEAF, Link, Model, Tree, VERSION};
-use crate::error::PolicyError;
+use crate::error::{ModelError, PolicyError, XgboostProblem};
 
 /// Most features a model may read (its feature names are allocated for
 /// every index up to the largest a split uses).
 const MAX_FEATURES: u32 = 1 << 16;
 
-fn err(s: impl Into<String>) -> PolicyError {
-    PolicyError(format!("XGBoost model: {}", s.into()))
+fn err(p: XgboostProblem) -> PolicyError {
+    ModelError::Xgboost(p).into()
 }
 
-fn nums(v: &Value, key: &str) -> Result<Vec<f64>, PolicyError> {
+fn nums(v: &Value, key: &'static str) -> Result<Vec<f64>, PolicyError> {
     v.get(key)
         .and_then(Value::as_array)
-        .ok_or_else(|| err(format!("tree lacks {key}")))?
+        .ok_or_else(|| err(XgboostProblem::Lacks(key)))?
         .iter()
         .map(|x| {
             x.as_f64()
-                .ok_or_else(|| err(format!("{key} holds a non-number")))
+                .ok_or_else(|| err(XgboostProblem::NotANumber(key)))
         })
         .collect()
 }
@@ -44,17 +44,15 @@ pub fn import(v: &Value) -> Result<Model, PolicyError> {
         .as_str()
         .unwrap_or("binary:logistic");
     if objective != "binary:logistic" {
-        return Err(err(format!(
-            "objective {objective:?} is not supported (binary:logistic only)"
-        )));
+        return Err(err(XgboostProblem::Objective(objective.to_string())));
     }
     let base_score = num_str(&learner["learner_model_param"]["base_score"]).unwrap_or(0.5);
     if !(base_score > 0.0 && base_score < 1.0) {
-        return Err(err(format!("base_score {base_score} must be in (0, 1)")));
+        return Err(err(XgboostProblem::BaseScore(base_score)));
     }
     let trees_v = learner["gradient_booster"]["model"]["trees"]
         .as_array()
-        .ok_or_else(|| err("no gradient_booster.model.trees"))?;
+        .ok_or_else(|| err(XgboostProblem::NoTrees))?;
     let names: Vec<String> = learner["feature_names"]
         .as_array()
         .map(|a| {
@@ -64,10 +62,10 @@ pub fn import(v: &Value) -> Result<Model, PolicyError> {
         })
         .unwrap_or_default();
     if names.len() > MAX_FEATURES as usize {
-        return Err(err(format!(
-            "{} feature names: a model may have at most {MAX_FEATURES}",
-            names.len()
-        )));
+        return Err(err(XgboostProblem::TooManyNames {
+            names: names.len(),
+            max: MAX_FEATURES,
+        }));
     }
     let mut max_feature = 0u32;
     let mut trees = Vec::new();
@@ -82,7 +80,7 @@ pub fn import(v: &Value) -> Result<Model, PolicyError> {
             .any(|&l| l != n)
             || n == 0
         {
-            return Err(err(format!("tree {ti}: arrays of different lengths")));
+            return Err(err(XgboostProblem::Lengths(ti)));
         }
         // XGBoost numbers nodes breadth-first-ish with children after parents.
         let mut tree = Tree {
@@ -97,10 +95,12 @@ pub fn import(v: &Value) -> Result<Model, PolicyError> {
                 tree.value[i] = cond[i];
             } else {
                 if !(0.0..MAX_FEATURES as f64).contains(&feat[i]) {
-                    return Err(err(format!(
-                        "tree {ti}, node {i}: split index {} is not one of the {MAX_FEATURES} features a model may have",
-                        feat[i]
-                    )));
+                    return Err(err(XgboostProblem::SplitIndex {
+                        tree: ti,
+                        node: i,
+                        index: feat[i],
+                        max: MAX_FEATURES,
+                    }));
                 }
                 tree.left[i] = left[i] as u32;
                 tree.right[i] = right[i] as u32;
@@ -127,7 +127,8 @@ pub fn import(v: &Value) -> Result<Model, PolicyError> {
             trees,
         },
     };
-    m.check().map_err(|e| err(e.0))?;
+    m.check()
+        .map_err(|e| err(XgboostProblem::Check(Box::new(e))))?;
     Ok(m)
 }
 
@@ -183,7 +184,7 @@ mod tests {
         let t = TWO_TREES
             .replace("\"feature_names\": [\"x0\", \"x1\"],", "")
             .replace("[1, 0, 0, 0, 0]", "[244444444, 0, 0, 0, 0]");
-        let e = Model::from_json(&t).unwrap_err().0;
+        let e = Model::from_json(&t).unwrap_err().to_string();
         assert!(e.contains("split index 244444444"), "{e}");
         let t = TWO_TREES.replace("[1, 0, 0, 0, 0]", "[-1, 0, 0, 0, 0]");
         assert!(Model::from_json(&t).is_err());
@@ -195,7 +196,7 @@ mod tests {
         assert!(
             Model::from_json(&t)
                 .unwrap_err()
-                .0
+                .to_string()
                 .contains("not supported")
         );
     }

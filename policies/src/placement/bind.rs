@@ -2,7 +2,7 @@
 
 use sim::{Machine, Placement};
 
-use crate::error::PolicyError;
+use crate::error::{PolicyError, SpecProblem};
 use crate::registry::{Ctx, Entry, Spec};
 
 pub struct Bind(pub u32);
@@ -29,10 +29,10 @@ fn build(spec: &Spec, ctx: &Ctx) -> Result<Box<dyn Placement>, PolicyError> {
     let node = super::number(spec, "1")? as u32;
     let mem = ctx.machine(spec)?.memory_nodes();
     if !mem.contains(&node) {
-        return Err(PolicyError(format!(
-            "placement {:?}: node {node} has no memory (memory nodes: {mem:?})",
-            spec.full
-        )));
+        return Err(spec.error(
+            "placement",
+            SpecProblem::NoMemory { node, memory: mem },
+        ));
     }
     Ok(Box::new(Bind(node)))
 }

@@ -9,7 +9,7 @@ use std::collections::HashMap;
 
 use sim::{Machine, PageView, Placement};
 
-use crate::error::PolicyError;
+use crate::error::{PolicyError, SpecProblem};
 use crate::registry::{Ctx, Entry, Spec};
 
 pub struct MigrateOnRemote {
@@ -66,11 +66,13 @@ pub const ENTRY: Entry<dyn Placement> = Entry {
 fn build(spec: &Spec, _ctx: &Ctx) -> Result<Box<dyn Placement>, PolicyError> {
     let k = super::number(spec, "64")?;
     if k == 0 || k > u32::MAX as u64 {
-        return Err(PolicyError(format!(
-            "placement {:?}: K must be 1..={}",
-            spec.full,
-            u32::MAX
-        )));
+        return Err(spec.error(
+            "placement",
+            SpecProblem::Range {
+                param: "K",
+                range: format!("1..={}", u32::MAX),
+            },
+        ));
     }
     Ok(Box::new(MigrateOnRemote::new(k as u32)))
 }

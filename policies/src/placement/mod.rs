@@ -2,7 +2,7 @@
 
 use sim::Placement;
 
-use crate::error::PolicyError;
+use crate::error::{PolicyError, SpecProblem};
 use crate::registry::{Spec, registry};
 
 registry! {
@@ -16,12 +16,15 @@ registry! {
 
 /// The one number a spec such as `bind:1` carries (`example`: what the
 /// error suggests).
-fn number(spec: &Spec, example: &str) -> Result<u64, PolicyError> {
+fn number(spec: &Spec, example: &'static str) -> Result<u64, PolicyError> {
     spec.rest.and_then(|a| a.parse().ok()).ok_or_else(|| {
-        PolicyError(format!(
-            "placement {:?}: {} needs a number, e.g. {}:{example}",
-            spec.full, spec.name, spec.name
-        ))
+        spec.error(
+            "placement",
+            SpecProblem::NeedsNumber {
+                name: spec.name.to_string(),
+                example,
+            },
+        )
     })
 }
 
@@ -45,7 +48,12 @@ mod tests {
         assert_eq!(create("first-touch", &m).unwrap().name(), "first-touch");
         assert_eq!(create("bind:1", &m).unwrap().name(), "bind:1");
         assert_eq!(create("migrate:8", &m).unwrap().name(), "migrate:8");
-        let err = |n: &str| create(n, &m).err().map(|e| e.0).unwrap_or_default();
+        let err = |n: &str| {
+            create(n, &m)
+                .err()
+                .map(|e| e.to_string())
+                .unwrap_or_default()
+        };
         assert!(err("bind:2").contains("node 2 has no memory"));
         assert!(err("bind").contains("needs a number"));
         assert_eq!(

@@ -7,7 +7,7 @@
 
 use sim::policy::{AccessView, Prefetcher};
 
-use crate::error::PolicyError;
+use crate::error::{PolicyError, SpecProblem};
 use crate::registry::{Ctx, Entry, Spec};
 
 pub struct Adjacent {
@@ -43,10 +43,7 @@ fn build(spec: &Spec, _ctx: &Ctx) -> Result<Box<dyn Prefetcher>, PolicyError> {
         None => false,
         Some("mem") => true,
         Some(_) => {
-            return Err(PolicyError(format!(
-                "prefetcher {:?}: the only parameter is :mem",
-                spec.full
-            )));
+            return Err(spec.error("prefetcher", SpecProblem::OnlyMem));
         }
     };
     Ok(Box::new(Adjacent { memory_only }))

@@ -22,7 +22,7 @@ use std::collections::HashMap;
 use sim::policy::{AccessView, Prefetcher};
 
 use super::MAX_CONFIRM;
-use crate::error::PolicyError;
+use crate::error::{PolicyError, SpecProblem};
 use crate::registry::{Ctx, Entry, Spec};
 
 #[derive(Clone, Copy, Default)]
@@ -186,10 +186,13 @@ fn build(spec: &Spec, ctx: &Ctx) -> Result<Box<dyn Prefetcher>, PolicyError> {
     let (degree, distance, more) = super::degree_distance_and(spec, 2, &["R", "F"])?;
     let far = more.get(1).copied().unwrap_or(0);
     if far > 64 {
-        return Err(PolicyError(format!(
-            "prefetcher {:?}: F must be 0..=64",
-            spec.full
-        )));
+        return Err(spec.error(
+            "prefetcher",
+            SpecProblem::Range {
+                param: "F",
+                range: "0..=64".into(),
+            },
+        ));
     }
     Ok(Box::new(
         IpStride::new(degree, distance, ctx.line.max(1).trailing_zeros(), ctx.cores)
@@ -206,12 +209,7 @@ pub const TABLE_ENTRY: Entry<dyn Prefetcher> = Entry {
 };
 
 fn build_table(spec: &Spec, ctx: &Ctx) -> Result<Box<dyn Prefetcher>, PolicyError> {
-    let bad = |why: &str| {
-        PolicyError(format!(
-            "prefetcher {:?}: {why} (expected [:c=C]:S=A[:S=A...], C 1..=8, strides S ascending in lines, lookaheads A 1..=64)",
-            spec.full
-        ))
-    };
+    let bad = |why: &'static str| spec.error("prefetcher", SpecProblem::StrideTable(why));
     let rest = spec.rest.ok_or_else(|| bad("no curve"))?;
     let mut curve: Vec<(f64, f64)> = Vec::new();
     let mut confirm = 1;

@@ -13,7 +13,7 @@
 
 use sim::policy::{AccessView, Prefetcher};
 
-use crate::error::PolicyError;
+use crate::error::{PolicyError, SpecProblem};
 use crate::registry::{Ctx, Entry, Spec};
 
 use crate::model::Model;
@@ -317,25 +317,25 @@ pub const ENTRY: Entry<dyn Prefetcher> = Entry {
 
 fn build(spec: &Spec, ctx: &Ctx) -> Result<Box<dyn Prefetcher>, PolicyError> {
     let Some(rest) = spec.rest.filter(|r| !r.is_empty()) else {
-        return Err(PolicyError(format!(
-            "prefetcher {:?}: learned needs a model file, learned:FILE[:BASE]",
-            spec.full
-        )));
+        return Err(spec.error(
+            "prefetcher",
+            SpecProblem::NeedsModel {
+                name: "learned",
+                syntax: "learned:FILE[:BASE]",
+            },
+        ));
     };
     // FILE or FILE:BASE (BASE may hold colons of its own: ip-stride:2:1).
     let (file, base) = rest.split_once(':').unwrap_or((rest, DEFAULT_BASE));
     if base.starts_with("learned") {
-        return Err(PolicyError(format!(
-            "prefetcher {:?}: a learned filter cannot wrap another",
-            spec.full
-        )));
+        return Err(spec.error("prefetcher", SpecProblem::NestedFilter));
     }
     let model = ctx.load(spec, file)?;
     if history_of(&model.features).is_none() {
-        return Err(PolicyError(format!(
-            "{file}: the model's features are not the prefetch filter's (for a history of H accesses: {}); train it on `numasim dataset TRACE`",
-            feature_names(2).join(",").replace("_1", "_H-1")
-        )));
+        return Err(PolicyError::Features {
+            file: file.to_string(),
+            expected: crate::error::Features::PrefetchFilter(feature_names(2)),
+        });
     }
     let base = super::PREFETCHERS.build(base, ctx)?;
     Ok(Box::new(Learned::new(

@@ -4,7 +4,7 @@
 
 use sim::policy::Prefetcher;
 
-use crate::error::PolicyError;
+use crate::error::{PolicyError, SpecProblem};
 use crate::registry::{Spec, registry};
 
 registry! {
@@ -44,25 +44,27 @@ fn degree_distance_and(
             .map(|n| format!(":{n}"))
             .collect();
         let count = ["two", "three", "four", "five"][extra.len().min(3)];
-        return Err(PolicyError(format!(
-            "prefetcher {:?}: at most {count} numbers, {names}",
-            spec.full
-        )));
+        return Err(spec.error("prefetcher", SpecProblem::TooManyNumbers { count, names }));
     }
     let degree = nums.first().copied().unwrap_or(default_degree);
     if degree == 0 || degree > 64 {
-        return Err(PolicyError(format!(
-            "prefetcher {:?}: degree must be 1..=64",
-            spec.full
-        )));
+        return Err(spec.error(
+            "prefetcher",
+            SpecProblem::Range {
+                param: "degree",
+                range: "1..=64".into(),
+            },
+        ));
     }
     let distance = nums.get(1).copied().unwrap_or(1);
     if distance > 1 << 20 {
-        return Err(PolicyError(format!(
-            "prefetcher {:?}: distance must be at most {}",
-            spec.full,
-            1 << 20
-        )));
+        return Err(spec.error(
+            "prefetcher",
+            SpecProblem::Range {
+                param: "distance",
+                range: format!("at most {}", 1 << 20),
+            },
+        ));
     }
     Ok((
         degree as u32,
@@ -119,7 +121,7 @@ pub(crate) mod tests {
         }
         assert!(create("ip-stride:x", 64, 4).is_err());
         assert_eq!(
-            create("ghost", 64, 4).err().unwrap().0,
+            create("ghost", 64, 4).err().unwrap().to_string(),
             "unknown prefetcher \"ghost\"; expected one of next-line[:D], ip-stride[:D[:K[:R[:F]]]], ip-stride-table[:c=C]:S=A[:S=A...], stream[:D[:K[:T[:C]]]], adjacent[:mem], delta[:D], learned:FILE[:BASE]"
         );
         for (bad, why) in [
@@ -134,7 +136,7 @@ pub(crate) mod tests {
             ("next-line:1:1:1", "at most two numbers, :D:K"),
             ("adjacent:1", "the only parameter is :mem"),
         ] {
-            let e = create(bad, 64, 4).err().unwrap().0;
+            let e = create(bad, 64, 4).err().unwrap().to_string();
             assert!(e.ends_with(why), "{bad}: {e}");
         }
         assert!(create("learned:m.json", 64, 4).is_err(), "no loader");

@@ -9,7 +9,7 @@
 
 use sim::policy::{AccessView, Prefetcher};
 
-use crate::error::PolicyError;
+use crate::error::{PolicyError, SpecProblem};
 use crate::registry::{Ctx, Entry, Spec};
 
 #[derive(Clone, Copy)]
@@ -127,18 +127,23 @@ fn build(spec: &Spec, ctx: &Ctx) -> Result<Box<dyn Prefetcher>, PolicyError> {
     let (degree, distance, more) = super::degree_distance_and(spec, 2, &["T", "C"])?;
     let tracked = more.first().copied();
     if tracked == Some(0) || tracked.is_some_and(|t| t > 1024) {
-        return Err(PolicyError(format!(
-            "prefetcher {:?}: T (regions tracked) must be 1..=1024",
-            spec.full
-        )));
+        return Err(spec.error(
+            "prefetcher",
+            SpecProblem::Range {
+                param: "T (regions tracked)",
+                range: "1..=1024".into(),
+            },
+        ));
     }
     let confirm = more.get(1).copied().unwrap_or(1);
     if !(1..=super::MAX_CONFIRM as u64).contains(&confirm) {
-        return Err(PolicyError(format!(
-            "prefetcher {:?}: C (steps that confirm a stream) must be 1..={}",
-            spec.full,
-            super::MAX_CONFIRM
-        )));
+        return Err(spec.error(
+            "prefetcher",
+            SpecProblem::Range {
+                param: "C (steps that confirm a stream)",
+                range: format!("1..={}", super::MAX_CONFIRM),
+            },
+        ));
     }
     Ok(Box::new(
         Stream::new(degree, distance, ctx.cores)

@@ -7,9 +7,9 @@
 //! 5 ms circuit breaker). Its real prediction time is measured with the
 //! clock the binary passes in ([`Timer`]) and reported, never simulated.
 
-use sim::policy::{FeatureSet, GROUPS, Preload, PreloadDecision};
+use sim::policy::{FeatureSet, Preload, PreloadDecision};
 
-use crate::error::PolicyError;
+use crate::error::{PolicyError, SpecProblem};
 use crate::model::Model;
 use crate::registry::{Ctx, Entry, Spec, Timer};
 
@@ -126,10 +126,13 @@ pub const ENTRY: Entry<dyn Preload> = Entry {
 
 fn build(spec: &Spec, ctx: &Ctx) -> Result<Box<dyn Preload>, PolicyError> {
     let Some(rest) = spec.rest.filter(|r| !r.is_empty()) else {
-        return Err(PolicyError(format!(
-            "preload {:?}: learned needs a model file, learned:FILE[:MS[:P]]",
-            spec.full
-        )));
+        return Err(spec.error(
+            "preload",
+            SpecProblem::NeedsModel {
+                name: "learned",
+                syntax: "learned:FILE[:MS[:P]]",
+            },
+        ));
     };
     // FILE, FILE:MS or FILE:MS:P (numbers after the last colons).
     let number = |x: &str| x.parse::<f64>().is_ok();
@@ -144,18 +147,21 @@ fn build(spec: &Spec, ctx: &Ctx) -> Result<Box<dyn Preload>, PolicyError> {
         None => 0.5,
         Some(Ok(p)) if (0.0..1.0).contains(&p) => p,
         Some(_) => {
-            return Err(PolicyError(format!(
-                "preload {:?}: threshold P must be a probability in [0, 1)",
-                spec.full
-            )));
+            return Err(spec.error(
+                "preload",
+                SpecProblem::Range {
+                    param: "threshold P",
+                    range: "a probability in [0, 1)".into(),
+                },
+            ));
         }
     };
     let model = ctx.load(spec, file)?;
     if FeatureSet::from_names(&model.features).is_none() {
-        return Err(PolicyError(format!(
-            "{file}: the model's features are not a set of the request model's decision features (remote_shard, outstanding, then {}_K per past batch K; numasim dataset writes them)",
-            GROUPS.join("_K, ")
-        )));
+        return Err(PolicyError::Features {
+            file: file.to_string(),
+            expected: crate::error::Features::Decision,
+        });
     }
     let l = Learned::new(model, format!("learned:{file}"), window_ms, Cost::default())
         .threshold(threshold);

@@ -3,7 +3,7 @@
 
 use sim::policy::Preload;
 
-use crate::error::PolicyError;
+use crate::error::{PolicyError, SpecProblem};
 use crate::registry::{Spec, registry};
 
 registry! {
@@ -22,10 +22,7 @@ pub const DEFAULT_WINDOW_MS: f64 = 120.0;
 fn window_ms(spec: &Spec, ms: &str) -> Result<f64, PolicyError> {
     match ms.parse::<f64>() {
         Ok(w) if w.is_finite() && (0.0..=3.6e6).contains(&w) => Ok(w),
-        _ => Err(PolicyError(format!(
-            "preload {:?}: window {ms:?} is not a number of ms from 0 to 3600000",
-            spec.full
-        ))),
+        _ => Err(spec.error("preload", SpecProblem::Window(ms.to_string()))),
     }
 }
 
@@ -43,7 +40,7 @@ mod tests {
             50_000_000
         );
         assert_eq!(
-            PRELOADS.build("sometimes", &c).err().unwrap().0,
+            PRELOADS.build("sometimes", &c).err().unwrap().to_string(),
             "unknown preload \"sometimes\"; expected one of none, always[:MS], oracle[:MS], learned:FILE[:MS[:P]]"
         );
         assert!(PRELOADS.build("always:x", &c).is_err());

@@ -60,7 +60,11 @@ pub(crate) mod tests {
         for e in reg.entries {
             assert_eq!(reg.build(e.name, &Ctx::default()).unwrap().name(), e.name);
         }
-        let err = reg.build("fastest", &Ctx::default()).err().unwrap().0;
+        let err = reg
+            .build("fastest", &Ctx::default())
+            .err()
+            .unwrap()
+            .to_string();
         assert!(
             err.starts_with("unknown scheduler \"fastest\"; expected one of static, round-robin"),
             "{err}"

@@ -31,7 +31,7 @@ mod tests {
                 .build("lazy", &Ctx::default())
                 .err()
                 .unwrap()
-                .0,
+                .to_string(),
             "unknown warm-up \"lazy\"; expected one of none, sequential"
         );
     }
