@@ -374,7 +374,7 @@ pub fn core_to_core(a: u32, b: u32, rounds: u64) -> Result<f64, LiveError> {
             if spins.is_multiple_of(1 << 20) && other.is_finished() {
                 return other
                     .join()
-                    .map_err(|_| LiveError::Invalid("ping-pong thread panicked".into()))?
+                    .map_err(|_| LiveError::Panicked("ping-pong"))?
                     .map(|_| f64::NAN);
             }
         }
@@ -385,7 +385,7 @@ pub fn core_to_core(a: u32, b: u32, rounds: u64) -> Result<f64, LiveError> {
     let ns = tsc::ns(t, tsc::stop());
     other
         .join()
-        .map_err(|_| LiveError::Invalid("ping-pong thread panicked".into()))??;
+        .map_err(|_| LiveError::Panicked("ping-pong"))??;
     // Each round is two transfers of the line.
     Ok(ns / (2 * rounds) as f64)
 }
@@ -451,9 +451,7 @@ pub fn read_bandwidth(
     let mut secs = 0.0f64;
     let mut bytes = 0u64;
     for h in handles {
-        let (s, b) = h
-            .join()
-            .map_err(|_| LiveError::Invalid("bandwidth thread panicked".into()))??;
+        let (s, b) = h.join().map_err(|_| LiveError::Panicked("bandwidth"))??;
         secs = secs.max(s);
         bytes += b;
     }

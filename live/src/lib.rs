@@ -20,8 +20,20 @@ pub mod tsc;
 /// What can go wrong on the host.
 #[derive(Debug, thiserror::Error)]
 pub enum LiveError {
-    #[error("sysfs: {0}")]
-    Sysfs(String),
+    /// A sysfs file that cannot be read.
+    #[error("sysfs: {path}: {error}")]
+    SysfsRead { path: String, error: std::io::Error },
+    /// A sysfs file (or folder) whose content is not what the kernel writes.
+    #[error("sysfs: {path}: {what}")]
+    Sysfs { path: String, what: &'static str },
+    #[error("sysfs: no CPUs in any node")]
+    NoCpus,
+    #[error("sysfs: {path}: {row} distances for {nodes} nodes")]
+    Distances {
+        path: String,
+        row: usize,
+        nodes: usize,
+    },
     #[error("cpu {cpu} is not one this process may run on (allowed: {allowed})")]
     CpuNotAllowed { cpu: u32, allowed: String },
     #[error("pinned to cpu {want} but running on cpu {got}")]
@@ -33,8 +45,17 @@ pub enum LiveError {
         call: &'static str,
         err: std::io::Error,
     },
-    #[error("{0}")]
-    Invalid(String),
+    #[error("cannot lay out a {bytes}-byte buffer")]
+    Layout { bytes: usize },
+    #[error("cannot allocate {0} bytes")]
+    Alloc(usize),
+    #[error("no CPUs to replay on")]
+    NoCpusGiven,
+    /// A measuring thread panicked (which: `replay`, `ping-pong`, `bandwidth`).
+    #[error("{0} thread panicked")]
+    Panicked(&'static str),
+    #[error("replay word {index} outside its {words}-word buffer")]
+    OutOfBounds { index: u32, words: usize },
     /// The kernel does not offer transparent huge pages.
     #[error("{file}: {why}")]
     NoHugePages { file: String, why: String },

@@ -79,10 +79,14 @@ pub fn pin_current_thread(cpu: u32) -> Result<(), LiveError> {
 /// NUMA nodes the host has (from `sysfs_root/devices/system/node/online`).
 pub fn host_nodes(sysfs_root: &Path) -> Result<Vec<u32>, LiveError> {
     let p = sysfs_root.join("devices/system/node/online");
-    let text = std::fs::read_to_string(&p)
-        .map_err(|e| LiveError::Sysfs(format!("{}: {e}", p.display())))?;
-    parse_cpulist(&text)
-        .ok_or_else(|| LiveError::Sysfs(format!("{}: not a node list", p.display())))
+    let text = std::fs::read_to_string(&p).map_err(|error| LiveError::SysfsRead {
+        path: p.display().to_string(),
+        error,
+    })?;
+    parse_cpulist(&text).ok_or_else(|| LiveError::Sysfs {
+        path: p.display().to_string(),
+        what: "not a node list",
+    })
 }
 
 /// A zeroed, page-aligned buffer (for mbind and for replay footprints).
@@ -102,11 +106,11 @@ unsafe impl Send for PageBuf {}
 impl PageBuf {
     pub fn new(bytes: usize) -> Result<PageBuf, LiveError> {
         let layout = Layout::from_size_align(bytes.max(4096).div_ceil(4096) * 4096, 4096)
-            .map_err(|e| LiveError::Invalid(e.to_string()))?;
+            .map_err(|_| LiveError::Layout { bytes })?;
         // SAFETY: non-zero size, valid alignment.
         let ptr = unsafe { alloc_zeroed(layout) };
         if ptr.is_null() {
-            return Err(LiveError::Invalid(format!("cannot allocate {bytes} bytes")));
+            return Err(LiveError::Alloc(bytes));
         }
         Ok(PageBuf {
             ptr,
@@ -144,7 +148,7 @@ impl PageBuf {
             return Err(e);
         }
         let layout = Layout::from_size_align(size, HUGE_PAGE)
-            .map_err(|e| LiveError::Invalid(e.to_string()))?;
+            .map_err(|_| LiveError::Layout { bytes: size })?;
         Ok(PageBuf {
             ptr: aligned as *mut u8,
             layout,

@@ -119,7 +119,7 @@ pub fn replay(
     huge: bool,
 ) -> Result<LiveResult, LiveError> {
     if cpus.is_empty() {
-        return Err(LiveError::Invalid("no CPUs to replay on".into()));
+        return Err(LiveError::NoCpusGiven);
     }
     let data = || records.iter().filter(|a| a.kind != Kind::IFetch);
     let mut sorted: Vec<u64> = data().map(|a| a.addr >> 12).collect();
@@ -181,9 +181,7 @@ pub fn replay(
     let mut all = Vec::new();
     let mut n = 0u64;
     for h in handles {
-        let (c, k) = h
-            .join()
-            .map_err(|_| LiveError::Invalid("replay thread panicked".into()))??;
+        let (c, k) = h.join().map_err(|_| LiveError::Panicked("replay"))??;
         all.extend(c);
         n += k;
     }
@@ -262,9 +260,7 @@ fn lay_chain(w: &mut [u64], slots: &[u32]) {
 /// per replay, outside the timed passes).
 fn in_bounds(mut idx: impl Iterator<Item = u32>, words: usize) -> Result<(), LiveError> {
     match idx.find(|&i| i as usize >= words) {
-        Some(i) => Err(LiveError::Invalid(format!(
-            "replay word {i} outside its {words}-word buffer"
-        ))),
+        Some(index) => Err(LiveError::OutOfBounds { index, words }),
         None => Ok(()),
     }
 }

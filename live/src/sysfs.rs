@@ -35,11 +35,17 @@ pub fn parse_cpulist(s: &str) -> Option<Vec<u32>> {
 }
 
 fn read(path: &Path) -> Result<String, LiveError> {
-    std::fs::read_to_string(path).map_err(|e| LiveError::Sysfs(format!("{}: {e}", path.display())))
+    std::fs::read_to_string(path).map_err(|error| LiveError::SysfsRead {
+        path: path.display().to_string(),
+        error,
+    })
 }
 
-fn bad(path: &Path, what: &str) -> LiveError {
-    LiveError::Sysfs(format!("{}: {what}", path.display()))
+fn bad(path: &Path, what: &'static str) -> LiveError {
+    LiveError::Sysfs {
+        path: path.display().to_string(),
+        what,
+    }
 }
 
 /// Parses sizes like "48K", "1280K", "49152K", "16M".
@@ -75,8 +81,10 @@ pub struct Topology {
 pub fn probe(root: &Path) -> Result<Topology, LiveError> {
     let node_dir = root.join("devices/system/node");
     let mut nodes = Vec::new();
-    let entries = std::fs::read_dir(&node_dir)
-        .map_err(|e| LiveError::Sysfs(format!("{}: {e}", node_dir.display())))?;
+    let entries = std::fs::read_dir(&node_dir).map_err(|error| LiveError::SysfsRead {
+        path: node_dir.display().to_string(),
+        error,
+    })?;
     for e in entries.flatten() {
         let name = e.file_name().to_string_lossy().into_owned();
         if let Some(id) = name
@@ -90,10 +98,7 @@ pub fn probe(root: &Path) -> Result<Topology, LiveError> {
     }
     nodes.sort_by_key(|(id, _)| *id);
     if nodes.is_empty() {
-        return Err(LiveError::Sysfs(format!(
-            "{}: no node directories",
-            node_dir.display()
-        )));
+        return Err(bad(&node_dir, "no node directories"));
     }
     let mut distance = Vec::new();
     let mut memory = Vec::new();
@@ -104,10 +109,11 @@ pub fn probe(root: &Path) -> Result<Topology, LiveError> {
             .map(|x| x.parse().map_err(|_| bad(&p, "not a distance row")))
             .collect::<Result<_, _>>()?;
         if row.len() != nodes.len() {
-            return Err(bad(
-                &p,
-                &format!("{} distances for {} nodes", row.len(), nodes.len()),
-            ));
+            return Err(LiveError::Distances {
+                path: p.display().to_string(),
+                row: row.len(),
+                nodes: nodes.len(),
+            });
         }
         distance.push(row);
         let p = node_dir.join(format!("node{id}/meminfo"));
@@ -123,7 +129,7 @@ pub fn probe(root: &Path) -> Result<Topology, LiveError> {
     let first = nodes
         .iter()
         .find_map(|(_, c)| c.first().copied())
-        .ok_or_else(|| LiveError::Sysfs("no CPUs in any node".into()))?;
+        .ok_or(LiveError::NoCpus)?;
     let cache_dir = root.join(format!("devices/system/cpu/cpu{first}/cache"));
     let mut caches = Vec::new();
     if let Ok(entries) = std::fs::read_dir(&cache_dir) {

@@ -21,8 +21,8 @@ pub use crate::spec::{
 /// Why a machine description is unusable.
 #[derive(Debug, thiserror::Error)]
 pub enum MachineError {
-    #[error("TOML: {0}")]
-    Toml(String),
+    #[error("TOML: {}", traces::config::one_line(.0))]
+    Toml(Box<toml::de::Error>),
     #[error("{0}")]
     Config(traces::config::ConfigError),
     #[error("a machine needs at least one node")]
@@ -119,7 +119,7 @@ impl Machine {
     /// Parses and checks a TOML description.
     pub fn from_toml(text: &str) -> Result<Machine, MachineError> {
         let spec: MachineSpec = traces::config::parse_toml(text).map_err(|e| match e {
-            traces::config::ConfigError::Toml(s) => MachineError::Toml(s),
+            traces::config::ConfigError::Toml(e) => MachineError::Toml(e),
             other => MachineError::Config(other),
         })?;
         Machine::new(spec)

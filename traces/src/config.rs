@@ -8,21 +8,28 @@ use serde::de::DeserializeOwned;
 /// A configuration file that cannot be used.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ConfigError {
-    /// Not TOML, or not of the expected shape (the parser's message, on one line).
-    #[error("{0}")]
-    Toml(String),
+    /// Not TOML, or not of the expected shape (the parser's error, shown on
+    /// one line).
+    #[error("{}", one_line(.0))]
+    Toml(Box<toml::de::Error>),
     /// A float that is NaN or infinite.
     #[error("{field} = {value}: a number here must be finite")]
     NonFinite { field: String, value: f64 },
 }
 
+/// A parser error on one line (its message spans several, with the line
+/// it points at).
+pub fn one_line(e: &toml::de::Error) -> String {
+    e.to_string().trim().replace('\n', " ")
+}
+
 /// Parses `text` as TOML into `T`, refusing non-finite floats anywhere.
 pub fn parse_toml<T: DeserializeOwned>(text: &str) -> Result<T, ConfigError> {
-    let one_line = |e: toml::de::Error| ConfigError::Toml(e.to_string().trim().replace('\n', " "));
-    let table: toml::Table = toml::from_str(text).map_err(one_line)?;
+    let toml = |e: toml::de::Error| ConfigError::Toml(Box::new(e));
+    let table: toml::Table = toml::from_str(text).map_err(toml)?;
     check_finite(&table, "")?;
     // From the text again, not the table: shape errors keep their line and column.
-    toml::from_str(text).map_err(one_line)
+    toml::from_str(text).map_err(toml)
 }
 
 /// The first non-finite float under `table`, by its dotted path.
