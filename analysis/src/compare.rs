@@ -550,7 +550,7 @@ impl Serialize for Row {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap;
         let u = self.clock.unit();
-        let mut m = s.serialize_map(Some(28))?;
+        let mut m = s.serialize_map(Some(27))?;
         m.serialize_entry("row", &self.row)?;
         m.serialize_entry("requests", &self.requests)?;
         m.serialize_entry("sampled_requests", &self.sampled_requests)?;
@@ -657,6 +657,25 @@ mod tests {
             render(&rows, 3.0)
                 .contains("(µs; TP99 difference against the first row, paired by task")
         );
+        // The CSV header and the JSON keys are the same names.
+        let header: Vec<String> = csv
+            .lines()
+            .next()
+            .unwrap()
+            .split(',')
+            .map(String::from)
+            .collect();
+        let mut keys: Vec<String> = json.as_object().unwrap().keys().cloned().collect();
+        keys.retain(|k| k != "sampled_requests");
+        let mut sorted = header.clone();
+        sorted.sort();
+        assert_eq!(keys, sorted);
+        // A shard move's latency (the request model's ms) in the unit shown.
+        let mut moved = run(&[2]);
+        moved.clock = Clock::Ps;
+        moved.first_after_move_ms = vec![0.5];
+        let rows = compare(&["t".to_string()], &[vec![moved]], 3.0, 10);
+        assert_eq!(rows[0].first_after_move, 500.0, "0.5 ms = 500 µs");
         let ns = compare(&["r".to_string()], &[vec![run(&[2])]], 3.0, 10);
         assert_eq!(serde_json::to_value(&ns[0]).unwrap()["tp99_ms"], 2.0);
         assert!(to_csv(&ns).unwrap().starts_with("row,requests,tp50_ms,"));

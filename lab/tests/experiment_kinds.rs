@@ -46,13 +46,23 @@ fn the_workload_decides_the_kind() {
 
 #[test]
 fn each_kind_words_its_own_schema_errors() {
-    // A task-trace field the request model does not have is not an error
-    // there, and a request-model field is one here.
+    // A request-model field in a task-trace workload: the task schema's
+    // error, which lists the task-trace workload's fields.
     let bad = TASKS.replace("workers = \"4\"", "workers = \"4\"\nqps = 100.0");
     let e = AnyExperiment::parse_file_text(Path::new("t.toml"), &bad)
         .err()
         .expect("qps is not a task-trace workload field")
         .to_string();
     assert!(e.starts_with("t.toml: "), "{e}");
-    assert!(e.contains("qps"), "{e}");
+    assert!(e.contains("unknown field `qps`, expected one of `trace`"), "{e}");
+    // A task-trace field in a workload without a trace: the request
+    // model's schema refuses it.
+    let bad = TASKS.replace("trace = \"traces/svc.csv\"\n", "");
+    let e = AnyExperiment::parse_file_text(Path::new("r.toml"), &bad)
+        .err()
+        .expect("workers is not a request-model workload field")
+        .to_string();
+    assert!(e.starts_with("r.toml: "), "{e}");
+    assert!(e.contains("unknown field `workers`"), "{e}");
+    assert!(!e.contains("expected one of `trace`"), "{e}");
 }

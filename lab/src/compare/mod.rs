@@ -195,8 +195,8 @@ fn finish(rows: Vec<RowRuns>, spike_k: f64, bootstrap: usize) -> Comparison {
     }
 }
 
-/// A task-trace comparison: the rows' runs (latencies in ps, read as the
-/// table's "ns" so that its ms are µs) and what ran.
+/// A task-trace comparison: the rows' runs (latencies in the task
+/// engine's ps, shown in µs: `analysis::compare::Clock::Ps`) and what ran.
 pub struct TaskComparison {
     pub comparison: Comparison,
     /// The workers' cores.

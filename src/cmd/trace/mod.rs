@@ -385,10 +385,9 @@ fn convert_tasks(a: &ConvertArgs, task_pc: u64) -> Result<()> {
 /// `trace convert` of a task trace: into the other task form (CSV ↔
 /// native), re-timed by `--arrivals` if given.
 fn convert_task_trace(a: &ConvertArgs) -> Result<()> {
-    if a.to.is_some_and(|f| f.name == "lackey") {
+    if a.to.is_some() {
         bail!(
-            "{}: a task trace cannot be written as lackey (no task markers)",
-            a.input.display()
+            "--to does not apply to a task trace: OUTPUT's extension (.csv, .nst, .nst.zst) picks its form"
         );
     }
     let (mut t, form) = crate::task_io::load_tasks(&a.input)?;
