@@ -33,13 +33,14 @@ impl Rendered {
     }
 }
 
-/// `compare.json` and the latency plots (titled `title`).
+/// `compare.csv`, `compare.json` and the latency plots (titled `title`).
 fn common(
     files: &mut Outputs,
     compare_json: &Value,
     title: &str,
     c: &Comparison,
 ) -> Result<(), OutputError> {
+    files.add("compare.csv", compare::to_csv(&c.table)?);
     files.json("compare.json", compare_json);
     latency_plots(files, title, &c.names(), &c.by_row())
 }
@@ -65,7 +66,6 @@ pub fn flow(exp: &Experiment, c: &Comparison, files: bool) -> Result<Rendered, O
         return Ok(Rendered::text(text, config));
     }
     let mut files = Outputs::default();
-    files.add("compare.csv", compare::to_csv(table)?);
     let by_row = c.by_row();
     let mon: Vec<(String, Vec<analysis::monitor::MonitorPoint>)> = c
         .names()
@@ -129,7 +129,6 @@ pub fn tasks(
         return Ok(Rendered::text(text, config));
     }
     let mut files = Outputs::default();
-    files.add("compare.csv", compare::to_csv(table)?);
     let v = json!({
         "experiment": e.name,
         "machine": exp.workload.machine,
@@ -174,7 +173,6 @@ pub fn lines(exp: &Experiment, lc: &LineComparison, files: bool) -> Result<Rende
         return Ok(Rendered::text(text, config));
     }
     let mut files = Outputs::default();
-    files.add("compare.csv", compare::to_csv(table)?);
     let v = json!({
         "experiment": e.name,
         "fidelity": "lines",
