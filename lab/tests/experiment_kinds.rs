@@ -54,7 +54,10 @@ fn each_kind_words_its_own_schema_errors() {
         .expect("qps is not a task-trace workload field")
         .to_string();
     assert!(e.starts_with("t.toml: "), "{e}");
-    assert!(e.contains("unknown field `qps`, expected one of `trace`"), "{e}");
+    assert!(
+        e.contains("unknown field `qps`, expected one of `trace`"),
+        "{e}"
+    );
     // A task-trace field in a workload without a trace: the request
     // model's schema refuses it.
     let bad = TASKS.replace("trace = \"traces/svc.csv\"\n", "");
