@@ -3,7 +3,8 @@
 //! runs with a recording scheduler; every view it was given is checked
 //! against the definition, computed here from the engine's own records:
 //! `outstanding` = the worker's requests or tasks dispatched earlier and
-//! not yet finished; `idle_fraction` = max(0, 1 − outstanding / slots)
+//! not yet finished, of which `queued` have not started and the worker is
+//! `busy` while one runs; `idle_fraction` = max(0, 1 − outstanding / slots)
 //! (a batch in the request model, one task in the task engine); `stall_ms`
 //! and its EWMA (α = 0.2) over the batches or tasks whose stall was known
 //! by then (a batch's once its data arrived, a task's once it ended). The
@@ -71,7 +72,7 @@ fn the_request_model_shows_the_defined_signals() {
     e.run(1, |r| recs.push(*r)).unwrap();
     let seen = seen.lock().unwrap();
     assert!(seen.len() > 1000);
-    let mut busy_views = 0;
+    let (mut busy_views, mut running_views) = (0, 0);
     for (now, id, views) in seen.iter() {
         for v in views {
             let mine = recs.iter().filter(|r| r.worker as usize == v.id);
@@ -80,6 +81,16 @@ fn the_request_model_shows_the_defined_signals() {
                 .filter(|r| (r.arrival, r.id) < (*now, *id) && r.end > *now)
                 .count();
             assert_eq!(v.outstanding, outstanding, "request {id}, worker {}", v.id);
+            // Running: in a batch that started before now and has not ended;
+            // the rest of the outstanding ones are queued.
+            let running = mine
+                .clone()
+                .filter(|r| (r.arrival, r.id) < (*now, *id))
+                .filter(|r| r.start <= *now && r.end > *now)
+                .count();
+            assert_eq!(v.busy, running > 0, "request {id}: {v:?}");
+            assert_eq!(v.queued, outstanding - running, "request {id}: {v:?}");
+            running_views += (running > 0) as u32;
             let idle = (1.0 - outstanding as f64 / batch as f64).max(0.0);
             assert!(close(v.idle_fraction, idle), "request {id}: {v:?}");
             // Batches: one stall per (worker, start), known at start + stall.
@@ -99,7 +110,10 @@ fn the_request_model_shows_the_defined_signals() {
             busy_views += (outstanding > 0) as u32;
         }
     }
-    assert!(busy_views > 1000);
+    assert!(
+        busy_views > 1000 && running_views > 1000,
+        "{busy_views} {running_views}"
+    );
 }
 
 #[test]
@@ -131,7 +145,7 @@ fn the_task_engine_shows_the_defined_signals() {
     te.run(&trace, |r| recs.push(*r)).unwrap();
     let seen = seen.lock().unwrap();
     assert_eq!(seen.len(), 600);
-    let (mut busy, mut stalled) = (0, 0);
+    let (mut busy, mut stalled, mut running_views) = (0, 0, 0);
     for (now_ns, id, views) in seen.iter() {
         let now_ps = trace.tasks[*id as usize].arrival_ns * 1000;
         for v in views {
@@ -141,6 +155,20 @@ fn the_task_engine_shows_the_defined_signals() {
                 .filter(|r| (r.arrival_ps, r.task) < (now_ps, *id as u32) && r.end_ps > now_ps)
                 .count();
             assert_eq!(v.outstanding, outstanding, "task {id}, worker {}", v.id);
+            // One task runs at a time: busy while a task that started before
+            // now has not ended; the rest of the outstanding ones are queued.
+            let running = mine
+                .clone()
+                .filter(|r| (r.arrival_ps, r.task) < (now_ps, *id as u32))
+                .filter(|r| r.start_ps <= now_ps && r.end_ps > now_ps)
+                .count();
+            assert!(
+                running <= 1,
+                "task {id}: {running} tasks running on one worker"
+            );
+            assert_eq!(v.busy, running == 1, "task {id}: {v:?}");
+            running_views += running as u32;
+            assert_eq!(v.queued, outstanding - running, "task {id}: {v:?}");
             let idle = (1.0 - outstanding as f64).max(0.0);
             assert!(close(v.idle_fraction, idle), "task {id}: {v:?}");
             let mut done: Vec<_> = mine
@@ -160,7 +188,10 @@ fn the_task_engine_shows_the_defined_signals() {
             stalled += (last > 0.0) as u32;
         }
     }
-    assert!(busy > 100 && stalled > 100, "{busy} {stalled}");
+    assert!(
+        busy > 100 && stalled > 100 && running_views > 100,
+        "{busy} {stalled} {running_views}"
+    );
 }
 
 fn common_root(p: &str) -> String {
