@@ -32,8 +32,9 @@ pub fn run(
     let rr = &run.result;
     let mut p = analysis::stats::percentiles(&rr.latency);
     if rr.requests > 0 {
-        p.mean_ms = rr.latency_sum as f64 / rr.requests as f64 / 1e6;
-        p.max_ms = rr.latency_max as f64 / 1e6;
+        let per = analysis::compare::Clock::PER_UNIT;
+        p.mean_ms = rr.latency_sum as f64 / rr.requests as f64 / per;
+        p.max_ms = rr.latency_max as f64 / per;
     }
     let spike_share = analysis::stats::spike_share(&rr.latency, exp.experiment.spike_k);
     Ok(Bench {

@@ -23,26 +23,13 @@ pub struct Rendered {
     pub config: Value,
 }
 
-impl Rendered {
-    fn text(text: String, config: Value) -> Rendered {
-        Rendered {
-            text,
-            files: Outputs::default(),
-            config,
-        }
-    }
-}
-
 /// `compare.csv`, `compare.json` and the latency plots (titled `title`).
-fn common(
-    files: &mut Outputs,
-    compare_json: &Value,
-    title: &str,
-    c: &Comparison,
-) -> Result<(), OutputError> {
+fn common(compare_json: &Value, title: &str, c: &Comparison) -> Result<Outputs, OutputError> {
+    let mut files = Outputs::default();
     files.add("compare.csv", compare::to_csv(&c.table)?);
     files.json("compare.json", compare_json);
-    latency_plots(files, title, &c.names(), &c.by_row())
+    latency_plots(&mut files, title, &c.names(), &c.by_row())?;
+    Ok(files)
 }
 
 /// A request-model comparison; with `files` false, its text alone (and
@@ -63,9 +50,13 @@ pub fn flow(exp: &Experiment, c: &Comparison, files: bool) -> Result<Rendered, O
     );
     let config = json!({ "duration_s": exp.workload.duration_s, "seeds": e.seeds });
     if !files {
-        return Ok(Rendered::text(text, config));
+        let files = Outputs::default();
+        return Ok(Rendered {
+            text,
+            files,
+            config,
+        });
     }
-    let mut files = Outputs::default();
     let by_row = c.by_row();
     let mon: Vec<(String, Vec<analysis::monitor::MonitorPoint>)> = c
         .names()
@@ -75,11 +66,6 @@ pub fn flow(exp: &Experiment, c: &Comparison, files: bool) -> Result<Rendered, O
         .collect();
     let windows: serde_json::Map<String, Value> =
         mon.iter().map(|(n, w)| (n.clone(), json!(w))).collect();
-    monitor(
-        &mut files,
-        &format!("{}: monitoring, seed {}", e.name, e.seeds[0]),
-        &mon,
-    )?;
     let v = json!({
         "experiment": e.name,
         "machine": exp.workload.machine,
@@ -91,7 +77,12 @@ pub fn flow(exp: &Experiment, c: &Comparison, files: bool) -> Result<Rendered, O
         "rows": table,
         "windows_first_seed": windows,
     });
-    common(&mut files, &v, &format!("{}: request latency", e.name), c)?;
+    let mut files = common(&v, &format!("{}: request latency", e.name), c)?;
+    monitor(
+        &mut files,
+        &format!("{}: monitoring, seed {}", e.name, e.seeds[0]),
+        &mon,
+    )?;
     for row in &c.rows {
         files.add(
             format!("requests-{}.csv", row.name),
@@ -125,24 +116,19 @@ pub fn tasks(
         compare::render(table, e.spike_k)
     );
     let config = json!({ "seeds": e.seeds });
-    if !files {
-        return Ok(Rendered::text(text, config));
-    }
-    let mut files = Outputs::default();
-    let v = json!({
-        "experiment": e.name,
-        "machine": exp.workload.machine,
-        "trace": exp.workload.trace,
-        "workers": tc.cores,
-        "seeds": e.seeds,
-        "rows": table,
-    });
-    common(
-        &mut files,
-        &v,
-        &format!("{}: task latency", e.name),
-        &tc.comparison,
-    )?;
+    let files = if files {
+        let v = json!({
+            "experiment": e.name,
+            "machine": exp.workload.machine,
+            "trace": exp.workload.trace,
+            "workers": tc.cores,
+            "seeds": e.seeds,
+            "rows": table,
+        });
+        common(&v, &format!("{}: task latency", e.name), &tc.comparison)?
+    } else {
+        Outputs::default()
+    };
     Ok(Rendered {
         text,
         files,
@@ -169,25 +155,21 @@ pub fn lines(exp: &Experiment, lc: &LineComparison, files: bool) -> Result<Rende
     );
     let config =
         json!({ "fidelity": "lines", "duration_s": exp.workload.duration_s, "seeds": e.seeds });
-    if !files {
-        return Ok(Rendered::text(text, config));
-    }
-    let mut files = Outputs::default();
-    let v = json!({
-        "experiment": e.name,
-        "fidelity": "lines",
-        "machine": exp.workload.machine,
-        "seeds": e.seeds,
-        "duration_s": exp.workload.duration_s,
-        "workers": lc.cores,
-        "rows": table,
-    });
-    common(
-        &mut files,
-        &v,
-        &format!("{}: request latency (line level)", e.name),
-        &lc.comparison,
-    )?;
+    let files = if files {
+        let v = json!({
+            "experiment": e.name,
+            "fidelity": "lines",
+            "machine": exp.workload.machine,
+            "seeds": e.seeds,
+            "duration_s": exp.workload.duration_s,
+            "workers": lc.cores,
+            "rows": table,
+        });
+        let title = format!("{}: request latency (line level)", e.name);
+        common(&v, &title, &lc.comparison)?
+    } else {
+        Outputs::default()
+    };
     Ok(Rendered {
         text,
         files,
