@@ -194,6 +194,111 @@ fn the_task_engine_shows_the_defined_signals() {
     );
 }
 
+/// Both engines in one state: the same machine (8 workers, 4 on each
+/// node), the same 48 arrivals within 48 µs, dispatched round-robin by the
+/// same recording scheduler, each request or task running ≥ 5 ms with no
+/// data to fetch, so no request or task ends during the burst. At every
+/// dispatch the two engines must show the same views, field by field, and
+/// `utilization` the busy fraction its definition gives.
+#[test]
+fn both_engines_in_one_state_show_the_same_view() {
+    let mut exp: toml::Table = toml::from_str(
+        &std::fs::read_to_string(common_root("scenarios/seed-inference.toml")).unwrap(),
+    )
+    .unwrap();
+    let mut w: traces::workload::WorkloadSpec = exp.remove("workload").unwrap().try_into().unwrap();
+    w.moves.clear();
+    w.background = None;
+    w.qps = 1e6;
+    w.duration_s = 48e-6;
+    w.request.batch = 1;
+    w.request.features.lookups = 0;
+    w.request.compute.batch_ms = 5.0;
+    let m = sim::Machine::from_toml(sim::presets::preset(&w.machine).unwrap()).unwrap();
+    let ctx = policies::registry::Ctx::default();
+    let seen_requests = Seen::default();
+    let sched = Box::new(Recording {
+        next: 0,
+        seen: seen_requests.clone(),
+    });
+    let warm = policies::warmup::WARMUPS.build("none", &ctx).unwrap();
+    let mut e = sim::serve::ServeEngine::new(&m, &w, sched, warm).unwrap();
+    let mut recs = Vec::new();
+    e.run(1, |r| recs.push(*r)).unwrap();
+    recs.sort_by_key(|r| r.id);
+    let first_end = recs.iter().map(|r| r.end).min().unwrap();
+    let last_arrival = recs.iter().map(|r| r.arrival).max().unwrap();
+    assert!(recs.len() >= 30, "{} requests", recs.len());
+    assert!(first_end > last_arrival, "a request ended within the burst");
+
+    // The same arrivals as tasks, one per request, each computing 5 ms.
+    let mut csv = String::from("task,op,addr,size,gap_ns,arrival_ns,key\n");
+    for (i, r) in recs.iter().enumerate() {
+        csv += &format!(
+            "{i},B,,,,{},0\n{i},L,0x1000,8,5000000,,\n{i},E,,,,,\n",
+            r.arrival
+        );
+    }
+    let trace = traces::tasks::read_task_csv(csv.as_bytes()).unwrap();
+    let ctx = policies::registry::Ctx::for_machine(&m);
+    let p = policies::placement::PLACEMENTS
+        .build("first-touch", &ctx)
+        .unwrap();
+    let engine = sim::Engine::new(&m, sim::Config::default(), p).unwrap();
+    let seen_tasks = Seen::default();
+    let sched = Box::new(Recording {
+        next: 0,
+        seen: seen_tasks.clone(),
+    });
+    let cores: Vec<usize> = (0..4).chain(64..68).collect();
+    let mut te = sim::tasks::TaskEngine::new(engine, &m, &cores, sched).unwrap();
+    te.run(&trace, |_| {}).unwrap();
+
+    let (a, b) = (seen_requests.lock().unwrap(), seen_tasks.lock().unwrap());
+    assert_eq!(a.len(), recs.len());
+    assert_eq!(a.len(), b.len());
+    let mut busy = 0;
+    for ((now_a, id_a, va), (now_b, id_b, vb)) in a.iter().zip(b.iter()) {
+        assert_eq!((now_a, id_a), (now_b, id_b));
+        assert_eq!(va.len(), vb.len());
+        for (x, y) in va.iter().zip(vb) {
+            let same = (x.id, x.node, x.queued, x.busy, x.outstanding)
+                == (y.id, y.node, y.queued, y.busy, y.outstanding)
+                && close(x.idle_fraction, y.idle_fraction)
+                && close(x.utilization, y.utilization)
+                && close(x.stall_ms, y.stall_ms)
+                && close(x.stall_ewma_ms, y.stall_ewma_ms);
+            assert!(
+                same,
+                "request {id_a}: request model {x:?}, task engine {y:?}"
+            );
+            // The averaged busy fraction, from its definition: busy since the
+            // worker's first start (time constant 100 ms), 0 before.
+            let start = recs
+                .iter()
+                .filter(|r| r.worker as usize == x.id && r.id < *id_a)
+                .map(|r| r.start)
+                .min();
+            let util = start.map_or(0.0, |s| 1.0 - (-((now_a - s) as f64) / 100e6).exp());
+            assert!(
+                close(x.utilization, util),
+                "request {id_a}: {x:?} want {util}"
+            );
+            busy += x.busy as u32;
+        }
+    }
+    // The burst fills every worker: views with work queued behind a running one.
+    let queued = a
+        .iter()
+        .flat_map(|(_, _, v)| v)
+        .filter(|v| v.queued > 0)
+        .count();
+    assert!(
+        busy > 100 && queued > 50,
+        "{busy} busy, {queued} queued views"
+    );
+}
+
 fn common_root(p: &str) -> String {
     format!("{}/{p}", env!("CARGO_MANIFEST_DIR"))
 }
