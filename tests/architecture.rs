@@ -514,9 +514,35 @@ fn string_results(text: &str) -> Vec<usize> {
     out
 }
 
+/// Lines of `text` outside test modules declaring an error whose whole
+/// message is a string it wraps: `#[error("{0}")]` over a `String` or
+/// `Box<str>` field (`Invalid(String)`, `struct E(pub String)`). A typed
+/// error names its problem; the string is made where the error is shown.
+fn string_wrappers(text: &str) -> Vec<usize> {
+    let (blanked, _) = lex(text);
+    let tests = test_spans(&blanked);
+    let mut out = Vec::new();
+    for (at, attr) in text.match_indices("#[error(\"{0}\")]") {
+        if tests.iter().any(|&(s, e)| s <= at && at < e) {
+            continue;
+        }
+        let item: String = text[at + attr.len()..]
+            .chars()
+            .take_while(|&c| c != ')' && c != '{' && c != ';')
+            .filter(|c| !c.is_whitespace())
+            .collect();
+        let field = item.rsplit('(').next().unwrap_or("");
+        if matches!(field, "String" | "pubString" | "Box<str>" | "pubBox<str>") {
+            out.push(text[..at].matches('\n').count() + 1);
+        }
+    }
+    out
+}
+
 /// The library crates (everything but the binary) name no command-line
 /// flag in their strings — the binary says errors in its flags' words
-/// (`src/flags.rs`) — and return no `Result<_, String>`: errors are typed.
+/// (`src/flags.rs`) — and return no `Result<_, String>` nor an error that
+/// only wraps a message (`string_wrappers`): errors are typed.
 /// Test modules are skipped; `numactl --…` (another tool's flags, in help
 /// texts) is allowed.
 #[test]
@@ -532,6 +558,12 @@ fn library_crates_name_no_flag_and_return_typed_errors() {
             }
             for line in string_results(&text) {
                 bad.push(format!("{name}: {}:{line}: Result<_, String>", f.display()));
+            }
+            for line in string_wrappers(&text) {
+                bad.push(format!(
+                    "{name}: {}:{line}: an error wrapping a String",
+                    f.display()
+                ));
             }
         }
     }
@@ -562,6 +594,24 @@ fn h() -> Result<(), std::io::Error> { Ok(()) }
     let lines: Vec<usize> = flags_in_strings(text).iter().map(|x| x.0).collect();
     assert_eq!(lines, vec![3, 6, 15], "{:?}", flags_in_strings(text));
     assert_eq!(string_results(text), vec![14]);
+    let errors = r##"
+enum Problem {
+    #[error("{0}")]
+    Invalid(String),
+    #[error("bad number {0:?}")]
+    BadNumber(String),
+    #[error("{0}")]
+    Io(std::io::Error),
+}
+#[error("{0}")]
+pub struct E(pub Box<str>);
+#[cfg(test)]
+mod tests {
+    #[error("{0}")]
+    struct T(String);
+}
+"##;
+    assert_eq!(string_wrappers(errors), vec![3, 10]);
 }
 
 /// No subcommand's module (`src/cmd/X.rs`, or `src/cmd/X/` with its

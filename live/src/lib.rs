@@ -56,7 +56,11 @@ pub enum LiveError {
     Panicked(&'static str),
     #[error("replay word {index} outside its {words}-word buffer")]
     OutOfBounds { index: u32, words: usize },
-    /// The kernel does not offer transparent huge pages.
-    #[error("{file}: {why}")]
-    NoHugePages { file: String, why: String },
+    /// The kernel does not offer transparent huge pages (`setting`: the
+    /// file's text, e.g. `always madvise [never]`).
+    #[error("{file}: reads {setting:?}")]
+    HugePagesOff { file: String, setting: String },
+    /// Whether it offers them cannot be read.
+    #[error("{file}: {error}")]
+    HugePagesUnknown { file: String, error: std::io::Error },
 }

@@ -222,15 +222,15 @@ pub fn bind_to_node(buf: &mut PageBuf, node: u32, sysfs_root: &Path) -> Result<(
 /// or `[madvise]`, else the reason (`[never]`, or the file is missing).
 pub fn thp_offered(sysfs_root: &Path) -> Result<(), LiveError> {
     let p = sysfs_root.join("kernel/mm/transparent_hugepage/enabled");
-    let why = match std::fs::read_to_string(&p) {
-        Ok(text) if text.contains("[always]") || text.contains("[madvise]") => return Ok(()),
-        Ok(text) => format!("reads {:?}", text.trim()),
-        Err(e) => e.to_string(),
-    };
-    Err(LiveError::NoHugePages {
-        file: p.display().to_string(),
-        why,
-    })
+    let file = p.display().to_string();
+    match std::fs::read_to_string(&p) {
+        Ok(text) if text.contains("[always]") || text.contains("[madvise]") => Ok(()),
+        Ok(text) => Err(LiveError::HugePagesOff {
+            file,
+            setting: text.trim().to_string(),
+        }),
+        Err(error) => Err(LiveError::HugePagesUnknown { file, error }),
+    }
 }
 
 /// Anonymous memory of this process backed by transparent huge pages

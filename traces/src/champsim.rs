@@ -21,7 +21,7 @@
 
 use std::io::Read;
 
-use crate::error::{Problem, Result, TraceError};
+use crate::error::{Problem, Result, Short, TraceError};
 use crate::record::{BATCH, Fields};
 use crate::record::{Batch, Kind, Record};
 use crate::source::RecordSource;
@@ -102,10 +102,10 @@ impl<R: Read + Send> RecordSource for ChampSimReader<R> {
                     return Err(TraceError::at_offset(
                         self.offset + self.len as u64,
                         self.records + (out.len() - start) as u64,
-                        Problem::Truncated(format!(
-                            "last instruction has {} of {RECORD_BYTES} bytes",
-                            self.partial
-                        )),
+                        Problem::Truncated(Short::Instruction {
+                            got: self.partial,
+                            want: RECORD_BYTES,
+                        }),
                     ));
                 }
                 if self.eof {

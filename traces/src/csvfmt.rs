@@ -9,7 +9,7 @@
 
 use std::io::{Read, Write};
 
-use crate::error::{Problem, Result, TraceError};
+use crate::error::{Line, Problem, Result, TraceError};
 use crate::horizon;
 use crate::lines::{check_size, parse_dec, parse_hex, show};
 use crate::record::{BATCH, Fields};
@@ -40,8 +40,11 @@ fn csv_err(e: csv::Error, record: u64) -> TraceError {
         csv::ErrorKind::Io(io) => Problem::Io(io),
         csv::ErrorKind::UnequalLengths {
             expected_len, len, ..
-        } => Problem::Invalid(format!("row has {len} fields, header has {expected_len}")),
-        other => Problem::Invalid(format!("{other:?}")),
+        } => Problem::Line(Line::Fields {
+            found: len,
+            expected: expected_len,
+        }),
+        other => Problem::Line(Line::Csv(Box::new(other))),
     };
     TraceError::at_line(line, record, problem)
 }
@@ -91,9 +94,7 @@ impl<R: Read + Send> CsvReader<R> {
                 let problem = if find("task").is_some() {
                     Problem::TaskTrace("its header has a task column")
                 } else {
-                    Problem::Invalid(format!(
-                        "CSV header lacks required column {name:?} (need thread,op,addr,size)"
-                    ))
+                    Problem::Line(Line::MissingColumn(name.to_string()))
                 };
                 TraceError::at_line(1, 0, problem)
             })
@@ -130,7 +131,7 @@ impl<R: Read + Send> CsvReader<R> {
         };
         let thread = field(self.cols.thread, "thread")?;
         let thread = u32::try_from(thread)
-            .map_err(|_| Problem::Invalid(format!("thread id {thread} exceeds 32 bits")))?;
+            .map_err(|_| Problem::Line(Line::ThreadTooWide(thread)))?;
         let op = cell(self.cols.op);
         let kind = parse_op(op).ok_or_else(|| Problem::UnknownOp(show(op)))?;
         let addr = field(self.cols.addr, "addr")?;
@@ -143,9 +144,7 @@ impl<R: Read + Send> CsvReader<R> {
         let time = self.cols.time.filter(|&i| !cell(i).is_empty());
         match (gap, time) {
             (Some(_), Some(_)) => {
-                return Err(Problem::Invalid(
-                    "row has both gap_ns and time_ns; give one".into(),
-                ));
+                return Err(Problem::Line(Line::GapAndTime));
             }
             (Some(i), None) => r = r.with_gap(horizon::check("gap_ns", field(i, "gap_ns")?)?),
             (None, Some(i)) => r = r.with_time(horizon::check("time_ns", field(i, "time_ns")?)?),

@@ -12,7 +12,7 @@
 
 use std::io::Read;
 
-use crate::error::{Problem, Result, TraceError};
+use crate::error::{Line, Problem, Result, TraceError};
 use crate::lines::{Lines, check_size, parse_dec, parse_hex, show};
 use crate::record::{BATCH, Fields};
 use crate::record::{Batch, Kind, Record};
@@ -48,7 +48,7 @@ fn parse_line(line: &[u8]) -> Result<Option<Record>, Problem> {
     }
     let addr_txt = it
         .next()
-        .ok_or_else(|| Problem::Invalid("missing address".into()))?;
+        .ok_or(Problem::Line(Line::MissingAddress))?;
     let addr_txt = addr_txt
         .strip_prefix(b"0x")
         .or_else(|| addr_txt.strip_prefix(b"0X"))
@@ -68,7 +68,7 @@ fn parse_line(line: &[u8]) -> Result<Option<Record>, Problem> {
             };
             let s = it
                 .next()
-                .ok_or_else(|| Problem::Invalid("extended din line lacks a size".into()))?;
+                .ok_or(Problem::Line(Line::DinSize))?;
             let size = match s {
                 [b'0', b'x' | b'X', hex @ ..] => parse_hex(hex),
                 _ => parse_dec(s),

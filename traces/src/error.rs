@@ -42,7 +42,7 @@ pub enum Problem {
     )]
     FutureVersion { found: u32, supported: u32 },
     #[error("truncated: {0}")]
-    Truncated(String),
+    Truncated(Short),
     #[error("checksum mismatch in block {block}: stored {stored:#010x}, computed {computed:#010x}")]
     Checksum {
         block: u64,
@@ -59,8 +59,24 @@ pub enum Problem {
     ZeroSize,
     #[error("access size {0} exceeds the maximum of 65535 bytes")]
     SizeTooLarge(u64),
-    #[error("{0}")]
-    Invalid(String),
+    /// A native trace's header breaks the format.
+    #[error(transparent)]
+    Header(Header),
+    /// A native trace's block, record or trailer breaks the format.
+    #[error(transparent)]
+    Block(Block),
+    /// A text line or CSV row that is not what its format says.
+    #[error(transparent)]
+    Line(Line),
+    /// A time past the horizon (`crate::horizon`).
+    #[error(transparent)]
+    PastHorizon(#[from] crate::horizon::PastHorizon),
+    /// A generator's or a request workload's parameter out of its range.
+    #[error(transparent)]
+    Param(Param),
+    /// The thread decoding ahead of a whole-file reader stopped.
+    #[error("the decoding thread failed")]
+    DecoderLost,
     /// A task trace given to a plain trace reader (`.0` says how it shows).
     #[error("a task trace ({0}), not a plain trace")]
     TaskTrace(&'static str),
@@ -72,6 +88,187 @@ pub enum Problem {
     UnknownFormat,
     #[error("I/O error: {0}")]
     Io(#[from] std::io::Error),
+}
+
+/// What a part cut short had, and should have had.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Short {
+    #[error("header has {got} of {want} bytes")]
+    Header { got: usize, want: usize },
+    #[error("metadata has {got} of {want} bytes")]
+    Metadata { got: usize, want: u32 },
+    #[error("file ends without the end-of-trace trailer")]
+    NoTrailer,
+    #[error("block header has {got} of {want} bytes")]
+    BlockHeader { got: usize, want: usize },
+    #[error("block {block} has {got} of {want} payload bytes")]
+    Payload { block: u64, got: usize, want: usize },
+    #[error("last instruction has {got} of {want} bytes")]
+    Instruction { got: usize, want: usize },
+    #[error("task {0} has no end by the end of the file")]
+    OpenTask(u32),
+}
+
+/// A native trace header that breaks the format.
+#[derive(Debug, thiserror::Error)]
+pub enum Header {
+    #[error("format version 0 does not exist")]
+    VersionZero,
+    #[error("unknown field bits {0:#x}")]
+    FieldBits(u32),
+    #[error("a task trace without the time column (arrivals and gaps)")]
+    TasksWithoutTime,
+    #[error("record size {found} does not match the field set (expected {expected})")]
+    RecordSize { found: usize, expected: usize },
+    #[error("unknown codec {0}")]
+    Codec(u8),
+    #[error("records per block {0} out of range")]
+    BlockRecords(u32),
+    #[error("metadata length {0} too large")]
+    MetadataLength(u32),
+    #[error("header checksum mismatch: stored {stored:#010x}, computed {computed:#010x}")]
+    Checksum { stored: u32, computed: u32 },
+    #[error("metadata is not JSON: {0}")]
+    Metadata(serde_json::Error),
+}
+
+/// A native trace's block, record or trailer that breaks the format.
+#[derive(Debug, thiserror::Error)]
+pub enum Block {
+    #[error("block {block}: bad block tag {tag:?}")]
+    Tag { block: u64, tag: String },
+    #[error("malformed end-of-trace trailer")]
+    Trailer,
+    #[error("block {block}: record count {n} out of range 1..={max}")]
+    Count { block: u64, n: u32, max: u32 },
+    #[error("block {block}: payload length {stored} != {n} records × {record_bytes} bytes")]
+    Length {
+        block: u64,
+        stored: usize,
+        n: u32,
+        record_bytes: usize,
+    },
+    #[error("block {block}: payload length {stored} too large")]
+    TooLong { block: u64, stored: usize },
+    #[error("block {block}: {error}")]
+    Unpack { block: u64, error: Unpack },
+    #[error("bad record flags {0:#04x}")]
+    Flags(u8),
+    #[error("trailer says {total} records, the blocks hold {records}")]
+    TrailerCount { total: u64, records: u64 },
+    #[error("trailing bytes after the end-of-trace trailer")]
+    TrailingBytes,
+}
+
+/// A compressed block that does not unpack.
+#[derive(Debug, thiserror::Error)]
+pub enum Unpack {
+    #[error("decompressed to {len} bytes, expected {raw_len}")]
+    Size { len: usize, raw_len: usize },
+    #[error("zstd decompression failed: {0}")]
+    Zstd(std::io::Error),
+}
+
+/// A text line or CSV row that is not what its format says (`String`s
+/// hold the offending text, shown escaped).
+#[derive(Debug, thiserror::Error)]
+pub enum Line {
+    #[error("line longer than {0} bytes")]
+    TooLong(usize),
+    #[error("row has {found} fields, header has {expected}")]
+    Fields { found: u64, expected: u64 },
+    /// Any other CSV problem, as the `csv` crate names it.
+    #[error("{0:?}")]
+    Csv(Box<csv::ErrorKind>),
+    #[error("CSV header lacks required column {0:?} (need thread,op,addr,size)")]
+    MissingColumn(String),
+    #[error("thread id {0} exceeds 32 bits")]
+    ThreadTooWide(u64),
+    #[error("row has both gap_ns and time_ns; give one")]
+    GapAndTime,
+    #[error("missing address")]
+    MissingAddress,
+    #[error("extended din line lacks a size")]
+    DinSize,
+    #[error("not a lackey trace line: {0:?}")]
+    NotLackey(String),
+    #[error("expected ADDR,SIZE, found {0:?}")]
+    AddrSize(String),
+    #[error("expected 5 fields (instr_id, cycle, load_addr, pc, llc_hit), found {0}")]
+    MlDpcFields(usize),
+    #[error("llc_hit must be 0 or 1, found {0:?}")]
+    LlcHit(String),
+}
+
+/// A generator's (`crate::synth`) or a request workload's
+/// (`crate::workload`, `crate::workload_lines`) parameter out of range;
+/// `field` names the parameter as the file or the generator spells it.
+#[derive(Debug, thiserror::Error)]
+pub enum Param {
+    #[error("{field} must be positive, found {value}")]
+    NotPositive { field: String, value: f64 },
+    #[error("{field} must be from 0 to {max:e}, found {value}")]
+    OutOfRange { field: String, max: f64, value: f64 },
+    #[error("{field} {seconds} s is past {}", crate::horizon::describe())]
+    PastHorizon { field: String, seconds: f64 },
+    #[error("{field} must be at least {min}, found {value}")]
+    BelowMin { field: String, min: f64, value: f64 },
+    #[error("{field} must be ≥ 0, found {value}")]
+    Negative { field: String, value: f64 },
+    #[error("{field} must be at most {max}, found {value}")]
+    TooLarge { field: String, max: u64, value: u64 },
+    #[error("{0} must be at least 1")]
+    Zero(&'static str),
+    #[error("shards.count, request.batch and features.items must be at least 1")]
+    ZeroCount,
+    #[error("features.miss_share must be in (0, 1], found {0}")]
+    MissShare(f64),
+    #[error("features.resident cannot exceed features.items")]
+    ResidentExceedsItems,
+    #[error("mmpp needs as many rates as dwell_ms, at least one")]
+    MmppShape,
+    #[error("move of shard {shard}: there are {shards} shards")]
+    MoveShard { shard: u32, shards: u32 },
+    #[error("write ratio {0} is not in [0, 1]")]
+    WriteRatio(f64),
+    #[error("footprint {footprint} is smaller than one {line}-byte line")]
+    FootprintSmall { footprint: u64, line: u64 },
+    #[error("footprint too large for chase/zipf (max 2^32 lines)")]
+    FootprintLarge,
+    #[error(
+        "interleaved needs 1 or more streams, each over more than one stride of the footprint; got {streams} streams over {footprint} bytes"
+    )]
+    Interleaved { streams: u32, footprint: u64 },
+    #[error(
+        "gapped needs a skip probability in [0, 1] and at least 1 skip line; got {prob} and {lines}"
+    )]
+    Gapped { prob: f64, lines: u64 },
+    #[error(
+        "false sharing needs threads × size ≤ {line} bytes (one slot per thread in a line); got {threads} × {size}"
+    )]
+    FalseSharing { threads: u32, size: u16, line: u64 },
+    #[error("rate {0} accesses/µs must be positive")]
+    Rate(f64),
+    #[error("give a gap (closed loop) or a rate (open loop), not both")]
+    GapAndRate,
+    #[error("zipf exponent {0} must be non-negative")]
+    ZipfExponent(f64),
+    #[error("zipf parameters: {0}")]
+    Zipf(rand_distr::ZipfError),
+    #[error(
+        "workload.background has no line-level mapping (a job beside the workers); remove it to run at line level"
+    )]
+    LinesBackground,
+    #[error(
+        "workload.request.features: items beyond resident ({far} of {items}) live on the far tier, which the line model lacks; set resident = items to run at line level"
+    )]
+    LinesFarItems { far: u32, items: u32 },
+    #[error("more than {} requests: task ids are 32-bit", u32::MAX)]
+    LinesRequests,
+    #[error(
+        "more than {max} line reads ({per_request} per request): shorten workload.duration_s or shrink the items"
+    )]
+    LinesReads { max: usize, per_request: u64 },
 }
 
 /// A task rule a task trace breaks (`tasks::TaskBuilder`; the same words
@@ -95,6 +292,32 @@ pub enum TaskRule {
     AccessOutside(u32),
     #[error("more than {0} access records: task traces are held in memory")]
     TooManyRecords(usize),
+    #[error("more than {0} access records in tasks: task traces are held in memory")]
+    TooManyTaskRecords(usize),
+    #[error("more than 2^32 tasks")]
+    TooManyTasks,
+    #[error("task id {0} exceeds 32 bits")]
+    IdTooWide(u64),
+    #[error("task {task}: key {key} exceeds 32 bits")]
+    KeyTooWide { task: u64, key: u64 },
+    #[error(
+        "task marker of kind {kind} with flags {flags:#x}: a begin is a load with the time flag, an end a store with none"
+    )]
+    Marker { kind: &'static str, flags: u8 },
+    #[error("access of task {0} has an absolute time: task accesses carry gaps")]
+    AccessTime(u32),
+    #[error("more than {0} columns")]
+    Columns(usize),
+    #[error("task CSV header needs columns task and op")]
+    HeaderColumns,
+    #[error("not a task trace: the header lacks the tasks field bit ({0})")]
+    NoTaskBit(u32),
+    #[error("not a task trace: a native trace whose header lacks the tasks field bit ({0})")]
+    NativeNoTaskBit(u32),
+    #[error(
+        "not a task trace: neither a CSV whose header has a task column nor a native task trace"
+    )]
+    NotATaskTrace,
 }
 
 /// An error reading or writing a trace, with its location.

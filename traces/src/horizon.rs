@@ -17,7 +17,6 @@
 //! input gives a wrapped time. A new reader of times (recorded request
 //! logs, issue 28) checks them here too.
 
-use crate::error::Problem;
 use crate::record::{Access, FLAG_GAP, FLAG_TASK, FLAG_TIME};
 
 /// The latest time (ns) any input may name: 2⁵³ ns ≈ 104.2 days.
@@ -34,9 +33,18 @@ pub fn describe() -> String {
     format!("the time horizon of {HORIZON_NS} ns (2^53 ns, about 104 days)")
 }
 
+/// A time past the horizon, read from `field` (this module imports no
+/// error type, so `crate::error` can name the horizon in its messages).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{field} {ns} ns is past {}", describe())]
+pub struct PastHorizon {
+    pub field: String,
+    pub ns: u64,
+}
+
 /// `ns`, read from field `field`, if it is within the horizon.
 #[inline]
-pub fn check(field: &str, ns: u64) -> Result<u64, Problem> {
+pub fn check(field: &str, ns: u64) -> Result<u64, PastHorizon> {
     if ns <= HORIZON_NS {
         Ok(ns)
     } else {
@@ -46,8 +54,11 @@ pub fn check(field: &str, ns: u64) -> Result<u64, Problem> {
 
 /// The problem of a value past the horizon.
 #[cold]
-pub fn past(field: &str, ns: u64) -> Problem {
-    Problem::Invalid(format!("{field} {ns} ns is past {}", describe()))
+pub fn past(field: &str, ns: u64) -> PastHorizon {
+    PastHorizon {
+        field: field.to_string(),
+        ns,
+    }
 }
 
 /// The first of `acc`'s records whose time column value (`times`) is past
@@ -57,7 +68,7 @@ pub fn past(field: &str, ns: u64) -> Problem {
 /// search runs only then. A value of a record with no timing flag is not
 /// a time and is not checked.
 #[inline]
-pub(crate) fn first_past(acc: &[Access], times: &[u64]) -> Option<(usize, Problem)> {
+pub(crate) fn first_past(acc: &[Access], times: &[u64]) -> Option<(usize, PastHorizon)> {
     if times.iter().fold(0, |x, &t| x | (t >> 53)) == 0 {
         return None;
     }

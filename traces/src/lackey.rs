@@ -11,7 +11,7 @@ use std::io::Read;
 
 pub(crate) mod whole;
 
-use crate::error::{Problem, Result, TraceError};
+use crate::error::{Line, Problem, Result, TraceError};
 use crate::lines::{Chunk, RefillError, check_size, parse_dec, parse_hex, show};
 use crate::record::{BATCH, Fields};
 use crate::record::{Batch, Kind, Record};
@@ -64,7 +64,7 @@ impl<R: Read + Send> LackeyReader<R> {
     fn refill(&mut self) -> Result<()> {
         self.c.refill(&mut self.inner, 16 * CHUNK).map_err(|e| {
             let problem = match e {
-                RefillError::TooLong => Problem::Invalid("line longer than 16 MiB".into()),
+                RefillError::TooLong => Problem::Line(Line::TooLong(16 << 20)),
                 RefillError::Io(e) => Problem::Io(e),
             };
             TraceError::at_line(self.n.lines + 1, self.n.records, problem)
@@ -290,10 +290,7 @@ fn parse_line(line: &[u8]) -> Result<Option<Record>, Problem> {
         }
         [] | [b'=', b'=', ..] => return Ok(None),
         _ => {
-            return Err(Problem::Invalid(format!(
-                "not a lackey trace line: {:?}",
-                show(line)
-            )));
+            return Err(Problem::Line(Line::NotLackey(show(line))));
         }
     };
     let mut i = 0;
@@ -302,10 +299,7 @@ fn parse_line(line: &[u8]) -> Result<Option<Record>, Problem> {
     }
     let rest = &rest[i..];
     let Some(comma) = memchr::memchr(b',', rest) else {
-        return Err(Problem::Invalid(format!(
-            "expected ADDR,SIZE, found {:?}",
-            show(rest)
-        )));
+        return Err(Problem::Line(Line::AddrSize(show(rest))));
     };
     let addr = parse_hex(&rest[..comma]).ok_or_else(|| Problem::BadHex(show(&rest[..comma])))?;
     let size_txt = rest[comma + 1..].trim_ascii_end();

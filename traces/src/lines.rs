@@ -6,7 +6,7 @@
 
 use std::io::Read;
 
-use crate::error::{Problem, TraceError};
+use crate::error::{Line, Problem, TraceError};
 
 const CHUNK: usize = 1 << 20;
 /// A line longer than this is an error, not a reason to grow without bound.
@@ -120,9 +120,7 @@ impl<R: Read> Lines<R> {
             .refill(&mut self.inner, MAX_LINE + CHUNK)
             .map_err(|e| {
                 let problem = match e {
-                    RefillError::TooLong => {
-                        Problem::Invalid(format!("line longer than {MAX_LINE} bytes"))
-                    }
+                    RefillError::TooLong => Problem::Line(Line::TooLong(MAX_LINE)),
                     RefillError::Io(e) => Problem::Io(e),
                 };
                 TraceError::at_line(self.line_no + 1, record, problem)

@@ -16,7 +16,7 @@
 
 use std::io::{Read, Write};
 
-use crate::error::{Problem, Result, TraceError};
+use crate::error::{Line, Problem, Result, TraceError};
 use crate::lines::{Lines, parse_dec, parse_hex, show};
 use crate::record::{BATCH, Fields};
 use crate::record::{Batch, Kind, Record};
@@ -43,10 +43,7 @@ pub fn parse_line(line: &[u8]) -> Result<Option<Load>, Problem> {
     }
     let f: Vec<&[u8]> = t.split(|&c| c == b',').map(<[u8]>::trim_ascii).collect();
     if f.len() != 5 {
-        return Err(Problem::Invalid(format!(
-            "expected 5 fields (instr_id, cycle, load_addr, pc, llc_hit), found {}",
-            f.len()
-        )));
+        return Err(Problem::Line(Line::MlDpcFields(f.len())));
     }
     let dec = |s: &[u8]| parse_dec(s).ok_or_else(|| Problem::BadNumber(show(s)));
     let hex = |s: &[u8]| parse_hex(s).ok_or_else(|| Problem::BadHex(show(s)));
@@ -54,10 +51,7 @@ pub fn parse_line(line: &[u8]) -> Result<Option<Load>, Problem> {
         b"1" => true,
         b"0" => false,
         other => {
-            return Err(Problem::Invalid(format!(
-                "llc_hit must be 0 or 1, found {:?}",
-                show(other)
-            )));
+            return Err(Problem::Line(Line::LlcHit(show(other))));
         }
     };
     Ok(Some(Load {

@@ -26,7 +26,7 @@ pub mod write;
 pub(crate) use cores::{bad_record, first_bad};
 use cores::{push_cores, push_u64s};
 
-use crate::error::{Problem, Result, TraceError};
+use crate::error::{Block, Header, Problem, Result, Short, TraceError, Unpack};
 use crate::horizon;
 use crate::record::{BATCH, Fields};
 use crate::record::{Batch, FLAG_GAP, FLAG_MASK, FLAG_PC, FLAG_TASK, FLAG_TIME, Record};
@@ -169,7 +169,10 @@ impl<R: Read + Send> NativeReader<R> {
         if got < HEADER_BYTES {
             return Err(err(
                 got as u64,
-                Problem::Truncated(format!("header has {got} of {HEADER_BYTES} bytes")),
+                Problem::Truncated(Short::Header {
+                    got,
+                    want: HEADER_BYTES,
+                }),
             ));
         }
         let version = u16::from_le_bytes([head[8], head[9]]);
@@ -185,7 +188,7 @@ impl<R: Read + Send> NativeReader<R> {
         if version == 0 {
             return Err(err(
                 8,
-                Problem::Invalid("format version 0 does not exist".into()),
+                Problem::Header(Header::VersionZero),
             ));
         }
         let rec_bytes = u16::from_le_bytes([head[10], head[11]]) as usize;
@@ -194,7 +197,7 @@ impl<R: Read + Send> NativeReader<R> {
         if bits & !known != 0 {
             return Err(err(
                 12,
-                Problem::Invalid(format!("unknown field bits {bits:#x}")),
+                Problem::Header(Header::FieldBits(bits)),
             ));
         }
         let tasks = bits & FIELD_TASKS != 0;
@@ -208,29 +211,29 @@ impl<R: Read + Send> NativeReader<R> {
         if rec_bytes != record_bytes(fields) {
             return Err(err(
                 10,
-                Problem::Invalid(format!(
-                    "record size {rec_bytes} does not match the field set (expected {})",
-                    record_bytes(fields)
-                )),
+                Problem::Header(Header::RecordSize {
+                    found: rec_bytes,
+                    expected: record_bytes(fields),
+                }),
             ));
         }
         let codec = match head[16] {
             0 => Codec::None,
             1 => Codec::Zstd,
-            c => return Err(err(16, Problem::Invalid(format!("unknown codec {c}")))),
+            c => return Err(err(16, Problem::Header(Header::Codec(c)))),
         };
         let block_records = u32::from_le_bytes(head[20..24].try_into().expect("4 bytes"));
         if block_records == 0 || block_records > MAX_BLOCK_RECORDS {
             return Err(err(
                 20,
-                Problem::Invalid(format!("records per block {block_records} out of range")),
+                Problem::Header(Header::BlockRecords(block_records)),
             ));
         }
         let meta_len = u32::from_le_bytes(head[24..28].try_into().expect("4 bytes"));
         if meta_len > MAX_META {
             return Err(err(
                 24,
-                Problem::Invalid(format!("metadata length {meta_len} too large")),
+                Problem::Header(Header::MetadataLength(meta_len)),
             ));
         }
         let mut meta = vec![0u8; meta_len as usize];
@@ -239,7 +242,10 @@ impl<R: Read + Send> NativeReader<R> {
         if got < meta.len() {
             return Err(err(
                 (HEADER_BYTES + got) as u64,
-                Problem::Truncated(format!("metadata has {got} of {meta_len} bytes")),
+                Problem::Truncated(Short::Metadata {
+                    got,
+                    want: meta_len,
+                }),
             ));
         }
         let stored = u32::from_le_bytes(head[28..32].try_into().expect("4 bytes"));
@@ -247,9 +253,7 @@ impl<R: Read + Send> NativeReader<R> {
         if stored != computed {
             return Err(err(
                 28,
-                Problem::Invalid(format!(
-                    "header checksum mismatch: stored {stored:#010x}, computed {computed:#010x}"
-                )),
+                Problem::Header(Header::Checksum { stored, computed }),
             ));
         }
         let meta_json = if meta.is_empty() {
@@ -258,7 +262,7 @@ impl<R: Read + Send> NativeReader<R> {
             serde_json::from_slice(&meta).map_err(|e| {
                 err(
                     HEADER_BYTES as u64,
-                    Problem::Invalid(format!("metadata is not JSON: {e}")),
+                    Problem::Header(Header::Metadata(e)),
                 )
             })?
         };
@@ -349,7 +353,7 @@ impl<R: Read + Send> NativeReader<R> {
             };
             let raw_len = head.n as usize * self.layout.rec_bytes;
             unpack(dctx, &self.packed, &mut self.raw, raw_len)
-                .map_err(|p| block_error(at, self.records, self.block_index, p.to_string()))?;
+                .map_err(|p| block_error(at, self.records, self.block_index, p))?;
         }
         self.block_offset = payload_at;
         self.block_n = head.n as usize;
@@ -392,33 +396,37 @@ impl Layout {
         let n = u32::from_le_bytes(h[4..8].try_into().expect("4 bytes"));
         let stored_len = u32::from_le_bytes(h[8..12].try_into().expect("4 bytes")) as usize;
         let checksum = u32::from_le_bytes(h[16..20].try_into().expect("4 bytes"));
-        let invalid = |p: String| TraceError::at_offset(at, records, Problem::Invalid(p));
+        let invalid = |b: Block| TraceError::at_offset(at, records, Problem::Block(b));
         let is_end = tag == END_TAG;
         if !is_end && tag != BLOCK_TAG {
-            return Err(invalid(format!(
-                "block {block}: bad block tag {:?}",
-                String::from_utf8_lossy(tag)
-            )));
+            return Err(invalid(Block::Tag {
+                block,
+                tag: String::from_utf8_lossy(tag).into_owned(),
+            }));
         }
         let raw_len = n as usize * self.rec_bytes;
         if is_end {
             if n != 0 || stored_len != 8 {
-                return Err(invalid("malformed end-of-trace trailer".into()));
+                return Err(invalid(Block::Trailer));
             }
         } else if n == 0 || n > self.block_records {
-            return Err(invalid(format!(
-                "block {block}: record count {n} out of range 1..={}",
-                self.block_records
-            )));
+            return Err(invalid(Block::Count {
+                block,
+                n,
+                max: self.block_records,
+            }));
         } else if self.codec == Codec::None && stored_len != raw_len {
-            return Err(invalid(format!(
-                "block {block}: payload length {stored_len} != {n} records × {} bytes",
-                self.rec_bytes
-            )));
+            return Err(invalid(Block::Length {
+                block,
+                stored: stored_len,
+                n,
+                record_bytes: self.rec_bytes,
+            }));
         } else if stored_len > raw_len + raw_len / 8 + 1024 {
-            return Err(invalid(format!(
-                "block {block}: payload length {stored_len} too large"
-            )));
+            return Err(invalid(Block::TooLong {
+                block,
+                stored: stored_len,
+            }));
         }
         Ok(BlockHead {
             is_end,
@@ -448,9 +456,7 @@ fn task_refusal(bits: u32, allow_tasks: bool) -> Option<Problem> {
     if tasks && !allow_tasks {
         Some(Problem::TaskTrace("task markers"))
     } else if tasks && bits & FIELD_TIME == 0 {
-        Some(Problem::Invalid(
-            "a task trace without the time column (arrivals and gaps)".into(),
-        ))
+        Some(Problem::Header(Header::TasksWithoutTime))
     } else {
         None
     }
@@ -462,9 +468,12 @@ fn short_header(at: u64, got: usize, records: u64) -> TraceError {
         at,
         records,
         Problem::Truncated(if got == 0 {
-            "file ends without the end-of-trace trailer".into()
+            Short::NoTrailer
         } else {
-            format!("block header has {got} of {BLOCK_HEADER_BYTES} bytes")
+            Short::BlockHeader {
+                got,
+                want: BLOCK_HEADER_BYTES,
+            }
         }),
     )
 }
@@ -474,7 +483,11 @@ fn short_payload(payload_at: u64, got: usize, len: usize, records: u64, block: u
     TraceError::at_offset(
         payload_at + got as u64,
         records,
-        Problem::Truncated(format!("block {block} has {got} of {len} payload bytes")),
+        Problem::Truncated(Short::Payload {
+            block,
+            got,
+            want: len,
+        }),
     )
 }
 
@@ -518,9 +531,7 @@ fn check_trailer(payload: &[u8], at: u64, records: u64) -> Result<()> {
         return Err(TraceError::at_offset(
             at,
             records,
-            Problem::Invalid(format!(
-                "trailer says {total} records, the blocks hold {records}"
-            )),
+            Problem::Block(Block::TrailerCount { total, records }),
         ));
     }
     Ok(())
@@ -530,17 +541,13 @@ fn trailing_bytes(at: u64, records: u64) -> TraceError {
     TraceError::at_offset(
         at,
         records,
-        Problem::Invalid("trailing bytes after the end-of-trace trailer".into()),
+        Problem::Block(Block::TrailingBytes),
     )
 }
 
-/// A problem with block `block`, whose header is at `at`.
-fn block_error(at: u64, records: u64, block: u64, problem: String) -> TraceError {
-    TraceError::at_offset(
-        at,
-        records,
-        Problem::Invalid(format!("block {block}: {problem}")),
-    )
+/// A block `block`, whose header is at `at`, that does not unpack.
+fn block_error(at: u64, records: u64, block: u64, error: Unpack) -> TraceError {
+    TraceError::at_offset(at, records, Problem::Block(Block::Unpack { block, error }))
 }
 
 /// Decompresses one zstd block payload into `raw`, which must come out
@@ -550,23 +557,15 @@ fn unpack(
     packed: &[u8],
     raw: &mut Vec<u8>,
     raw_len: usize,
-) -> std::result::Result<(), UnpackError> {
+) -> std::result::Result<(), Unpack> {
     raw.resize(raw_len, 0);
     match dctx.decompress_to_buffer(packed, &mut raw[..]) {
         Ok(len) if len == raw_len => Ok(()),
-        Ok(len) => Err(UnpackError::Size { len, raw_len }),
-        Err(e) => Err(UnpackError::Zstd(e)),
+        Ok(len) => Err(Unpack::Size { len, raw_len }),
+        Err(e) => Err(Unpack::Zstd(e)),
     }
 }
 
-/// A compressed block that does not unpack.
-#[derive(Debug, thiserror::Error)]
-enum UnpackError {
-    #[error("decompressed to {len} bytes, expected {raw_len}")]
-    Size { len: usize, raw_len: usize },
-    #[error("zstd decompression failed: {0}")]
-    Zstd(std::io::Error),
-}
 
 impl<R: Read + Send> NativeReader<R> {
     /// Decodes records `[block_pos, block_pos + take)` of the current block
@@ -622,7 +621,7 @@ fn decode_records(
         } else if u16::from_le_bytes([c[12], c[13]]) == 0 {
             Problem::ZeroSize
         } else {
-            Problem::Invalid(format!("bad record flags {:#04x}", c[15]))
+            Problem::Block(Block::Flags(c[15]))
         };
         let offset = at.offset(layout, (lo + i) * 16);
         return Err(TraceError::at_offset(offset, at.record + i as u64, problem));
@@ -641,7 +640,11 @@ fn decode_records(
         let acc = &out.acc[out.acc.len() - (hi - lo)..];
         if let Some((i, problem)) = horizon::first_past(acc, &out.time[start..]) {
             let offset = at.offset(layout, col + (lo + i) * 8);
-            return Err(TraceError::at_offset(offset, at.record + i as u64, problem));
+            return Err(TraceError::at_offset(
+                offset,
+                at.record + i as u64,
+                problem.into(),
+            ));
         }
     }
     // A batch without a column for data the file has: clear the flags.

@@ -29,7 +29,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, Zipf};
 
-use crate::error::{Problem, Result, TraceError};
+use crate::error::{Param, Problem, Result, TraceError};
 use crate::record::{BATCH, Fields};
 use crate::record::{Batch, Kind, Record};
 use crate::source::RecordSource;
@@ -173,77 +173,71 @@ pub struct Generator {
     time_rng: ChaCha8Rng,
 }
 
-fn bad(p: String) -> TraceError {
-    TraceError::at_offset(0, 0, Problem::Invalid(p))
+fn bad(p: Param) -> TraceError {
+    TraceError::at_offset(0, 0, Problem::Param(p))
 }
 
 impl Generator {
     /// Checks the configuration and prepares the pattern's state.
     pub fn new(cfg: GenConfig) -> Result<Generator> {
         if cfg.threads == 0 {
-            return Err(bad("threads must be at least 1".into()));
+            return Err(bad(Param::Zero("threads")));
         }
         if cfg.size == 0 {
-            return Err(bad("size must be at least 1".into()));
+            return Err(bad(Param::Zero("size")));
         }
         if !(0.0..=1.0).contains(&cfg.write_ratio) {
-            return Err(bad(format!(
-                "write ratio {} is not in [0, 1]",
-                cfg.write_ratio
-            )));
+            return Err(bad(Param::WriteRatio(cfg.write_ratio)));
         }
         let lines = cfg.footprint / LINE;
         if lines == 0 {
-            return Err(bad(format!(
-                "footprint {} is smaller than one {LINE}-byte line",
-                cfg.footprint
-            )));
+            return Err(bad(Param::FootprintSmall {
+                footprint: cfg.footprint,
+                line: LINE,
+            }));
         }
         if matches!(cfg.pattern, Pattern::Chase | Pattern::Zipf) && lines > u32::MAX as u64 {
-            return Err(bad(
-                "footprint too large for chase/zipf (max 2^32 lines)".into()
-            ));
+            return Err(bad(Param::FootprintLarge));
         }
         if matches!(
             cfg.pattern,
             Pattern::Stride | Pattern::Interleaved | Pattern::Gapped
         ) && cfg.stride == 0
         {
-            return Err(bad("stride must be at least 1".into()));
+            return Err(bad(Param::Zero("stride")));
         }
         if cfg.pattern == Pattern::Interleaved
             && (cfg.streams == 0 || cfg.footprint / cfg.streams as u64 <= cfg.stride)
         {
-            return Err(bad(format!(
-                "interleaved needs 1 or more streams, each over more than one stride of the footprint; got {} streams over {} bytes",
-                cfg.streams, cfg.footprint
-            )));
+            return Err(bad(Param::Interleaved {
+                streams: cfg.streams,
+                footprint: cfg.footprint,
+            }));
         }
         if cfg.pattern == Pattern::Gapped
             && (!(0.0..=1.0).contains(&cfg.skip_prob) || cfg.skip_lines == 0)
         {
-            return Err(bad(format!(
-                "gapped needs a skip probability in [0, 1] and at least 1 skip line; got {} and {}",
-                cfg.skip_prob, cfg.skip_lines
-            )));
+            return Err(bad(Param::Gapped {
+                prob: cfg.skip_prob,
+                lines: cfg.skip_lines,
+            }));
         }
         if cfg.pattern == Pattern::FalseSharing && cfg.threads as u64 * cfg.size as u64 > LINE {
-            return Err(bad(format!(
-                "false sharing needs threads × size ≤ {LINE} bytes (one slot per thread in a line); got {} × {}",
-                cfg.threads, cfg.size
-            )));
+            return Err(bad(Param::FalseSharing {
+                threads: cfg.threads,
+                size: cfg.size,
+                line: LINE,
+            }));
         }
         if let Some(g) = cfg.gap_ns {
-            crate::horizon::check("gap", g).map_err(|p| bad(p.to_string()))?;
+            crate::horizon::check("gap", g).map_err(|p| TraceError::at_offset(0, 0, p.into()))?;
         }
         if let Some(r) = cfg.rate_per_us {
             if !(r.is_finite() && r > 0.0) {
-                return Err(bad(format!("rate {r} accesses/µs must be positive")));
+                return Err(bad(Param::Rate(r)));
             }
             if cfg.gap_ns.is_some() {
-                return Err(bad(
-                    "give a gap (closed loop) or a rate (open loop), not both".into(),
-                ));
+                return Err(bad(Param::GapAndRate));
             }
         }
         let mut rng = ChaCha8Rng::seed_from_u64(cfg.seed);
@@ -273,10 +267,7 @@ impl Generator {
             }
             Pattern::Zipf => {
                 if cfg.zipf_s < 0.0 {
-                    return Err(bad(format!(
-                        "zipf exponent {} must be non-negative",
-                        cfg.zipf_s
-                    )));
+                    return Err(bad(Param::ZipfExponent(cfg.zipf_s)));
                 }
                 let mut order: Vec<u32> = (0..lines as u32).collect();
                 for i in (1..order.len()).rev() {
@@ -284,10 +275,7 @@ impl Generator {
                     order.swap(i, j);
                 }
                 perm = order;
-                zipf = Some(
-                    Zipf::new(lines as f64, cfg.zipf_s)
-                        .map_err(|e| bad(format!("zipf parameters: {e}")))?,
-                );
+                zipf = Some(Zipf::new(lines as f64, cfg.zipf_s).map_err(|e| bad(Param::Zipf(e)))?);
             }
             _ => {}
         }
@@ -424,7 +412,7 @@ impl RecordSource for Generator {
                         location: crate::error::Location::Record {
                             record: self.produced,
                         },
-                        problem: crate::horizon::past("generated time", at as u64),
+                        problem: crate::horizon::past("generated time", at as u64).into(),
                     });
                 }
                 r = r.with_time(at as u64);

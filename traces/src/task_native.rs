@@ -16,7 +16,7 @@
 
 use std::io::{Read, Write};
 
-use crate::error::{Problem, Result, TraceError};
+use crate::error::{Problem, Result, TaskRule, TraceError};
 use crate::native::write::NativeWriter;
 use crate::native::{Codec, FIELD_TASKS, NativeReader};
 use crate::record::{Batch, FLAG_GAP, FLAG_TASK, FLAG_TIME, Kind, Record};
@@ -76,9 +76,7 @@ pub fn read_task_native<R: Read + Send>(inner: R) -> Result<TaskTrace> {
         return Err(TraceError::at_offset(
             12,
             0,
-            Problem::Invalid(format!(
-                "not a task trace: the header lacks the tasks field bit ({FIELD_TASKS})"
-            )),
+            Problem::Task(TaskRule::NoTaskBit(FIELD_TASKS)),
         ));
     }
     let mut b = TaskBuilder::default();
@@ -92,34 +90,31 @@ pub fn read_task_native<R: Read + Send>(inner: R) -> Result<TaskTrace> {
         }
         let base = rd.fill_offset();
         for (j, r) in batch.iter().enumerate() {
-            let bad = |msg: String| {
-                TraceError::at_offset(base + 16 * j as u64, record, Problem::Invalid(msg))
-            };
-            let rule = |r: crate::error::TaskRule| {
-                TraceError::at_offset(base + 16 * j as u64, record, Problem::Task(r))
-            };
+            let rule =
+                |r: TaskRule| TraceError::at_offset(base + 16 * j as u64, record, Problem::Task(r));
             let id = r.thread;
             if r.flags & FLAG_TASK != 0 {
                 match (r.kind, r.flags & !FLAG_TASK) {
                     (Kind::Load, FLAG_TIME) => {
                         let key = u32::try_from(r.addr).map_err(|_| {
-                            bad(format!("task {id}: key {} exceeds 32 bits", r.addr))
+                            rule(TaskRule::KeyTooWide {
+                                task: id as u64,
+                                key: r.addr,
+                            })
                         })?;
                         b.begin(id, key, r.time).map_err(rule)?;
                     }
                     (Kind::Store, 0) => b.end(id).map_err(rule)?,
                     (k, f) => {
-                        return Err(bad(format!(
-                            "task marker of kind {} with flags {f:#x}: a begin is a load with the time flag, an end a store with none",
-                            k.name()
-                        )));
+                        return Err(rule(TaskRule::Marker {
+                            kind: k.name(),
+                            flags: f,
+                        }));
                     }
                 }
             } else {
                 if r.flags & FLAG_TIME != 0 {
-                    return Err(bad(format!(
-                        "access of task {id} has an absolute time: task accesses carry gaps"
-                    )));
+                    return Err(rule(TaskRule::AccessTime(id)));
                 }
                 let gap = if r.flags & FLAG_GAP != 0 { r.time } else { 0 };
                 let t = b.open_task(id).map_err(rule)?;
@@ -191,16 +186,12 @@ pub fn read_task_trace(inner: Box<dyn Read + Send>) -> Result<(TaskTrace, TaskFo
         None if prefix.starts_with(crate::native::MAGIC) => Err(TraceError::at_offset(
             12,
             0,
-            Problem::Invalid(format!(
-                "not a task trace: a native trace whose header lacks the tasks field bit ({FIELD_TASKS})"
-            )),
+            Problem::Task(TaskRule::NativeNoTaskBit(FIELD_TASKS)),
         )),
         None => Err(TraceError::at_line(
             1,
             0,
-            Problem::Invalid(
-                "not a task trace: neither a CSV whose header has a task column nor a native task trace".into(),
-            ),
+            Problem::Task(TaskRule::NotATaskTrace),
         )),
     }
 }

@@ -28,7 +28,7 @@
 use std::collections::HashMap;
 use std::io::Read;
 
-use crate::error::{Problem, Result, TaskRule, TraceError};
+use crate::error::{Line, Problem, Result, Short, TaskRule, TraceError};
 use crate::horizon;
 use crate::lines::{check_size, show};
 use crate::record::{Access, FLAG_GAP, Kind};
@@ -103,10 +103,7 @@ impl TaskTrace {
             }
             if end > horizon::HORIZON_NS as u128 {
                 let field = format!("task {} arrival_ns plus its gaps", t.id);
-                return Err(horizon::past(
-                    &field,
-                    u64::try_from(end).unwrap_or(u64::MAX),
-                ));
+                return Err(horizon::past(&field, u64::try_from(end).unwrap_or(u64::MAX)).into());
             }
         }
         Ok(())
@@ -255,7 +252,7 @@ impl TaskSplitter {
     pub fn push(&mut self, r: &crate::record::Record, index: u64) -> Result<()> {
         if r.kind == Kind::IFetch && r.addr == self.task_pc {
             let id = u32::try_from(self.trace.tasks.len()).map_err(|_| {
-                TraceError::at_offset(0, index, Problem::Invalid("more than 2^32 tasks".into()))
+                TraceError::at_offset(0, index, Problem::Task(TaskRule::TooManyTasks))
             })?;
             let arrival = match r.timing() {
                 crate::record::Timing::At(ns) => ns,
@@ -279,9 +276,7 @@ impl TaskSplitter {
             return Err(TraceError::at_offset(
                 0,
                 index,
-                Problem::Invalid(format!(
-                    "more than {MAX_TASK_RECORDS} access records in tasks: task traces are held in memory"
-                )),
+                Problem::Task(TaskRule::TooManyTaskRecords(MAX_TASK_RECORDS)),
             ));
         }
         let task = self.trace.tasks.last_mut().expect("open task");
@@ -366,11 +361,7 @@ pub fn read_task_csv<R: Read>(mut inner: R) -> Result<TaskTrace> {
     let mut cells: [&[u8]; MAX_COLUMNS] = [b""; MAX_COLUMNS];
     let header_line = lines.next().unwrap_or(b"");
     let Some(width) = split(header_line, &mut cells) else {
-        return Err(at(
-            1,
-            0,
-            Problem::Invalid(format!("more than {MAX_COLUMNS} columns")),
-        ));
+        return Err(at(1, 0, Problem::Task(TaskRule::Columns(MAX_COLUMNS))));
     };
     let header: Vec<Vec<u8>> = cells[..width].iter().map(|c| c.to_vec()).collect();
     let find = |name: &str| {
@@ -379,11 +370,7 @@ pub fn read_task_csv<R: Read>(mut inner: R) -> Result<TaskTrace> {
             .position(|h| h.eq_ignore_ascii_case(name.as_bytes()))
     };
     let (Some(c_task), Some(c_op)) = (find("task"), find("op")) else {
-        return Err(at(
-            1,
-            0,
-            Problem::Invalid("task CSV header needs columns task and op".into()),
-        ));
+        return Err(at(1, 0, Problem::Task(TaskRule::HeaderColumns)));
     };
     let (c_addr, c_size, c_gap, c_arr, c_key) = (
         find("addr"),
@@ -406,11 +393,13 @@ pub fn read_task_csv<R: Read>(mut inner: R) -> Result<TaskTrace> {
             return Err(at(
                 line,
                 record,
-                Problem::Invalid(format!("row has {n} fields, header has {width}")),
+                Problem::Line(Line::Fields {
+                    found: n as u64,
+                    expected: width as u64,
+                }),
             ));
         }
         let row = &cells[..width];
-        let bad = |msg: String| at(line, record, Problem::Invalid(msg));
         let rule = |r: TaskRule| at(line, record, Problem::Task(r));
         let cell = |c: Option<usize>| c.and_then(|i| row.get(i).copied()).unwrap_or(b"");
         let field = |c: Option<usize>, name: &str| -> Result<u64> {
@@ -424,16 +413,20 @@ pub fn read_task_csv<R: Read>(mut inner: R) -> Result<TaskTrace> {
             })
         };
         let id = field(Some(c_task), "task")?;
-        let id = u32::try_from(id).map_err(|_| bad(format!("task id {id} exceeds 32 bits")))?;
+        let id = u32::try_from(id).map_err(|_| rule(TaskRule::IdTooWide(id)))?;
         let op = cell(Some(c_op));
         match op {
             b"B" | b"b" => {
                 let arrival = field(c_arr, "arrival_ns")?;
-                let arrival =
-                    horizon::check("arrival_ns", arrival).map_err(|p| at(line, record, p))?;
+                let arrival = horizon::check("arrival_ns", arrival)
+                    .map_err(|p| at(line, record, p.into()))?;
                 let key = field(c_key, "key")?;
-                let key = u32::try_from(key)
-                    .map_err(|_| bad(format!("task {id}: key {key} exceeds 32 bits")))?;
+                let key = u32::try_from(key).map_err(|_| {
+                    rule(TaskRule::KeyTooWide {
+                        task: id as u64,
+                        key,
+                    })
+                })?;
                 b.begin(id, key, arrival).map_err(rule)?;
             }
             b"E" | b"e" => b.end(id).map_err(rule)?,
@@ -447,7 +440,7 @@ pub fn read_task_csv<R: Read>(mut inner: R) -> Result<TaskTrace> {
                     0
                 } else {
                     let gap = field(c_gap, "gap_ns")?;
-                    horizon::check("gap_ns", gap).map_err(|p| at(line, record, p))?
+                    horizon::check("gap_ns", gap).map_err(|p| at(line, record, p.into()))?
                 };
                 b.push(t, Access::new(id, kind, addr, size), gap);
             }
@@ -544,9 +537,7 @@ impl TaskBuilder {
     /// The trace in dispatch order, or the first task left open.
     pub(crate) fn finish(self) -> Result<TaskTrace, Problem> {
         if let Some(id) = self.open.keys().min() {
-            return Err(Problem::Truncated(format!(
-                "task {id} has no end by the end of the file"
-            )));
+            return Err(Problem::Truncated(Short::OpenTask(*id)));
         }
         let mut tasks = self.tasks;
         // Dispatch order: by arrival, ties in begin order (stable).

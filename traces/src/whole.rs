@@ -245,7 +245,7 @@ impl WholeReader {
                 return Err(TraceError::at_offset(
                     sh.segs.end(k.saturating_sub(1)),
                     self.records_before,
-                    Problem::Invalid("the decoding thread failed".into()),
+                    Problem::DecoderLost,
                 ));
             }
             st = sh.cv.wait(st).unwrap_or_else(|e| e.into_inner());

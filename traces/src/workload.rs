@@ -10,7 +10,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
-use crate::error::{Problem, Result, TraceError};
+use crate::error::{Param, Problem, Result, TraceError};
 
 fn d_true() -> bool {
     true
@@ -158,8 +158,8 @@ pub struct WorkloadSpec {
     pub moves: Vec<Move>,
 }
 
-fn bad(s: String) -> TraceError {
-    TraceError::at_offset(0, 0, Problem::Invalid(s))
+fn bad(p: Param) -> TraceError {
+    TraceError::at_offset(0, 0, Problem::Param(p))
 }
 
 impl WorkloadSpec {
@@ -169,7 +169,10 @@ impl WorkloadSpec {
             if x.is_finite() && x > 0.0 {
                 Ok(())
             } else {
-                Err(bad(format!("{what} must be positive, found {x}")))
+                Err(bad(Param::NotPositive {
+                    field: what.to_string(),
+                    value: x,
+                }))
             }
         };
         pos(self.duration_s, "duration_s")?;
@@ -186,17 +189,21 @@ impl WorkloadSpec {
             if x.is_finite() && (0.0..=max).contains(&x) {
                 Ok(())
             } else {
-                Err(bad(format!("{what} must be from 0 to {max:e}, found {x}")))
+                Err(bad(Param::OutOfRange {
+                    field: what.to_string(),
+                    max,
+                    value: x,
+                }))
             }
         };
         let time = |s: f64, what: &str| {
             if s <= crate::horizon::HORIZON_S {
                 Ok(())
             } else {
-                Err(bad(format!(
-                    "{what} {s} s is past {}",
-                    crate::horizon::describe()
-                )))
+                Err(bad(Param::PastHorizon {
+                    field: what.to_string(),
+                    seconds: s,
+                }))
             }
         };
         time(self.duration_s, "duration_s")?;
@@ -223,27 +230,26 @@ impl WorkloadSpec {
         within(self.far_tier.latency_ms, 1e6, "far_tier.latency_ms")?;
         within(self.far_tier.bandwidth_gbps, 1e6, "far_tier.bandwidth_gbps")?;
         if self.far_tier.bandwidth_gbps < 1e-3 {
-            return Err(bad(format!(
-                "far_tier.bandwidth_gbps must be at least 0.001, found {}",
-                self.far_tier.bandwidth_gbps
-            )));
+            return Err(bad(Param::BelowMin {
+                field: "far_tier.bandwidth_gbps".into(),
+                min: 1e-3,
+                value: self.far_tier.bandwidth_gbps,
+            }));
         }
         if let Some(b) = &self.background {
             within(b.sweep_gb, 1e6, "background.sweep_gb")?;
         }
         for (i, m) in self.moves.iter().enumerate() {
             if !(m.at_s.is_finite() && m.at_s >= 0.0) {
-                return Err(bad(format!(
-                    "moves[{i}].at_s must be ≥ 0, found {}",
-                    m.at_s
-                )));
+                return Err(bad(Param::Negative {
+                    field: format!("moves[{i}].at_s"),
+                    value: m.at_s,
+                }));
             }
             time(m.at_s, &format!("moves[{i}].at_s"))?;
         }
         if self.shards.count == 0 || self.request.batch == 0 || self.request.features.items == 0 {
-            return Err(bad(
-                "shards.count, request.batch and features.items must be at least 1".into(),
-            ));
+            return Err(bad(Param::ZeroCount));
         }
         // Counts that multiply into a batch's bytes: bounded so that a
         // batch moves at most about a petabyte.
@@ -263,7 +269,11 @@ impl WorkloadSpec {
             ),
         ] {
             if x > max {
-                return Err(bad(format!("{what} must be at most {max}, found {x}")));
+                return Err(bad(Param::TooLarge {
+                    field: what.into(),
+                    max,
+                    value: x,
+                }));
             }
         }
         // Tables the request model allocates up front: the items'
@@ -284,23 +294,23 @@ impl WorkloadSpec {
             ),
         ] {
             if x > max {
-                return Err(bad(format!("{what} must be at most {max}, found {x}")));
+                return Err(bad(Param::TooLarge {
+                    field: what.into(),
+                    max,
+                    value: x,
+                }));
             }
         }
         let ms = self.request.features.miss_share;
         if !(ms.is_finite() && ms > 0.0 && ms <= 1.0) {
-            return Err(bad(format!(
-                "features.miss_share must be in (0, 1], found {ms}"
-            )));
+            return Err(bad(Param::MissShare(ms)));
         }
         if self.request.features.resident > self.request.features.items {
-            return Err(bad("features.resident cannot exceed features.items".into()));
+            return Err(bad(Param::ResidentExceedsItems));
         }
         if let Arrivals::Mmpp { rates, dwell_ms } = &self.arrivals {
             if rates.is_empty() || rates.len() != dwell_ms.len() {
-                return Err(bad(
-                    "mmpp needs as many rates as dwell_ms, at least one".into()
-                ));
+                return Err(bad(Param::MmppShape));
             }
             for (&r, &d) in rates.iter().zip(dwell_ms) {
                 pos(r, "mmpp rate")?;
@@ -309,10 +319,10 @@ impl WorkloadSpec {
         }
         for m in &self.moves {
             if m.shard >= self.shards.count {
-                return Err(bad(format!(
-                    "move of shard {}: there are {} shards",
-                    m.shard, self.shards.count
-                )));
+                return Err(bad(Param::MoveShard {
+                    shard: m.shard,
+                    shards: self.shards.count,
+                }));
             }
         }
         Ok(())

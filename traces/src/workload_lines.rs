@@ -16,7 +16,7 @@
 //!   refused here (the caller says so); items beyond `resident` (the far
 //!   tier) likewise.
 
-use crate::error::{Problem, Result, TraceError};
+use crate::error::{Param, Problem, Result, TraceError};
 use crate::tasks::{MAX_TASK_RECORDS, Task, TaskTrace};
 use crate::workload::{ArrivalGen, CdfSampler, WorkloadSpec, compute_noise, next_item, zipf_cdf};
 use crate::{Access, Kind};
@@ -62,25 +62,22 @@ impl LineLayout {
     }
 }
 
-fn bad(msg: String) -> TraceError {
-    TraceError::at_offset(0, 0, Problem::Invalid(msg))
+fn bad(p: Param) -> TraceError {
+    TraceError::at_offset(0, 0, Problem::Param(p))
 }
 
 /// Whether the line model can run `spec`: no background job, no items on
 /// the far tier.
 pub fn check(spec: &WorkloadSpec) -> Result<()> {
     if spec.background.is_some() {
-        return Err(bad(
-            "workload.background has no line-level mapping (a job beside the workers); remove it to run at line level".into(),
-        ));
+        return Err(bad(Param::LinesBackground));
     }
     let f = &spec.request.features;
     if f.resident < f.items {
-        return Err(bad(format!(
-            "workload.request.features: items beyond resident ({} of {}) live on the far tier, which the line model lacks; set resident = items to run at line level",
-            f.items - f.resident,
-            f.items
-        )));
+        return Err(bad(Param::LinesFarItems {
+            far: f.items - f.resident,
+            items: f.items,
+        }));
     }
     Ok(())
 }
@@ -103,17 +100,13 @@ pub fn derive(
     let mut tasks = Vec::new();
     let mut total = 0u64;
     for a in ArrivalGen::new(spec, seed)? {
-        let id = u32::try_from(a.id).map_err(|_| {
-            bad(format!(
-                "more than {} requests: task ids are 32-bit",
-                u32::MAX
-            ))
-        })?;
+        let id = u32::try_from(a.id).map_err(|_| bad(Param::LinesRequests))?;
         total += per_request;
         if total > MAX_TASK_RECORDS as u64 {
-            return Err(bad(format!(
-                "more than {MAX_TASK_RECORDS} line reads ({per_request} per request): shorten workload.duration_s or shrink the items"
-            )));
+            return Err(bad(Param::LinesReads {
+                max: MAX_TASK_RECORDS,
+                per_request,
+            }));
         }
         let region = layout.base + a.shard as u64 * layout.region;
         let mut rng = a.seed;

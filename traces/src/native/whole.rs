@@ -201,7 +201,7 @@ impl Segments for NativeSegments {
                 ),
             };
             unpack(dctx, payload, raw, blk.n * self.layout.rec_bytes)
-                .map_err(|p| block_error(head_at, 0, k as u64, p.to_string()))?;
+                .map_err(|p| block_error(head_at, 0, k as u64, p))?;
             decode_records(&self.layout, raw, blk.n, 0..blk.n, at, out)
         })?;
         Ok(0)
