@@ -3,8 +3,8 @@
 
 use anyhow::{Result, bail};
 
-/// A window of simulated time, in ns: `START..END` with units (`0..2s`,
-/// `500ms..1.5s`, plain numbers are seconds).
+/// A window of simulated time, in ps (whole ns): `START..END` with units
+/// (`0..2s`, `500ms..1.5s`, plain numbers are seconds).
 pub fn parse_window(s: &str) -> Result<(u64, u64)> {
     let Some((a, b)) = s.split_once("..") else {
         bail!("--timeline-window {s:?}: expected START..END (e.g. 0..2s)");
@@ -15,7 +15,7 @@ pub fn parse_window(s: &str) -> Result<(u64, u64)> {
             return Ok(0);
         }
         crate::experiment::parse_duration(x)
-            .map(|secs| (secs * 1e9) as u64)
+            .map(|secs| ((secs * 1e9) as u64).saturating_mul(1000))
             .map_err(|e| anyhow::anyhow!("--timeline-window {s:?}: {e}"))
     };
     let (a, b) = (t(a)?, t(b)?);

@@ -442,10 +442,13 @@ fn the_request_model_at_the_ends_of_the_workload_ranges_never_wraps() {
         match e.run(1 + case, |r| {
             n += 1;
             assert!(
-                r.arrival <= r.start && r.start <= r.end,
+                r.arrival_ps <= r.start_ps && r.start_ps <= r.end_ps,
                 "case {case}: {r:?}"
             );
-            assert!(r.end <= traces::horizon::HORIZON_NS, "case {case}: {r:?}");
+            assert!(
+                r.end_ps <= traces::horizon::HORIZON_PS,
+                "case {case}: {r:?}"
+            );
         }) {
             Ok(t) => {
                 ok += 1;

@@ -76,20 +76,20 @@ fn decisions_with(
     }
     e.record_decisions(true);
     if let Some(at) = slow_at {
-        e.slow_down_after(at, None, 4.0);
+        e.slow_down_after(at * 1000, None, 4.0);
     }
     let mut stalled = Vec::new();
     let totals = e
         .run(1, |r| {
-            if r.stall > 5_000_000 {
-                stalled.push(r.start);
+            if r.stall_ps > 5_000_000_000 {
+                stalled.push(r.start_ps / 1000);
             }
         })
         .unwrap();
     stalled.sort_unstable();
     (
         std::mem::take(&mut e.decisions),
-        totals.bubble_ns,
+        totals.bubble_ps / 1000,
         stalled,
         !totals.first_after_move.is_empty(),
     )
@@ -99,7 +99,10 @@ fn decisions_with(
 /// two runs (after checking both took as many before it).
 fn first_change_before(a: &[Decision], b: &[Decision], t_ns: u64) -> Option<usize> {
     let before = |d: &[Decision]| -> Vec<Decision> {
-        d.iter().filter(|x| x.at_ns < t_ns).copied().collect()
+        d.iter()
+            .filter(|x| x.at_ps < t_ns * 1000)
+            .copied()
+            .collect()
     };
     let (a0, b0) = (before(a), before(b));
     assert!(a0.len() > 1000, "{} decisions", a0.len());
@@ -141,7 +144,10 @@ fn no_decision_before_t_depends_on_the_machine_after_t() {
             for t_ns in times {
                 let (b, bubble_b, _) = decisions(sched.name, preload, Some(t_ns));
                 let before = |d: &[Decision]| -> Vec<Decision> {
-                    d.iter().filter(|x| x.at_ns < t_ns).copied().collect()
+                    d.iter()
+                        .filter(|x| x.at_ps < t_ns * 1000)
+                        .copied()
+                        .collect()
                 };
                 let (a0, b0) = (before(&a), before(&b));
                 assert!(
@@ -159,7 +165,10 @@ fn no_decision_before_t_depends_on_the_machine_after_t() {
                 if let Some(i) = (0..a0.len()).find(|&i| a0[i] != b0[i]) {
                     panic!(
                         "{}/{preload}: decision {i} at {} ns (before T = {t_ns}) changed with the machine after T: {:?} vs {:?}",
-                        sched.name, a0[i].at_ns, a0[i], b0[i]
+                        sched.name,
+                        a0[i].at_ps / 1000,
+                        a0[i],
+                        b0[i]
                     );
                 }
                 // The change is real: the run after T is slower.
@@ -201,7 +210,9 @@ fn no_decision_before_t_depends_on_the_machine_after_t_under_any_warm_up() {
                 if let Some(i) = first_change_before(&a, &b, t_ns) {
                     panic!(
                         "{what}: decision {i} at {} ns (before T = {t_ns}) changed with the machine after T: {:?} vs {:?}",
-                        a[i].at_ns, a[i], b[i]
+                        a[i].at_ps / 1000,
+                        a[i],
+                        b[i]
                     );
                 }
                 assert!(

@@ -53,12 +53,16 @@ fn queue_waits_follow_the_lindley_recursion_exactly() {
     let mut w = 0i64;
     for k in 0..recs.len() {
         if k > 0 {
-            let gap = (recs[k].arrival - recs[k - 1].arrival) as i64;
-            w = (w + D_NS as i64 - gap).max(0);
+            let gap = (recs[k].arrival_ps - recs[k - 1].arrival_ps) as i64;
+            w = (w + 1000 * D_NS as i64 - gap).max(0);
         }
-        assert_eq!(recs[k].queue as i64, w, "request {k}");
-        assert_eq!(recs[k].end - recs[k].start, D_NS, "deterministic service");
-        assert_eq!(recs[k].stall, 0, "no data to wait for");
+        assert_eq!(recs[k].queue_ps as i64, w, "request {k}");
+        assert_eq!(
+            recs[k].end_ps - recs[k].start_ps,
+            1000 * D_NS,
+            "deterministic service"
+        );
+        assert_eq!(recs[k].stall_ps, 0, "no data to wait for");
     }
 }
 
@@ -69,7 +73,7 @@ fn mean_wait_is_md1_within_3_percent() {
         // Enough requests for the sample mean to settle (long at ρ = 0.9).
         let duration = if rho < 0.8 { 300.0 } else { 2000.0 };
         let (recs, _) = run(qps, duration);
-        let mean = recs.iter().map(|r| r.queue as f64).sum::<f64>() / recs.len() as f64;
+        let mean = recs.iter().map(|r| r.queue_ps as f64 / 1e3).sum::<f64>() / recs.len() as f64;
         let md1 = rho * D_NS as f64 / (2.0 * (1.0 - rho));
         let err = (mean - md1).abs() / md1;
         assert!(
@@ -208,16 +212,19 @@ fn the_preload_lead_window_moves_each_firing_time_by_the_window() {
     let (recs, other) = (&runs[0].1, &runs[1].1);
     assert_eq!(recs, other, "preloads of no data change no request");
     assert!(recs.len() > 5000);
-    let first_end = recs[0].end;
+    let first_end = recs[0].end_ps;
     for ((decisions, _), w_ms) in runs.iter().zip(windows_ms) {
         assert_eq!(decisions.len(), recs.len());
         for (d, r) in decisions.iter().zip(recs) {
             assert_eq!(d.request, r.id);
-            if r.arrival < first_end {
+            if r.arrival_ps < first_end {
                 continue; // no batch duration known yet
             }
-            let want = r.start.saturating_sub(w_ms * 1_000_000).max(r.arrival);
-            assert_eq!(d.fire_at_ns, Some(want), "always:{w_ms}, request {}", r.id);
+            let want = r
+                .start_ps
+                .saturating_sub(w_ms * 1_000_000_000)
+                .max(r.arrival_ps);
+            assert_eq!(d.fire_at_ps, Some(want), "always:{w_ms}, request {}", r.id);
         }
     }
     // Where both fire ahead of dispatch, 55 ms apart.
@@ -226,13 +233,13 @@ fn the_preload_lead_window_moves_each_firing_time_by_the_window() {
         .iter()
         .zip(&runs[1].0)
         .zip(recs)
-        .filter(|(_, r)| r.arrival >= first_end && r.start > r.arrival + 60_000_000)
-        .map(|((a, b), _)| (a.fire_at_ns.unwrap(), b.fire_at_ns.unwrap()))
+        .filter(|(_, r)| r.arrival_ps >= first_end && r.start_ps > r.arrival_ps + 60_000_000_000)
+        .map(|((a, b), _)| (a.fire_at_ps.unwrap(), b.fire_at_ps.unwrap()))
         .collect();
     assert!(
         ahead.len() > 2000,
         "{} requests queued over 60 ms",
         ahead.len()
     );
-    assert!(ahead.iter().all(|&(a, b)| a - b == 55_000_000));
+    assert!(ahead.iter().all(|&(a, b)| a - b == 55_000_000_000));
 }

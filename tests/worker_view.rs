@@ -73,20 +73,21 @@ fn the_request_model_shows_the_defined_signals() {
     let seen = seen.lock().unwrap();
     assert!(seen.len() > 1000);
     let (mut busy_views, mut running_views) = (0, 0);
-    for (now, id, views) in seen.iter() {
+    for (now_ns, id, views) in seen.iter() {
+        let now = now_ns * 1000;
         for v in views {
             let mine = recs.iter().filter(|r| r.worker as usize == v.id);
             let outstanding = mine
                 .clone()
-                .filter(|r| (r.arrival, r.id) < (*now, *id) && r.end > *now)
+                .filter(|r| (r.arrival_ps, r.id) < (now, *id) && r.end_ps > now)
                 .count();
             assert_eq!(v.outstanding, outstanding, "request {id}, worker {}", v.id);
             // Running: in a batch that started before now and has not ended;
             // the rest of the outstanding ones are queued.
             let running = mine
                 .clone()
-                .filter(|r| (r.arrival, r.id) < (*now, *id))
-                .filter(|r| r.start <= *now && r.end > *now)
+                .filter(|r| (r.arrival_ps, r.id) < (now, *id))
+                .filter(|r| r.start_ps <= now && r.end_ps > now)
                 .count();
             assert_eq!(v.busy, running > 0, "request {id}: {v:?}");
             assert_eq!(v.queued, outstanding - running, "request {id}: {v:?}");
@@ -94,13 +95,13 @@ fn the_request_model_shows_the_defined_signals() {
             let idle = (1.0 - outstanding as f64 / batch as f64).max(0.0);
             assert!(close(v.idle_fraction, idle), "request {id}: {v:?}");
             // Batches: one stall per (worker, start), known at start + stall.
-            let mut batches: Vec<(u64, u64)> = mine.map(|r| (r.start, r.stall)).collect();
+            let mut batches: Vec<(u64, u64)> = mine.map(|r| (r.start_ps, r.stall_ps)).collect();
             batches.sort();
             batches.dedup();
             let known: Vec<f64> = batches
                 .iter()
-                .filter(|(start, stall)| start + stall <= *now)
-                .map(|(_, stall)| *stall as f64 / 1e6)
+                .filter(|(start, stall)| start + stall <= now)
+                .map(|(_, stall)| *stall as f64 / 1e9)
                 .collect();
             let (last, ewma) = stall_of(&known);
             assert!(
@@ -148,6 +149,7 @@ fn the_task_engine_shows_the_defined_signals() {
     let (mut busy, mut stalled, mut running_views) = (0, 0, 0);
     for (now_ns, id, views) in seen.iter() {
         let now_ps = trace.tasks[*id as usize].arrival_ns * 1000;
+        assert_eq!(now_ns * 1000, now_ps, "dispatched at its arrival");
         for v in views {
             let mine = recs.iter().filter(|r| r.worker as usize == v.id);
             let outstanding = mine
@@ -171,9 +173,7 @@ fn the_task_engine_shows_the_defined_signals() {
             assert_eq!(v.queued, outstanding - running, "task {id}: {v:?}");
             let idle = (1.0 - outstanding as f64).max(0.0);
             assert!(close(v.idle_fraction, idle), "task {id}: {v:?}");
-            let mut done: Vec<_> = mine
-                .filter(|r| r.end_ps.div_ceil(1000) <= *now_ns)
-                .collect();
+            let mut done: Vec<_> = mine.filter(|r| r.end_ps <= now_ps).collect();
             done.sort_by_key(|r| r.end_ps);
             let known: Vec<f64> = done
                 .iter()
@@ -226,8 +226,8 @@ fn both_engines_in_one_state_show_the_same_view() {
     let mut recs = Vec::new();
     e.run(1, |r| recs.push(*r)).unwrap();
     recs.sort_by_key(|r| r.id);
-    let first_end = recs.iter().map(|r| r.end).min().unwrap();
-    let last_arrival = recs.iter().map(|r| r.arrival).max().unwrap();
+    let first_end = recs.iter().map(|r| r.end_ps).min().unwrap();
+    let last_arrival = recs.iter().map(|r| r.arrival_ps).max().unwrap();
     assert!(recs.len() >= 30, "{} requests", recs.len());
     assert!(first_end > last_arrival, "a request ended within the burst");
 
@@ -236,7 +236,7 @@ fn both_engines_in_one_state_show_the_same_view() {
     for (i, r) in recs.iter().enumerate() {
         csv += &format!(
             "{i},B,,,,{},0\n{i},L,0x1000,8,5000000,,\n{i},E,,,,,\n",
-            r.arrival
+            r.arrival_ps / 1000
         );
     }
     let trace = traces::tasks::read_task_csv(csv.as_bytes()).unwrap();
@@ -277,9 +277,10 @@ fn both_engines_in_one_state_show_the_same_view() {
             let start = recs
                 .iter()
                 .filter(|r| r.worker as usize == x.id && r.id < *id_a)
-                .map(|r| r.start)
+                .map(|r| r.start_ps)
                 .min();
-            let util = start.map_or(0.0, |s| 1.0 - (-((now_a - s) as f64) / 100e6).exp());
+            let now = now_a * 1000;
+            let util = start.map_or(0.0, |s| 1.0 - (-((now - s) as f64) / 100e9).exp());
             assert!(
                 close(x.utilization, util),
                 "request {id_a}: {x:?} want {util}"

@@ -13,41 +13,56 @@ use crate::stats::{
     Percentiles, bimodality, paired_bootstrap_diff, percentiles, spike_period, spike_share,
 };
 
-/// The clock a run's latencies are counted in, which sets the unit the
-/// table shows them in: the request model's nanoseconds as ms, a task
-/// engine's picoseconds as µs (in both, one shown unit is 10⁶ ticks).
+/// The unit a comparison shows its latencies in, which the experiment's
+/// kind chooses: ms for requests (the request model, or requests at line
+/// level), µs for tasks. Every latency arrives in ps, the engines' unit,
+/// and is converted here, once: the statistics count in ticks of a
+/// millionth of the unit shown (ns for ms, ps for µs).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Clock {
+pub enum Unit {
     #[default]
-    Ns,
-    Ps,
+    Ms,
+    Us,
 }
 
-impl Clock {
+impl Unit {
     /// Ticks per unit shown.
-    pub const PER_UNIT: f64 = 1e6;
+    pub const TICKS: f64 = 1e6;
 
-    /// The unit shown, as CSV/JSON column suffixes write it.
-    pub fn unit(self) -> &'static str {
+    /// Picoseconds per tick.
+    pub fn ps_per_tick(self) -> u64 {
         match self {
-            Clock::Ns => "ms",
-            Clock::Ps => "us",
+            Unit::Ms => 1000,
+            Unit::Us => 1,
         }
     }
 
-    /// The unit shown, as text writes it.
+    /// `ps` in the unit shown.
+    pub fn of_ps(self, ps: u64) -> f64 {
+        (ps / self.ps_per_tick()) as f64 / Unit::TICKS
+    }
+
+    /// The unit, as CSV/JSON column suffixes write it.
+    pub fn suffix(self) -> &'static str {
+        match self {
+            Unit::Ms => "ms",
+            Unit::Us => "us",
+        }
+    }
+
+    /// The unit, as text writes it.
     pub fn label(self) -> &'static str {
         match self {
-            Clock::Ns => "ms",
-            Clock::Ps => "µs",
+            Unit::Ms => "ms",
+            Unit::Us => "µs",
         }
     }
 
     /// What one latency is of (`request` or `task`).
     pub fn what(self) -> &'static str {
         match self {
-            Clock::Ns => "request",
-            Clock::Ps => "task",
+            Unit::Ms => "request",
+            Unit::Us => "task",
         }
     }
 }
@@ -56,13 +71,11 @@ impl Clock {
 #[derive(Clone, Debug, Default)]
 pub struct RunResult {
     pub seed: u64,
-    /// The clock of every latency below.
-    pub clock: Clock,
-    /// Latencies (in `clock` ticks) of the run's kept requests in request-id
+    /// Latencies (ps) of the run's kept requests in request-id
     /// order — all of them, or a sample chosen by id (the same ids in every
     /// row of a seed, so rows pair element by element).
     pub latency: Vec<u64>,
-    /// Every request: how many, the sum and the largest latency, exact.
+    /// Every request: how many, the sum and the largest latency (ps), exact.
     pub requests: u64,
     pub latency_sum: u128,
     pub latency_max: u64,
@@ -71,26 +84,26 @@ pub struct RunResult {
     /// When sampled: the latencies of the first requests in id order
     /// (for the spike period, which needs consecutive requests).
     pub sequence: Option<Vec<u64>>,
-    /// Accelerator time waiting for data (stall + transfer) and computing (ns).
-    pub bubble_ns: u64,
-    pub compute_ns: u64,
+    /// Accelerator time waiting for data (stall + transfer) and computing (ps).
+    pub bubble_ps: u64,
+    pub compute_ps: u64,
     /// Bytes through the nodes' memories.
     pub memory_bytes: u64,
-    /// Simulated span (ns).
-    pub span_ns: u64,
-    /// Latency (ms) of the first request after each shard move (the
+    /// Simulated span (ps).
+    pub span_ps: u64,
+    /// Latency (ps) of the first request after each shard move (the
     /// request model's shard moves).
-    pub first_after_move_ms: Vec<f64>,
+    pub first_after_move: Vec<u64>,
     /// Per second of simulated time: the monitoring chart's values.
     pub windows: Vec<crate::monitor::MonitorPoint>,
     /// Preload: decisions, correct "will miss" predictions, items brought in,
-    /// of those still cached at their batch, fallbacks, simulated cost (ns).
+    /// of those still cached at their batch, fallbacks, simulated cost (ps).
     pub preload_decisions: u64,
     pub predictions_correct: u64,
     pub preload_items: u64,
     pub preload_item_hits: u64,
     pub preload_fallbacks: u64,
-    pub predict_cost_ns: u64,
+    pub predict_cost_ps: u64,
     /// The "will miss" calls judged against the run's outcomes.
     pub judged: sim::serve::Judged,
     /// Bytes the preloads read.
@@ -99,12 +112,12 @@ pub struct RunResult {
     pub upper_bound: bool,
 }
 
-/// One line of `compare.csv`; latencies in the unit of `clock`
-/// ([`Clock::unit`]), which also suffixes their column names.
+/// One line of `compare.csv`; latencies in `unit`, which also suffixes
+/// their column names ([`Unit::suffix`]).
 #[derive(Clone, Debug)]
 pub struct Row {
-    /// The clock the row's runs counted in.
-    pub clock: Clock,
+    /// The unit its latencies are shown in.
+    pub unit: Unit,
     pub row: String,
     pub requests: u64,
     /// Latencies behind the percentiles, CIs, spikes and bimodality: all
@@ -147,10 +160,11 @@ pub struct Row {
     pub upper_bound: bool,
 }
 
-/// Pools a row's seeds in seed order.
-fn pooled(runs: &[RunResult]) -> Vec<u64> {
+/// Pools a row's seeds in seed order, in ticks of `unit`.
+fn pooled(runs: &[RunResult], unit: Unit) -> Vec<u64> {
+    let tick = unit.ps_per_tick();
     runs.iter()
-        .flat_map(|r| r.latency.iter().copied())
+        .flat_map(|r| r.latency.iter().map(move |&ps| ps / tick))
         .collect()
 }
 
@@ -163,24 +177,25 @@ fn bootstrap_seed(name: &str) -> u64 {
     }) ^ 0xB007
 }
 
-/// Computes the table. `rows[i]` holds row i's runs, one per seed, in the
-/// same seed order for every row.
+/// Computes the table, its latencies in `unit`. `rows[i]` holds row i's
+/// runs, one per seed, in the same seed order for every row.
 pub fn compare(
     names: &[String],
     rows: &[Vec<RunResult>],
+    unit: Unit,
     spike_k: f64,
     bootstrap: usize,
 ) -> Vec<Row> {
-    let base = pooled(&rows[0]);
-    let clock = rows[0].first().map_or(Clock::Ns, |r| r.clock);
-    // `percentiles` and the bootstrap give "ms" of ns: millionths of ticks,
-    // which is the unit shown for either clock.
+    let tick = unit.ps_per_tick();
+    let base = pooled(&rows[0], unit);
+    // `percentiles` and the bootstrap count ticks and give millions of
+    // them ("ms" of ns): the unit shown.
     names
         .iter()
         .zip(rows)
         .enumerate()
         .map(|(i, (name, runs))| {
-            let all = pooled(runs);
+            let all = pooled(runs, unit);
             let p: Percentiles = percentiles(&all);
             let (d, lo, hi) = if i == 0 || base.len() != all.len() {
                 (0.0, 0.0, 0.0)
@@ -192,20 +207,22 @@ pub fn compare(
                 .first()
                 .and_then(|r| {
                     let seq = r.sequence.as_deref().unwrap_or(&r.latency);
-                    spike_period(seq, spike_k, 20_000, 0.1)
+                    let seq: Vec<u64> = seq.iter().map(|&ps| ps / tick).collect();
+                    spike_period(&seq, spike_k, 20_000, 0.1)
                 })
                 .map_or(0, |(lag, _)| lag);
             let requests: u64 = runs.iter().map(|r| r.requests).sum();
-            let total: u128 = runs.iter().map(|r| r.latency_sum).sum();
-            let max = runs.iter().map(|r| r.latency_max).max().unwrap_or(0);
-            let shown: Vec<f64> = all.iter().map(|&x| x as f64 / Clock::PER_UNIT).collect();
-            let bubble: u64 = runs.iter().map(|r| r.bubble_ns).sum();
-            let compute: u64 = runs.iter().map(|r| r.compute_ns).sum();
+            let total: u128 = runs.iter().map(|r| r.latency_sum / tick as u128).sum();
+            let max = runs.iter().map(|r| r.latency_max / tick).max().unwrap_or(0);
+            let shown: Vec<f64> = all.iter().map(|&x| x as f64 / Unit::TICKS).collect();
+            // Times that are not latencies, in whole ns.
+            let ns = |f: fn(&RunResult) -> u64| runs.iter().map(|r| f(r) / 1000).sum::<u64>();
+            let (bubble, compute, span) =
+                (ns(|r| r.bubble_ps), ns(|r| r.compute_ps), ns(|r| r.span_ps));
             let bytes: u64 = runs.iter().map(|r| r.memory_bytes).sum();
-            let span: u64 = runs.iter().map(|r| r.span_ns).sum();
             let moves: Vec<f64> = runs
                 .iter()
-                .flat_map(|r| r.first_after_move_ms.iter().copied())
+                .flat_map(|r| r.first_after_move.iter().map(|&ps| unit.of_ps(ps)))
                 .collect();
             let sum = |f: fn(&RunResult) -> u64| runs.iter().map(f).sum::<u64>();
             let decisions = sum(|r| r.preload_decisions);
@@ -215,7 +232,7 @@ pub fn compare(
                 judged.merge(&r.judged);
             }
             Row {
-                clock,
+                unit,
                 row: name.clone(),
                 requests,
                 sampled_requests: all.len(),
@@ -223,11 +240,11 @@ pub fn compare(
                 tp90: p.tp90_ms,
                 tp99: p.tp99_ms,
                 tp999: p.tp999_ms,
-                max: max as f64 / Clock::PER_UNIT,
+                max: max as f64 / Unit::TICKS,
                 mean: if requests == 0 {
                     0.0
                 } else {
-                    total as f64 / requests as f64 / Clock::PER_UNIT
+                    total as f64 / requests as f64 / Unit::TICKS
                 },
                 tp99_diff: d,
                 tp99_ci_low: lo,
@@ -245,15 +262,10 @@ pub fn compare(
                 } else {
                     bytes as f64 / span as f64
                 },
-                // The request model's ms, in the unit shown.
                 first_after_move: if moves.is_empty() {
                     0.0
                 } else {
                     moves.iter().sum::<f64>() / moves.len() as f64
-                        * match clock {
-                            Clock::Ns => 1.0,
-                            Clock::Ps => 1e3,
-                        }
                 },
                 prediction_accuracy: if decisions == 0 {
                     0.0
@@ -269,7 +281,7 @@ pub fn compare(
                 predict_cost_us: if requests == 0 {
                     0.0
                 } else {
-                    sum(|r| r.predict_cost_ns) as f64 / requests as f64 / 1000.0
+                    ns(|r| r.predict_cost_ps) as f64 / requests as f64 / 1000.0
                 },
                 predict_auc: judged.auc(),
                 predict_precision: judged.precision(),
@@ -281,11 +293,11 @@ pub fn compare(
         .collect()
 }
 
-/// The table as text, its latencies in the unit of its rows' clock,
-/// paired by request or task.
+/// The table as text, its latencies in its rows' unit, paired by request
+/// or task.
 pub fn render(rows: &[Row], spike_k: f64) -> String {
-    let clock = rows.first().map_or(Clock::Ns, |r| r.clock);
-    let (unit, what) = (clock.label(), clock.what());
+    let shown = rows.first().map_or(Unit::Ms, |r| r.unit);
+    let (unit, what) = (shown.label(), shown.what());
     let mut s = format!(
         "{:<18} {:>7} {:>7} {:>8} {:>26} {:>8} {:>8} {:>6} {:>7} {:>7} {:>6} {:>9}\n",
         "row",
@@ -371,161 +383,188 @@ pub fn render(rows: &[Row], spike_k: f64) -> String {
     s
 }
 
-/// A column of `compare.csv`: its name (a latency's is suffixed with the
-/// unit of the row's clock) and its text.
+/// A column of `compare.csv` and a key of `compare.json`: its name (a
+/// latency's is suffixed with the row's unit) and its value.
 struct Column {
     name: &'static str,
     latency: bool,
-    text: fn(&Row) -> String,
+    value: fn(&Row) -> Cell,
 }
 
-/// Fixed decimals.
-fn fixed(v: f64, n: usize) -> String {
-    format!("{v:.n$}")
+/// A value, as CSV writes it (fixed decimals) and as JSON does (full
+/// precision).
+enum Cell {
+    Text(String),
+    Count(u64),
+    /// A number and its decimals in CSV.
+    Real(f64, usize),
+    /// A number, if any (4 decimals in CSV, empty if none; JSON null).
+    Maybe(Option<f64>),
+    /// 1/0 in CSV, true/false in JSON.
+    Flag(bool),
 }
 
-fn opt(v: Option<f64>) -> String {
-    v.map_or(String::new(), |v| fixed(v, 4))
+impl Cell {
+    fn text(self) -> String {
+        match self {
+            Cell::Text(t) => t,
+            Cell::Count(n) => n.to_string(),
+            Cell::Real(v, n) => format!("{v:.n$}"),
+            Cell::Maybe(v) => v.map_or(String::new(), |v| format!("{v:.4}")),
+            Cell::Flag(b) => (b as u8).to_string(),
+        }
+    }
+
+    fn json(self) -> serde_json::Value {
+        match self {
+            Cell::Text(t) => t.into(),
+            Cell::Count(n) => n.into(),
+            Cell::Real(v, _) => v.into(),
+            Cell::Maybe(v) => v.into(),
+            Cell::Flag(b) => b.into(),
+        }
+    }
 }
 
-/// `compare.csv`'s columns, in order.
+/// The table's columns, in `compare.csv`'s order; `compare.json` has them
+/// all and `sampled_requests`.
 const COLUMNS: &[Column] = &[
     Column {
         name: "row",
         latency: false,
-        text: |r| r.row.clone(),
+        value: |r| Cell::Text(r.row.clone()),
     },
     Column {
         name: "requests",
         latency: false,
-        text: |r| r.requests.to_string(),
+        value: |r| Cell::Count(r.requests),
     },
     Column {
         name: "tp50",
         latency: true,
-        text: |r| fixed(r.tp50, 3),
+        value: |r| Cell::Real(r.tp50, 3),
     },
     Column {
         name: "tp90",
         latency: true,
-        text: |r| fixed(r.tp90, 3),
+        value: |r| Cell::Real(r.tp90, 3),
     },
     Column {
         name: "tp99",
         latency: true,
-        text: |r| fixed(r.tp99, 3),
+        value: |r| Cell::Real(r.tp99, 3),
     },
     Column {
         name: "tp999",
         latency: true,
-        text: |r| fixed(r.tp999, 3),
+        value: |r| Cell::Real(r.tp999, 3),
     },
     Column {
         name: "max",
         latency: true,
-        text: |r| fixed(r.max, 3),
+        value: |r| Cell::Real(r.max, 3),
     },
     Column {
         name: "mean",
         latency: true,
-        text: |r| fixed(r.mean, 3),
+        value: |r| Cell::Real(r.mean, 3),
     },
     Column {
         name: "tp99_diff",
         latency: true,
-        text: |r| fixed(r.tp99_diff, 3),
+        value: |r| Cell::Real(r.tp99_diff, 3),
     },
     Column {
         name: "tp99_ci_low",
         latency: true,
-        text: |r| fixed(r.tp99_ci_low, 3),
+        value: |r| Cell::Real(r.tp99_ci_low, 3),
     },
     Column {
         name: "tp99_ci_high",
         latency: true,
-        text: |r| fixed(r.tp99_ci_high, 3),
+        value: |r| Cell::Real(r.tp99_ci_high, 3),
     },
     Column {
         name: "spike_share",
         latency: false,
-        text: |r| fixed(r.spike_share, 5),
+        value: |r| Cell::Real(r.spike_share, 5),
     },
     Column {
         name: "spike_period",
         latency: false,
-        text: |r| r.spike_period.to_string(),
+        value: |r| Cell::Count(r.spike_period as u64),
     },
     Column {
         name: "bimodality",
         latency: false,
-        text: |r| fixed(r.bimodality, 4),
+        value: |r| Cell::Real(r.bimodality, 4),
     },
     Column {
         name: "bubble_pct",
         latency: false,
-        text: |r| fixed(r.bubble_pct, 2),
+        value: |r| Cell::Real(r.bubble_pct, 2),
     },
     Column {
         name: "bandwidth_gbps",
         latency: false,
-        text: |r| fixed(r.bandwidth_gbps, 3),
+        value: |r| Cell::Real(r.bandwidth_gbps, 3),
     },
     Column {
         name: "first_after_move",
         latency: true,
-        text: |r| fixed(r.first_after_move, 3),
+        value: |r| Cell::Real(r.first_after_move, 3),
     },
     Column {
         name: "prediction_accuracy",
         latency: false,
-        text: |r| fixed(r.prediction_accuracy, 4),
+        value: |r| Cell::Real(r.prediction_accuracy, 4),
     },
     Column {
         name: "preload_hit_rate",
         latency: false,
-        text: |r| fixed(r.preload_hit_rate, 4),
+        value: |r| Cell::Real(r.preload_hit_rate, 4),
     },
     Column {
         name: "preload_fallbacks",
         latency: false,
-        text: |r| r.preload_fallbacks.to_string(),
+        value: |r| Cell::Count(r.preload_fallbacks),
     },
     Column {
         name: "predict_cost_us",
         latency: false,
-        text: |r| fixed(r.predict_cost_us, 2),
+        value: |r| Cell::Real(r.predict_cost_us, 2),
     },
     Column {
         name: "predict_auc",
         latency: false,
-        text: |r| opt(r.predict_auc),
+        value: |r| Cell::Maybe(r.predict_auc),
     },
     Column {
         name: "predict_precision",
         latency: false,
-        text: |r| opt(r.predict_precision),
+        value: |r| Cell::Maybe(r.predict_precision),
     },
     Column {
         name: "predict_recall",
         latency: false,
-        text: |r| opt(r.predict_recall),
+        value: |r| Cell::Maybe(r.predict_recall),
     },
     Column {
         name: "preload_gb",
         latency: false,
-        text: |r| fixed(r.preload_gb, 4),
+        value: |r| Cell::Real(r.preload_gb, 4),
     },
     Column {
         name: "upper_bound",
         latency: false,
-        text: |r| (r.upper_bound as u8).to_string(),
+        value: |r| Cell::Flag(r.upper_bound),
     },
 ];
 
 impl Column {
-    fn named(&self, clock: Clock) -> String {
+    fn named(&self, unit: Unit) -> String {
         if self.latency {
-            format!("{}_{}", self.name, clock.unit())
+            format!("{}_{}", self.name, unit.suffix())
         } else {
             self.name.to_string()
         }
@@ -533,55 +572,29 @@ impl Column {
 }
 
 /// The table as CSV (header and one line per row), its latency columns
-/// named for the rows' clock (`tp50_ms`, or `tp50_us` for tasks).
+/// named for the rows' unit (`tp50_ms`, or `tp50_us` for tasks).
 pub fn to_csv(rows: &[Row]) -> Result<String, TableError> {
-    let clock = rows.first().map_or(Clock::Ns, |r| r.clock);
-    let header: Vec<String> = COLUMNS.iter().map(|c| c.named(clock)).collect();
+    let unit = rows.first().map_or(Unit::Ms, |r| r.unit);
+    let header: Vec<String> = COLUMNS.iter().map(|c| c.named(unit)).collect();
     let lines: Vec<Vec<String>> = rows
         .iter()
-        .map(|r| COLUMNS.iter().map(|c| (c.text)(r)).collect())
+        .map(|r| COLUMNS.iter().map(|c| (c.value)(r).text()).collect())
         .collect();
     table::records_to_csv(&header, &lines)
 }
 
-/// A row as JSON (`compare.json`): every field at full precision, the
-/// latencies' keys suffixed as in `compare.csv`.
+/// A row as JSON (`compare.json`): `compare.csv`'s columns under the same
+/// names at full precision, and `sampled_requests`.
 impl Serialize for Row {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap;
-        let u = self.clock.unit();
-        let mut m = s.serialize_map(Some(27))?;
-        m.serialize_entry("row", &self.row)?;
-        m.serialize_entry("requests", &self.requests)?;
-        m.serialize_entry("sampled_requests", &self.sampled_requests)?;
-        for (k, v) in [
-            ("tp50", self.tp50),
-            ("tp90", self.tp90),
-            ("tp99", self.tp99),
-            ("tp999", self.tp999),
-            ("max", self.max),
-            ("mean", self.mean),
-            ("tp99_diff", self.tp99_diff),
-            ("tp99_ci_low", self.tp99_ci_low),
-            ("tp99_ci_high", self.tp99_ci_high),
-            ("first_after_move", self.first_after_move),
-        ] {
-            m.serialize_entry(&format!("{k}_{u}"), &v)?;
+        let mut m = s.serialize_map(Some(COLUMNS.len() + 1))?;
+        for c in COLUMNS {
+            m.serialize_entry(&c.named(self.unit), &(c.value)(self).json())?;
+            if c.name == "requests" {
+                m.serialize_entry("sampled_requests", &self.sampled_requests)?;
+            }
         }
-        m.serialize_entry("spike_share", &self.spike_share)?;
-        m.serialize_entry("spike_period", &self.spike_period)?;
-        m.serialize_entry("bimodality", &self.bimodality)?;
-        m.serialize_entry("bubble_pct", &self.bubble_pct)?;
-        m.serialize_entry("bandwidth_gbps", &self.bandwidth_gbps)?;
-        m.serialize_entry("prediction_accuracy", &self.prediction_accuracy)?;
-        m.serialize_entry("preload_hit_rate", &self.preload_hit_rate)?;
-        m.serialize_entry("preload_fallbacks", &self.preload_fallbacks)?;
-        m.serialize_entry("predict_cost_us", &self.predict_cost_us)?;
-        m.serialize_entry("predict_auc", &self.predict_auc)?;
-        m.serialize_entry("predict_precision", &self.predict_precision)?;
-        m.serialize_entry("predict_recall", &self.predict_recall)?;
-        m.serialize_entry("preload_gb", &self.preload_gb)?;
-        m.serialize_entry("upper_bound", &self.upper_bound)?;
         m.end()
     }
 }
@@ -590,16 +603,23 @@ impl Serialize for Row {
 mod tests {
     use super::*;
 
-    fn run(lat_ms: &[u64]) -> RunResult {
-        let latency: Vec<u64> = lat_ms.iter().map(|x| x * 1_000_000).collect();
+    /// A run whose latencies are `lat` millions of ticks: ms for
+    /// [`Unit::Ms`] (10⁹ ps each), µs for [`Unit::Us`] (10⁶ ps).
+    fn run_in(unit: Unit, lat: &[u64]) -> RunResult {
+        let per = 1_000_000 * unit.ps_per_tick();
+        let latency: Vec<u64> = lat.iter().map(|x| x * per).collect();
         RunResult {
             requests: latency.len() as u64,
             latency_sum: latency.iter().map(|&x| x as u128).sum(),
             latency_max: latency.iter().copied().max().unwrap_or(0),
             latency,
-            span_ns: 1_000_000_000,
+            span_ps: 1_000_000_000_000,
             ..Default::default()
         }
+    }
+
+    fn run(lat_ms: &[u64]) -> RunResult {
+        run_in(Unit::Ms, lat_ms)
     }
 
     #[test]
@@ -607,7 +627,7 @@ mod tests {
         let a: Vec<u64> = (1..=1000).collect();
         let b: Vec<u64> = a.iter().map(|x| x + 10).collect();
         let names = vec!["a".to_string(), "b".to_string()];
-        let rows = compare(&names, &[vec![run(&a)], vec![run(&b)]], 3.0, 200);
+        let rows = compare(&names, &[vec![run(&a)], vec![run(&b)]], Unit::Ms, 3.0, 200);
         assert_eq!(rows[0].tp99_diff, 0.0);
         assert_eq!(rows[1].tp99_diff, 10.0);
         assert_eq!((rows[1].tp99_ci_low, rows[1].tp99_ci_high), (10.0, 10.0));
@@ -623,25 +643,29 @@ mod tests {
     fn a_sampled_run_counts_every_request_and_says_it_sampled() {
         let mut r = run(&[1, 2, 3, 10]);
         // All four requests ran (sum 16 ms, max 10 ms); two were kept.
-        r.latency = vec![1_000_000, 3_000_000];
+        r.latency = vec![1_000_000_000, 3_000_000_000];
         r.sampled = true;
-        let rows = compare(&["a".to_string()], &[vec![r]], 3.0, 10);
+        let rows = compare(&["a".to_string()], &[vec![r]], Unit::Ms, 3.0, 10);
         assert_eq!((rows[0].requests, rows[0].sampled_requests), (4, 2));
         assert_eq!((rows[0].mean, rows[0].max), (4.0, 10.0));
         assert_eq!(rows[0].tp99, 3.0, "percentiles from the sample");
         assert!(render(&rows, 3.0).contains(
             "statistics from a uniform sample of 2 requests per row, of the 4 simulated"
         ));
-        let full = compare(&["a".to_string()], &[vec![run(&[1, 2])]], 3.0, 10);
+        let full = compare(&["a".to_string()], &[vec![run(&[1, 2])]], Unit::Ms, 3.0, 10);
         assert!(!render(&full, 3.0).contains("sample"));
     }
 
     #[test]
-    fn a_clock_names_its_unit_in_text_csv_and_json() {
-        // 2 000 000 ps = 2 µs; 2 000 000 ns = 2 ms: one shown unit is 10⁶ ticks.
-        let mut ps = run(&[2]);
-        ps.clock = Clock::Ps;
-        let rows = compare(&["t".to_string()], &[vec![ps]], 3.0, 10);
+    fn a_unit_names_itself_in_text_csv_and_json() {
+        // 2 × 10⁶ ps = 2 µs, shown in µs.
+        let rows = compare(
+            &["t".to_string()],
+            &[vec![run_in(Unit::Us, &[2])]],
+            Unit::Us,
+            3.0,
+            10,
+        );
         assert_eq!(rows[0].tp99, 2.0);
         let csv = to_csv(&rows).unwrap();
         assert!(
@@ -670,13 +694,21 @@ mod tests {
         let mut sorted = header.clone();
         sorted.sort();
         assert_eq!(keys, sorted);
-        // A shard move's latency (the request model's ms) in the unit shown.
-        let mut moved = run(&[2]);
-        moved.clock = Clock::Ps;
-        moved.first_after_move_ms = vec![0.5];
-        let rows = compare(&["t".to_string()], &[vec![moved]], 3.0, 10);
-        assert_eq!(rows[0].first_after_move, 500.0, "0.5 ms = 500 µs");
-        let ns = compare(&["r".to_string()], &[vec![run(&[2])]], 3.0, 10);
+        // A shard move's latency (ps) in the unit shown.
+        let mut moved = run_in(Unit::Us, &[2]);
+        moved.first_after_move = vec![500_000_000];
+        let rows = compare(
+            &["t".to_string()],
+            &[vec![moved.clone()]],
+            Unit::Us,
+            3.0,
+            10,
+        );
+        assert_eq!(rows[0].first_after_move, 500.0, "5 × 10⁸ ps = 500 µs");
+        moved.latency = vec![2_000_000_000];
+        let rows = compare(&["t".to_string()], &[vec![moved]], Unit::Ms, 3.0, 10);
+        assert_eq!(rows[0].first_after_move, 0.5, "5 × 10⁸ ps = 0.5 ms");
+        let ns = compare(&["r".to_string()], &[vec![run(&[2])]], Unit::Ms, 3.0, 10);
         assert_eq!(serde_json::to_value(&ns[0]).unwrap()["tp99_ms"], 2.0);
         assert!(to_csv(&ns).unwrap().starts_with("row,requests,tp50_ms,"));
         assert!(

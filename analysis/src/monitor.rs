@@ -14,7 +14,7 @@
 //! - memory GB/s = bytes read from all nodes' memories in the window / 1 s.
 
 use serde::Serialize;
-use sim::serve::{MONITOR_WINDOW_NS, WindowTotals};
+use sim::serve::{MONITOR_WINDOW_PS, WindowTotals};
 
 use crate::table::{self, TableError};
 
@@ -37,17 +37,19 @@ fn ratio(num: u64, den: u64) -> Option<f64> {
     (den > 0).then(|| num as f64 / den as f64)
 }
 
-/// Builds the points of a run from the latencies (ns) of the requests that
+/// Builds the points of a run from the latencies (ps) of the requests that
 /// arrived in each window and the engine's per-window counters. There are
 /// as many points as latency windows (the workload's duration): the drain
 /// after the last arrival is not a window of the service.
 pub fn points(latency_by_window: &[Vec<u64>], totals: &[WindowTotals]) -> Vec<MonitorPoint> {
     let n = latency_by_window.len();
-    let secs = MONITOR_WINDOW_NS as f64 / 1e9;
+    let secs = MONITOR_WINDOW_PS as f64 / 1e12;
     (0..n)
         .map(|i| {
             let lat = latency_by_window.get(i).map_or(&[][..], |v| &v[..]);
-            let p = crate::stats::percentiles(lat);
+            // Shown in ms: percentiles of whole ns.
+            let ns: Vec<u64> = lat.iter().map(|&ps| ps / 1000).collect();
+            let p = crate::stats::percentiles(&ns);
             let w = totals.get(i).cloned().unwrap_or_default();
             MonitorPoint {
                 second: i as u64,
@@ -125,7 +127,7 @@ mod tests {
             far_bytes: 500_000_000,
         };
         // Window 0: latencies 1..=100 ms; window 1: nothing arrived, nothing counted.
-        let lat: Vec<u64> = (1..=100).map(|ms| ms * 1_000_000).collect();
+        let lat: Vec<u64> = (1..=100).map(|ms| ms * 1_000_000_000).collect();
         let p = points(&[lat, vec![]], &[w]);
         assert_eq!(p.len(), 2);
         assert_eq!(p[0].requests, 100);

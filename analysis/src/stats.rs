@@ -17,7 +17,8 @@ pub fn quantile_sorted(sorted: &[u64], q: f64) -> u64 {
     sorted[rank.clamp(1, sorted.len()) - 1]
 }
 
-/// TP50/90/99/99.9/max and mean of latencies (ns), reported in ms.
+/// TP50/90/99/99.9/max and mean of latencies in ticks (ns), reported in
+/// millions of ticks (ms); `compare` counts ticks of its unit (ps for µs).
 #[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
 pub struct Percentiles {
     pub n: usize,

@@ -18,25 +18,26 @@ pub struct Bench {
 }
 
 /// Runs `row` of `exp` on `m` with `seed`; `keep` keeps every request's
-/// record, `bandwidth_until_ns` per-node bandwidth up to then (a timeline).
+/// record, `bandwidth_until_ps` per-node bandwidth up to then (a timeline).
 pub fn run(
     m: &sim::Machine,
     exp: &Experiment,
     row: &RowSpec,
     seed: u64,
     keep: bool,
-    bandwidth_until_ns: Option<u64>,
+    bandwidth_until_ps: Option<u64>,
 ) -> Result<Bench, LabError> {
     exp.check_size()?;
-    let run = run_row(m, exp, row, seed, keep, None, bandwidth_until_ns)?;
+    let run = run_row(m, exp, row, seed, keep, None, bandwidth_until_ps)?;
     let rr = &run.result;
-    let mut p = analysis::stats::percentiles(&rr.latency);
+    // Shown in ms: statistics of whole ns (the request model's resolution).
+    let ns: Vec<u64> = rr.latency.iter().map(|&ps| ps / 1000).collect();
+    let mut p = analysis::stats::percentiles(&ns);
     if rr.requests > 0 {
-        let per = analysis::compare::Clock::PER_UNIT;
-        p.mean_ms = rr.latency_sum as f64 / rr.requests as f64 / per;
-        p.max_ms = rr.latency_max as f64 / per;
+        p.mean_ms = (rr.latency_sum / 1000) as f64 / rr.requests as f64 / 1e6;
+        p.max_ms = analysis::compare::Unit::Ms.of_ps(rr.latency_max);
     }
-    let spike_share = analysis::stats::spike_share(&rr.latency, exp.experiment.spike_k);
+    let spike_share = analysis::stats::spike_share(&ns, exp.experiment.spike_k);
     Ok(Bench {
         run,
         percentiles: p,

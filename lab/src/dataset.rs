@@ -84,12 +84,12 @@ pub fn requests(
     exp.check_size()?;
     let run = run_row(m, exp, row, seed, false, Some(fs), None)?;
     let mut rows = run.dataset;
-    rows.sort_by_key(|r| (r.time_ns, r.id));
+    rows.sort_by_key(|r| (r.time_ps, r.id));
     Ok(Dataset {
         features: fs.names(),
         rows: rows
             .into_iter()
-            .map(|r| (r.time_ns, r.id, r.features, r.label))
+            .map(|r| (r.time_ps / 1000, r.id, r.features, r.label))
             .collect(),
     })
 }

@@ -287,7 +287,7 @@ pub fn run_row(
     seed: u64,
     keep: bool,
     record: Option<&sim::policy::FeatureSet>,
-    bandwidth_until_ns: Option<u64>,
+    bandwidth_until_ps: Option<u64>,
 ) -> Result<RowRun, LabError> {
     let mut spec = exp.workload.clone();
     if !row.moves {
@@ -324,8 +324,8 @@ pub fn run_row(
         e.set_features(fs.clone());
     }
     e.record_dataset(record.is_some());
-    if let Some(until) = bandwidth_until_ns {
-        e.bin_bandwidth(sim::serve::BANDWIDTH_BIN_NS, until);
+    if let Some(until) = bandwidth_until_ps {
+        e.bin_bandwidth(sim::serve::BANDWIDTH_BIN_PS, until);
     }
     // Every request's latency counts in the exact totals; a sample of
     // them (all, in a run of at most KEEP_PER_RUN) feeds the statistics.
@@ -336,12 +336,12 @@ pub fn run_row(
     let mut kept = Vec::new();
     let totals = e
         .run(seed, |r| {
-            let l = r.latency();
+            let l = r.latency_ps();
             count += 1;
             sum += l as u128;
             max = max.max(l);
             if kept_in_sample(r.id, share) {
-                sample.push((r.id, l, r.arrival));
+                sample.push((r.id, l, r.arrival_ps));
             }
             if share < 1.0 && r.id < SEQUENCE_KEPT {
                 let i = r.id as usize;
@@ -360,7 +360,7 @@ pub fn run_row(
     let secs = (spec.duration_s.ceil() as usize).max(1);
     let mut per: Vec<Vec<u64>> = vec![Vec::new(); secs];
     for &(_, l, at) in &sample {
-        let w = ((at / sim::serve::MONITOR_WINDOW_NS) as usize).min(secs - 1);
+        let w = ((at / sim::serve::MONITOR_WINDOW_PS) as usize).min(secs - 1);
         per[w].push(l);
     }
     let lat: Vec<u64> = sample.iter().map(|x| x.1).collect();
@@ -371,29 +371,24 @@ pub fn run_row(
     let dataset = std::mem::take(&mut e.dataset);
     let rr = RunResult {
         seed,
-        clock: analysis::compare::Clock::Ns,
         latency: lat,
         requests: count,
         latency_sum: sum,
         latency_max: max,
         sampled: share < 1.0,
         sequence: (share < 1.0).then_some(sequence),
-        bubble_ns: totals.bubble_ns,
-        compute_ns: totals.compute_ns,
+        bubble_ps: totals.bubble_ps,
+        compute_ps: totals.compute_ps,
         memory_bytes: totals.node_bytes.iter().sum(),
-        span_ns: totals.end_ns,
-        first_after_move_ms: totals
-            .first_after_move
-            .iter()
-            .map(|x| x.2 as f64 / 1e6)
-            .collect(),
+        span_ps: totals.end_ps,
+        first_after_move: totals.first_after_move.iter().map(|x| x.2).collect(),
         windows,
         preload_decisions: totals.preload_decisions,
         predictions_correct: totals.predictions_correct,
         preload_items: totals.preload_items,
         preload_item_hits: totals.preload_item_hits,
         preload_fallbacks: totals.preload_fallbacks,
-        predict_cost_ns: totals.predict_cost_ns,
+        predict_cost_ps: totals.predict_cost_ps,
         judged: totals.judged.clone(),
         preload_bytes: totals.preload_bytes,
         upper_bound: row_is_oracle,

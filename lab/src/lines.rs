@@ -10,7 +10,6 @@ use analysis::compare::RunResult;
 use traces::workload_lines::LineLayout;
 
 use crate::experiment::{Experiment, RowSpec};
-use analysis::compare::Clock;
 
 use crate::tasks::{Replay, TaskRunError, replay, run_result};
 
@@ -143,9 +142,9 @@ impl Mapping {
             log: &exp.inputs,
         };
         let r = replay(m, trace, &self.cores, placement, &how)?;
-        // In the request model's clock (ns), so the two fidelities'
-        // tables compare column by column.
-        let lat: Vec<u64> = r.latency_ps.iter().map(|&p| p / 1000).collect();
-        Ok(run_result(seed, Clock::Ns, lat, r.span_ns, r.memory_bytes))
+        // At the request model's resolution (whole ns), so the two
+        // fidelities' tables compare column by column.
+        let lat: Vec<u64> = r.latency_ps.iter().map(|&p| p / 1000 * 1000).collect();
+        Ok(run_result(seed, lat, r.span_ps, r.memory_bytes))
     }
 }

@@ -4,7 +4,7 @@
 //! Also the renderers several kinds of run share: `requests.csv`, the
 //! monitoring chart, the latency plots.
 
-use analysis::compare::RunResult;
+use analysis::compare::{RunResult, Unit};
 use analysis::monitor::MonitorPoint;
 use analysis::plots::PlotError;
 use analysis::table::TableError;
@@ -47,7 +47,8 @@ impl Outputs {
     }
 }
 
-/// One line of `requests.csv` (times in ns).
+/// One line of `requests.csv` (times in ns, the request model's
+/// resolution).
 #[derive(serde::Serialize, Default)]
 struct RequestRow {
     id: u64,
@@ -74,13 +75,13 @@ pub fn requests_csv(recs: &[RequestRecord]) -> Result<String, TableError> {
             shard: r.shard,
             worker: r.worker,
             node: r.node,
-            arrival: r.arrival,
-            start: r.start,
-            end: r.end,
-            queue: r.queue,
-            stall: r.stall,
-            compute: r.compute,
-            transfer: r.transfer,
+            arrival: r.arrival_ps / 1000,
+            start: r.start_ps / 1000,
+            end: r.end_ps / 1000,
+            queue: r.queue_ps / 1000,
+            stall: r.stall_ps / 1000,
+            compute: r.compute_ps / 1000,
+            transfer: r.transfer_ps / 1000,
             cold: r.cold,
         })
         .collect();
@@ -99,13 +100,16 @@ pub fn monitor(
 }
 
 /// `latency-histogram.svg` and `latency-cdf.svg`: every row's latencies
-/// over all its seeds, overlaid, in the unit of their clock.
+/// over all its seeds, overlaid, in `unit`.
 pub fn latency_plots(
     out: &mut Outputs,
     title: &str,
+    unit: Unit,
     names: &[String],
     by_row: &[Vec<RunResult>],
 ) -> Result<(), OutputError> {
+    // The plots take ticks: millionths of the unit shown.
+    let tick = unit.ps_per_tick();
     let series: Vec<(String, Vec<u64>)> = names
         .iter()
         .zip(by_row)
@@ -113,17 +117,12 @@ pub fn latency_plots(
             (
                 n.clone(),
                 runs.iter()
-                    .flat_map(|r| r.latency.iter().copied())
+                    .flat_map(|r| r.latency.iter().map(|&ps| ps / tick))
                     .collect(),
             )
         })
         .collect();
-    let clock = by_row
-        .iter()
-        .flatten()
-        .next()
-        .map_or(Default::default(), |r| r.clock);
-    let unit = clock.label();
+    let unit = unit.label();
     out.add(
         "latency-histogram.svg",
         analysis::plots::histogram_svg(title, unit, &series)?,

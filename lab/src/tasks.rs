@@ -8,7 +8,7 @@
 
 use std::path::{Path, PathBuf};
 
-use analysis::compare::{Clock, RunResult};
+use analysis::compare::RunResult;
 use serde::Deserialize;
 
 use crate::experiment::Meta;
@@ -102,8 +102,8 @@ pub struct Replay<'a> {
 pub struct Replayed {
     /// Every task's latency (ps), in trace order.
     pub latency_ps: Vec<u64>,
-    /// The last task's end (ns).
-    pub span_ns: u64,
+    /// The last task's end (ps).
+    pub span_ps: u64,
     /// Bytes the memory channels moved.
     pub memory_bytes: u64,
 }
@@ -194,12 +194,12 @@ pub fn replay(
     let mut span = 0u64;
     te.run(trace, |r| {
         lat[index[&r.task]] = r.latency_ps();
-        span = span.max(r.end_ps / 1000);
+        span = span.max(r.end_ps);
     })
     .map_err(|error| TaskRunError::Run { row: row(), error })?;
     Ok(Replayed {
         latency_ps: lat,
-        span_ns: span,
+        span_ps: span,
         memory_bytes: te.engine.summary().memory.bytes,
     })
 }
@@ -266,23 +266,16 @@ impl TaskStats {
     }
 }
 
-/// A run's result from per-task latencies `lat` counted in `clock` ticks.
-pub fn run_result(
-    seed: u64,
-    clock: Clock,
-    lat: Vec<u64>,
-    span_ns: u64,
-    memory_bytes: u64,
-) -> RunResult {
+/// A run's result from per-task latencies `lat` (ps).
+pub fn run_result(seed: u64, lat: Vec<u64>, span_ps: u64, memory_bytes: u64) -> RunResult {
     RunResult {
         seed,
-        clock,
         requests: lat.len() as u64,
         latency_sum: lat.iter().map(|&x| x as u128).sum(),
         latency_max: lat.iter().copied().max().unwrap_or(0),
         latency: lat,
         memory_bytes,
-        span_ns,
+        span_ps,
         ..RunResult::default()
     }
 }
@@ -328,11 +321,5 @@ pub fn run_one(
         log,
     };
     let r = replay(m, &trace, cores, placement, &how)?;
-    Ok(run_result(
-        seed,
-        Clock::Ps,
-        r.latency_ps,
-        r.span_ns,
-        r.memory_bytes,
-    ))
+    Ok(run_result(seed, r.latency_ps, r.span_ps, r.memory_bytes))
 }

@@ -7,7 +7,7 @@
 //!   outstanding / slots), where `slots` is what the worker runs at once
 //!   (a batch in the request model, one task in the task engine);
 //! - `utilization`: the busy fraction averaged with time constant
-//!   [`UTIL_TAU_NS`], folded at every busy/idle change and decayed to the
+//!   [`UTIL_TAU_PS`], folded at every busy/idle change and decayed to the
 //!   moment of the view;
 //! - `stall_ms` and `stall_ewma_ms`: the memory stall of the worker's last
 //!   batch or task and its average (α = [`EWMA_ALPHA`]), each counted only
@@ -18,8 +18,8 @@ use crate::policy::WorkerView;
 
 /// Weight of a new stall in the worker's average (EWMA).
 pub const EWMA_ALPHA: f64 = 0.2;
-/// Time constant of the averaged busy fraction (ns).
-pub const UTIL_TAU_NS: f64 = 100e6;
+/// Time constant of the averaged busy fraction (ps): 100 ms.
+pub const UTIL_TAU_PS: f64 = 100e9;
 
 /// One worker's observable state.
 #[derive(Clone, Debug)]
@@ -28,10 +28,10 @@ pub struct Signals {
     pub node: u32,
     busy: bool,
     util: f64,
-    util_t_ns: u64,
+    util_t_ps: u64,
     last_stall_ms: f64,
     ewma_stall_ms: f64,
-    /// A stall (ms) that becomes known at a time (ns), not yet folded in.
+    /// A stall (ms) that becomes known at a time (ps), not yet folded in.
     pending: Option<(u64, f64)>,
 }
 
@@ -42,7 +42,7 @@ impl Signals {
             node,
             busy: false,
             util: 0.0,
-            util_t_ns: 0,
+            util_t_ps: 0,
             last_stall_ms: 0.0,
             ewma_stall_ms: 0.0,
             pending: None,
@@ -54,10 +54,10 @@ impl Signals {
         self.busy
     }
 
-    /// The averaged busy fraction at `t_ns`.
-    pub fn utilization(&self, t_ns: u64) -> f64 {
-        let dt = t_ns.saturating_sub(self.util_t_ns) as f64;
-        let decay = (-dt / UTIL_TAU_NS).exp();
+    /// The averaged busy fraction at `t_ps`.
+    pub fn utilization(&self, t_ps: u64) -> f64 {
+        let dt = t_ps.saturating_sub(self.util_t_ps) as f64;
+        let decay = (-dt / UTIL_TAU_PS).exp();
         if self.busy {
             1.0 - (1.0 - self.util) * decay
         } else {
@@ -65,18 +65,18 @@ impl Signals {
         }
     }
 
-    /// It starts (`true`) or stops running at `t_ns`.
-    pub fn set_busy(&mut self, busy: bool, t_ns: u64) {
-        self.util = self.utilization(t_ns);
-        self.util_t_ns = t_ns;
+    /// It starts (`true`) or stops running at `t_ps`.
+    pub fn set_busy(&mut self, busy: bool, t_ps: u64) {
+        self.util = self.utilization(t_ps);
+        self.util_t_ps = t_ps;
         self.busy = busy;
     }
 
-    /// The stall of what it runs now, known from `at_ns` on (the earlier
+    /// The stall of what it runs now, known from `at_ps` on (the earlier
     /// one, if still pending, is folded in first).
-    pub fn stall_known_at(&mut self, at_ns: u64, stall_ms: f64) {
+    pub fn stall_known_at(&mut self, at_ps: u64, stall_ms: f64) {
         self.fold();
-        self.pending = Some((at_ns, stall_ms));
+        self.pending = Some((at_ps, stall_ms));
     }
 
     /// Folds a pending stall into the last stall and its average.
@@ -87,17 +87,17 @@ impl Signals {
         }
     }
 
-    /// (last stall, its average) in ms as known at `t_ns`.
-    pub fn stall_at(&self, t_ns: u64) -> (f64, f64) {
+    /// (last stall, its average) in ms as known at `t_ps`.
+    pub fn stall_at(&self, t_ps: u64) -> (f64, f64) {
         match self.pending {
-            Some((at, s)) if at <= t_ns => {
+            Some((at, s)) if at <= t_ps => {
                 (s, EWMA_ALPHA * s + (1.0 - EWMA_ALPHA) * self.ewma_stall_ms)
             }
             _ => (self.last_stall_ms, self.ewma_stall_ms),
         }
     }
 
-    /// The view of worker `id` at `t_ns` with `queued` waiting, `running`
+    /// The view of worker `id` at `t_ps` with `queued` waiting, `running`
     /// running and `slots` run at once.
     pub fn view(
         &self,
@@ -105,10 +105,10 @@ impl Signals {
         queued: usize,
         running: usize,
         slots: u32,
-        t_ns: u64,
+        t_ps: u64,
     ) -> WorkerView {
         let outstanding = queued + running;
-        let (stall_ms, stall_ewma_ms) = self.stall_at(t_ns);
+        let (stall_ms, stall_ewma_ms) = self.stall_at(t_ps);
         WorkerView {
             id,
             node: self.node,
@@ -116,7 +116,7 @@ impl Signals {
             busy: self.busy,
             outstanding,
             idle_fraction: (1.0 - outstanding as f64 / slots.max(1) as f64).max(0.0),
-            utilization: self.utilization(t_ns),
+            utilization: self.utilization(t_ps),
             stall_ms,
             stall_ewma_ms,
         }
@@ -138,7 +138,7 @@ mod tests {
         assert_eq!(s.stall_at(1_500), (5.0, 1.0), "the first, folded");
         assert_eq!(s.stall_at(2_000), (10.0, 0.2 * 10.0 + 0.8 * 1.0));
         // Busy for one time constant from 0: 1 − e^-1.
-        let u = s.utilization(UTIL_TAU_NS as u64);
+        let u = s.utilization(UTIL_TAU_PS as u64);
         assert!((u - (1.0 - (-1.0f64).exp())).abs() < 1e-12);
         let v = s.view(3, 2, 1, 16, 0);
         assert_eq!((v.id, v.node, v.outstanding), (3, 1, 3));

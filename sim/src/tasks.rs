@@ -211,12 +211,11 @@ impl<'m> TaskEngine<'m> {
 
     fn dispatch(&mut self, trace: &TaskTrace, i: usize, t_ps: u64) -> Result<(), TaskError> {
         let task = &trace.tasks[i];
-        let now_ns = t_ps / 1000;
         let views: Vec<WorkerView> = (0..self.workers.len())
             .map(|w| {
                 let wk = &self.workers[w];
                 let running = wk.running.is_some() as usize;
-                wk.signals.view(w, wk.queue.len(), running, 1, now_ns)
+                wk.signals.view(w, wk.queue.len(), running, 1, t_ps)
             })
             .collect();
         let home = task.key as usize % self.workers.len();
@@ -229,7 +228,7 @@ impl<'m> TaskEngine<'m> {
                 .copied()
                 .unwrap_or(self.workers[home].node),
             home_worker: home,
-            now_ns,
+            now_ns: t_ps / 1000,
         };
         let w = self.sched.pick(&rv, &views);
         if w >= self.workers.len() {
@@ -247,7 +246,7 @@ impl<'m> TaskEngine<'m> {
         let Some(i) = self.workers[w].queue.pop_front() else {
             return Ok(());
         };
-        self.workers[w].signals.set_busy(true, t_ps / 1000);
+        self.workers[w].signals.set_busy(true, t_ps);
         self.workers[w].running = Some(Running {
             task: i,
             next: 0,
@@ -336,7 +335,7 @@ impl<'m> TaskEngine<'m> {
                 self.schedule_next(trace, w)
             }
             Ev::Done(w) => {
-                self.workers[w].signals.set_busy(false, t / 1000);
+                self.workers[w].signals.set_busy(false, t);
                 let Some(r) = self.workers[w].running.take() else {
                     return Ok(());
                 };
@@ -358,9 +357,8 @@ impl<'m> TaskEngine<'m> {
                 // its memory time, and where its key's data lives.
                 let mem_ms = rec.service_ps().saturating_sub(rec.compute_ps) as f64 / 1e9;
                 let wk = &mut self.workers[w];
-                // Known from the first whole ns at or after its end (the
-                // view is in ns: never a fraction of one early).
-                wk.signals.stall_known_at(t.div_ceil(1000), mem_ms);
+                // Known from its end on.
+                wk.signals.stall_known_at(t, mem_ms);
                 if let Some((a, _)) = task.accesses.iter().find(|(a, _)| a.kind.is_data())
                     && let Some(node) = self.engine.page_node(a.addr)
                 {

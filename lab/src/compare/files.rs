@@ -28,7 +28,7 @@ fn common(compare_json: &Value, title: &str, c: &Comparison) -> Result<Outputs, 
     let mut files = Outputs::default();
     files.add("compare.csv", compare::to_csv(&c.table)?);
     files.json("compare.json", compare_json);
-    latency_plots(&mut files, title, &c.names(), &c.by_row())?;
+    latency_plots(&mut files, title, c.unit, &c.names(), &c.by_row())?;
     Ok(files)
 }
 

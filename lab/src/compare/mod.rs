@@ -6,7 +6,7 @@
 
 pub mod files;
 
-use analysis::compare::{Row, RunResult};
+use analysis::compare::{Row, RunResult, Unit};
 use rayon::prelude::*;
 use sim::Machine;
 use sim::serve::{RequestRecord, ServeTotals};
@@ -23,7 +23,7 @@ pub struct Options {
     /// Keep every row's first-seed requests (for `requests-<row>.csv`).
     pub keep_records: bool,
     /// Keep row `.0`'s first-seed requests and per-node bandwidth up to
-    /// `.1` ns (for a timeline).
+    /// `.1` ps (for a timeline).
     pub timeline: Option<(usize, u64)>,
 }
 
@@ -44,6 +44,9 @@ pub struct Comparison {
     pub rows: Vec<RowRuns>,
     /// The paired table (`compare.csv`'s rows).
     pub table: Vec<Row>,
+    /// The unit its latencies are shown in (the kind's: ms for requests,
+    /// µs for tasks).
+    pub unit: Unit,
     /// Requests simulated over every row and seed.
     pub simulated: u64,
 }
@@ -162,7 +165,12 @@ pub fn flow(
         })
         .collect();
     // Requests simulated, not the sample the statistics came from.
-    let mut c = finish(rows, exp.experiment.spike_k, exp.experiment.bootstrap);
+    let mut c = finish(
+        rows,
+        Unit::Ms,
+        exp.experiment.spike_k,
+        exp.experiment.bootstrap,
+    );
     c.simulated = simulated;
     Ok(c)
 }
@@ -182,21 +190,22 @@ fn plain_rows(names: Vec<String>, by_row: Vec<Vec<RunResult>>) -> Vec<RowRuns> {
         .collect()
 }
 
-/// The paired table of `rows`.
-fn finish(rows: Vec<RowRuns>, spike_k: f64, bootstrap: usize) -> Comparison {
+/// The paired table of `rows`, its latencies in `unit`.
+fn finish(rows: Vec<RowRuns>, unit: Unit, spike_k: f64, bootstrap: usize) -> Comparison {
     let names: Vec<String> = rows.iter().map(|r| r.name.clone()).collect();
     let by_row: Vec<Vec<RunResult>> = rows.iter().map(|r| r.runs.clone()).collect();
-    let table = analysis::compare::compare(&names, &by_row, spike_k, bootstrap);
+    let table = analysis::compare::compare(&names, &by_row, unit, spike_k, bootstrap);
     let simulated = by_row.iter().flatten().map(|r| r.requests).sum();
     Comparison {
         rows,
         table,
+        unit,
         simulated,
     }
 }
 
-/// A task-trace comparison: the rows' runs (latencies in the task
-/// engine's ps, shown in µs: `analysis::compare::Clock::Ps`) and what ran.
+/// A task-trace comparison: the rows' runs (latencies shown in µs) and
+/// what ran.
 pub struct TaskComparison {
     pub comparison: Comparison,
     /// The workers' cores.
@@ -250,6 +259,7 @@ pub fn tasks(
     Ok(TaskComparison {
         comparison: finish(
             plain_rows(names, by_row),
+            Unit::Us,
             exp.experiment.spike_k,
             exp.experiment.bootstrap,
         ),
@@ -309,6 +319,7 @@ pub fn lines(
     Ok(LineComparison {
         comparison: finish(
             plain_rows(names, by_row),
+            Unit::Ms,
             exp.experiment.spike_k,
             exp.experiment.bootstrap,
         ),

@@ -16,8 +16,8 @@ use super::Event;
 pub const STALL_TID: u32 = 10_000;
 const MOVES_TID: u32 = 20_000;
 
-fn us(ns: u64) -> f64 {
-    ns as f64 / 1e3
+fn us(ps: u64) -> f64 {
+    ps as f64 / 1e6
 }
 
 fn meta(kind: &'static str, pid: u32, tid: u32, name: String) -> Event {
@@ -33,10 +33,10 @@ fn meta(kind: &'static str, pid: u32, tid: u32, name: String) -> Event {
 }
 
 /// The events of a run whose records are `recs` (any order) and totals
-/// `totals`, within `(from, to)` ns.
+/// `totals`, within `(from, to)` ps.
 pub fn events(recs: &[RequestRecord], totals: &ServeTotals, (from, to): (u64, u64)) -> Vec<Event> {
     let mut recs: Vec<&RequestRecord> = recs.iter().collect();
-    recs.sort_by_key(|r| (r.worker, r.start, r.id));
+    recs.sort_by_key(|r| (r.worker, r.start_ps, r.id));
     let workers = recs.iter().map(|r| r.worker + 1).max().unwrap_or(0);
     let mut node_of = vec![0u32; workers as usize];
     for r in &recs {
@@ -59,17 +59,19 @@ pub fn events(recs: &[RequestRecord], totals: &ServeTotals, (from, to): (u64, u6
     // Batches: the requests a worker started together.
     let mut i = 0;
     while i < recs.len() {
-        let (w, start) = (recs[i].worker, recs[i].start);
+        let (w, start) = (recs[i].worker, recs[i].start_ps);
         let mut j = i;
-        while j < recs.len() && recs[j].worker == w && recs[j].start == start {
+        while j < recs.len() && recs[j].worker == w && recs[j].start_ps == start {
             j += 1;
         }
         let batch = &recs[i..j];
-        let end = batch.iter().map(|r| r.end).max().unwrap_or(start);
+        let end = batch.iter().map(|r| r.end_ps).max().unwrap_or(start);
         if end >= from && start < to {
             let first = batch[0];
             let ids: Vec<u64> = batch.iter().map(|r| r.id).collect();
-            let queue = batch.iter().map(|r| r.queue).sum::<u64>() / batch.len() as u64;
+            // The mean queueing in whole ns (the model's resolution).
+            let queue_ns =
+                batch.iter().map(|r| r.queue_ps / 1000).sum::<u64>() / batch.len() as u64;
             ev.push(Event {
                 name: format!("batch of {}", batch.len()),
                 ph: "X",
@@ -78,12 +80,12 @@ pub fn events(recs: &[RequestRecord], totals: &ServeTotals, (from, to): (u64, u6
                 pid: 1,
                 tid: w,
                 args: json!({
-                    "requests": ids, "mean_queue_us": us(queue), "stall_us": us(first.stall),
-                    "transfer_us": us(first.transfer), "compute_us": us(first.compute),
+                    "requests": ids, "mean_queue_us": us(queue_ns * 1000), "stall_us": us(first.stall_ps),
+                    "transfer_us": us(first.transfer_ps), "compute_us": us(first.compute_ps),
                     "cold": batch.iter().any(|r| r.cold),
                 }),
             });
-            let bubble = (first.stall + first.transfer).min(end - start);
+            let bubble = (first.stall_ps + first.transfer_ps).min(end - start);
             if bubble > 0 {
                 ev.push(Event {
                     name: "stall (c/a parity bubble)".into(),
@@ -92,7 +94,7 @@ pub fn events(recs: &[RequestRecord], totals: &ServeTotals, (from, to): (u64, u6
                     dur: Some(us(bubble)),
                     pid: 1,
                     tid: STALL_TID + w,
-                    args: json!({ "stall_us": us(first.stall), "transfer_us": us(first.transfer) }),
+                    args: json!({ "stall_us": us(first.stall_ps), "transfer_us": us(first.transfer_ps) }),
                 });
             }
         }
@@ -101,7 +103,7 @@ pub fn events(recs: &[RequestRecord], totals: &ServeTotals, (from, to): (u64, u6
     // Queued requests per worker: +1 at arrival, −1 at start.
     let mut steps: Vec<(u32, u64, i64)> = recs
         .iter()
-        .flat_map(|r| [(r.worker, r.arrival, 1), (r.worker, r.start, -1)])
+        .flat_map(|r| [(r.worker, r.arrival_ps, 1), (r.worker, r.start_ps, -1)])
         .collect();
     steps.sort_unstable();
     let mut queued = vec![0i64; workers as usize];
@@ -128,7 +130,7 @@ pub fn events(recs: &[RequestRecord], totals: &ServeTotals, (from, to): (u64, u6
             format!("node {n} background"),
         ));
         for (b, &bytes) in bins.iter().enumerate() {
-            let t = b as u64 * totals.bin_ns;
+            let t = b as u64 * totals.bin_ps;
             if (from..to).contains(&t) {
                 ev.push(Event {
                     name: format!("memory GB/s, node {n}"),
@@ -137,7 +139,7 @@ pub fn events(recs: &[RequestRecord], totals: &ServeTotals, (from, to): (u64, u6
                     dur: None,
                     pid: 2,
                     tid: n as u32,
-                    args: json!({ "GB/s": bytes as f64 / totals.bin_ns as f64 }),
+                    args: json!({ "GB/s": bytes as f64 / (totals.bin_ps / 1000) as f64 }),
                 });
             }
         }
@@ -165,7 +167,7 @@ pub fn events(recs: &[RequestRecord], totals: &ServeTotals, (from, to): (u64, u6
                 dur: None,
                 pid: 2,
                 tid: MOVES_TID,
-                args: json!({ "shard": shard, "first_request_after_ms": first as f64 / 1e6 }),
+                args: json!({ "shard": shard, "first_request_after_ms": first as f64 / 1e9 }),
             });
         }
     }

@@ -7,15 +7,14 @@ use serde_json::json;
 use super::Event;
 
 /// The timeline's events: a named track per worker, a slice per task that
-/// overlaps the window `(start, end)` ns, and the count of queued tasks.
+/// overlaps the window `(from_ps, to_ps)`, and the count of queued tasks.
 pub fn events(
     recs: &[sim::tasks::TaskRecord],
     cores: &[usize],
     m: &sim::Machine,
-    (from, to): (u64, u64),
+    (from_ps, to_ps): (u64, u64),
 ) -> Vec<Event> {
     let us = |ps: u64| ps as f64 / 1e6;
-    let (from_ps, to_ps) = (from.saturating_mul(1000), to.saturating_mul(1000));
     let mut ev: Vec<Event> = cores
         .iter()
         .enumerate()

@@ -37,6 +37,11 @@
 //! comes from its own seed, so runs with different policies on one workload
 //! seed are paired request by request. No clock, no I/O: results stream to a
 //! callback.
+//!
+//! **Time** is kept in picoseconds, as in every engine. The model's
+//! durations (transfers, compute, latencies, decision costs) are whole
+//! nanoseconds — its resolution — computed in ns and held in ps
+//! ([`ps_of_ns`]).
 
 mod judged;
 mod preload;
@@ -58,7 +63,7 @@ use crate::queue::Queue;
 use crate::signals::Signals;
 pub use judged::{Judged, PROB_BINS};
 pub use records::{
-    BANDWIDTH_BIN_NS, DatasetRow, Decision, MONITOR_WINDOW_NS, RequestRecord, ServeError,
+    BANDWIDTH_BIN_PS, DatasetRow, Decision, MONITOR_WINDOW_PS, RequestRecord, ServeError,
     ServeTotals, WindowTotals,
 };
 use worker::{Pending, Queued, Worker};
@@ -75,7 +80,7 @@ enum Ev {
 /// A change of the machine at a time (see [`ServeEngine::slow_down_after`]).
 #[derive(Clone, Copy, Debug)]
 struct SlowDown {
-    at_ns: u64,
+    at_ps: u64,
     node: Option<usize>,
     factor: f64,
 }
@@ -106,7 +111,7 @@ pub struct ServeEngine<'a> {
     workers: Vec<Worker>,
     node_mem: Vec<Queue>,
     node_gbps: Vec<f64>,
-    node_lat_ns: Vec<u64>,
+    node_lat_ps: Vec<u64>,
     links: Vec<Queue>,
     far: Queue,
     caches: Vec<Cache>,
@@ -128,7 +133,7 @@ pub struct ServeEngine<'a> {
 
 /// The monitoring window holding time `t`.
 fn window(w: &mut Vec<WindowTotals>, t: u64) -> &mut WindowTotals {
-    let i = (t / MONITOR_WINDOW_NS) as usize;
+    let i = (t / MONITOR_WINDOW_PS) as usize;
     if w.len() <= i {
         w.resize(i + 1, WindowTotals::default());
     }
@@ -171,8 +176,14 @@ fn set_bit(bits: &mut Vec<u64>, id: u64) {
     bits[i] |= 1 << (id % 64);
 }
 
-fn ns_of(bytes: f64, gbps: f64) -> u64 {
-    (bytes / gbps).round().max(1.0) as u64
+/// Whole nanoseconds, the model's resolution, in the engine's ps.
+fn ps_of_ns(ns: u64) -> u64 {
+    ns.saturating_mul(1000)
+}
+
+/// The time (ps, whole ns, at least one) `bytes` take at `gbps`.
+fn ps_of(bytes: f64, gbps: f64) -> u64 {
+    ps_of_ns((bytes / gbps).round().max(1.0) as u64)
 }
 
 impl<'a> ServeEngine<'a> {
@@ -203,10 +214,10 @@ impl<'a> ServeEngine<'a> {
                     node: i as u32,
                     queue: VecDeque::new(),
                     history: VecDeque::new(),
-                    last_batch_ns: 0,
+                    last_batch_ps: 0,
                     pending: None,
                     last_mean_addr: 0.0,
-                    pending_cost_ns: 0,
+                    pending_cost_ps: 0,
                     signals: Signals::new(i as u32),
                     pcie_gbps: pcie,
                     running: Vec::new(),
@@ -228,14 +239,14 @@ impl<'a> ServeEngine<'a> {
                     .map_or(f64::INFINITY, |mm| mm.channels as f64 * mm.channel_gbps)
             })
             .collect();
-        let node_lat_ns = m
+        let node_lat_ps = m
             .spec
             .nodes
             .iter()
             .map(|n| {
                 n.memory
                     .as_ref()
-                    .map_or(0, |mm| mm.latency_ns.round() as u64)
+                    .map_or(0, |mm| ps_of_ns(mm.latency_ns.round() as u64))
             })
             .collect();
         // Feature cache: items as 64-byte "blocks", 16-way, sets rounded up
@@ -273,7 +284,7 @@ impl<'a> ServeEngine<'a> {
             workers,
             node_mem: vec![Queue::default(); nodes],
             node_gbps,
-            node_lat_ns,
+            node_lat_ps,
             links: vec![Queue::default(); m.spec.links.len()],
             far: Queue::default(),
             caches,
@@ -299,7 +310,7 @@ impl<'a> ServeEngine<'a> {
                     workers: nw,
                 });
             }
-            e.push((mv.at_s * 1e9) as u64, Ev::MoveAt(i));
+            e.push(ps_of_ns((mv.at_s * 1e9) as u64), Ev::MoveAt(i));
         }
         Ok(e)
     }
@@ -315,10 +326,10 @@ impl<'a> ServeEngine<'a> {
         self.fset = fs;
     }
 
-    /// Keeps each node's memory bytes per `bin_ns` up to `until_ns` (for a
+    /// Keeps each node's memory bytes per `bin_ps` up to `until_ps` (for a
     /// timeline's bandwidth counters: [`ServeTotals::node_bins`]).
-    pub fn bin_bandwidth(&mut self, bin_ns: u64, until_ns: u64) {
-        self.totals.bin_bandwidth(self.m.nodes(), bin_ns, until_ns);
+    pub fn bin_bandwidth(&mut self, bin_ps: u64, until_ps: u64) {
+        self.totals.bin_bandwidth(self.m.nodes(), bin_ps, until_ps);
     }
 
     /// Records a dataset row per request (features at dispatch, outcome at its batch).
@@ -349,13 +360,13 @@ impl<'a> ServeEngine<'a> {
         self.record_decisions = on;
     }
 
-    /// Changes the machine at `at_ns`: from then on transfers run `factor`
+    /// Changes the machine at `at_ps`: from then on transfers run `factor`
     /// times slower — through `node`'s memory only, or with `None` through
     /// every memory, link, PCIe link and the far tier. For the test that no
-    /// policy sees the future: decisions before `at_ns` must not change.
-    pub fn slow_down_after(&mut self, at_ns: u64, node: Option<usize>, factor: f64) {
+    /// policy sees the future: decisions before `at_ps` must not change.
+    pub fn slow_down_after(&mut self, at_ps: u64, node: Option<usize>, factor: f64) {
         self.slow_down = Some(SlowDown {
-            at_ns,
+            at_ps,
             node,
             factor,
         });
@@ -365,17 +376,17 @@ impl<'a> ServeEngine<'a> {
     fn slow_for(&self, node: Option<usize>) -> Option<(u64, f64)> {
         self.slow_down
             .filter(|s| s.node.is_none() || s.node == node)
-            .map(|s| (s.at_ns, s.factor))
+            .map(|s| (s.at_ps, s.factor))
     }
 
     /// The service time of `bytes` at `gbps` on `q` (node `node`'s memory,
     /// or another server) for a request arriving at `t`, stretched past
     /// the slow-down time.
-    fn transfer_ns(&self, q: &Queue, node: Option<usize>, bytes: f64, gbps: f64, t: u64) -> u64 {
+    fn transfer_ps(&self, q: &Queue, node: Option<usize>, bytes: f64, gbps: f64, t: u64) -> u64 {
         stretch(
             self.slow_for(node),
             t.max(q.busy_until()),
-            ns_of(bytes, gbps),
+            ps_of(bytes, gbps),
         )
     }
 
@@ -402,7 +413,7 @@ impl<'a> ServeEngine<'a> {
         loop {
             let ev_t = self.heap.peek().map(|Reverse((t, _, _))| *t);
             match (next, ev_t) {
-                (Some(a), Some(t)) if t <= a.arrival_ns => self.event(&mut sink)?,
+                (Some(a), Some(t)) if t <= ps_of_ns(a.arrival_ns) => self.event(&mut sink)?,
                 (Some(a), _) => {
                     self.arrive(a)?;
                     next = arrivals.next();
@@ -423,7 +434,7 @@ impl<'a> ServeEngine<'a> {
         // run — but a preload's fire time is an estimate (from the last
         // batch's duration), so one past the horizon is dropped: it would
         // never fire within it.
-        if t > traces::horizon::HORIZON_NS {
+        if t > traces::horizon::HORIZON_PS {
             if matches!(ev, Ev::Preload(..)) {
                 return Ok(());
             }
@@ -434,13 +445,13 @@ impl<'a> ServeEngine<'a> {
                 let done = std::mem::take(&mut self.workers[w].running);
                 for r in &done {
                     self.totals.requests += 1;
-                    self.totals.end_ns = self.totals.end_ns.max(r.end);
+                    self.totals.end_ps = self.totals.end_ps.max(r.end_ps);
                     if let Some((at, Some(id))) = self.watch_move[r.shard as usize]
                         && r.id == id
                     {
                         self.totals
                             .first_after_move
-                            .push((r.shard, at, r.latency()));
+                            .push((r.shard, at, r.latency_ps()));
                         self.watch_move[r.shard as usize] = None;
                     }
                     sink(r);
@@ -501,7 +512,7 @@ impl<'a> ServeEngine<'a> {
     }
 
     fn arrive(&mut self, a: Arrival) -> Result<(), ServeError> {
-        let t = a.arrival_ns;
+        let t = ps_of_ns(a.arrival_ns);
         // Background job every N arrivals, on alternating memory nodes.
         if let Some(bg) = &self.spec.background {
             self.arrivals_seen += 1;
@@ -510,7 +521,7 @@ impl<'a> ServeEngine<'a> {
                 let job = self.arrivals_seen / bg.every_requests;
                 let node = mem_nodes[(job as usize) % mem_nodes.len()] as usize;
                 let bytes = bg.sweep_gb * 1e9;
-                let svc = self.transfer_ns(
+                let svc = self.transfer_ps(
                     &self.node_mem[node],
                     Some(node),
                     bytes,
@@ -541,7 +552,7 @@ impl<'a> ServeEngine<'a> {
             key: a.shard,
             data_node: self.shard_node[s],
             home_worker: self.shard_worker[s],
-            now_ns: t,
+            now_ns: t / 1000,
         };
         let w = self.sched.pick(&rv, &views);
         if w >= self.workers.len() {
@@ -571,26 +582,27 @@ impl<'a> ServeEngine<'a> {
             };
             let d = p.decide(f, truth);
             self.totals.preload_decisions += 1;
-            self.totals.predict_cost_ns = self.totals.predict_cost_ns.saturating_add(d.cost_ns);
+            let cost = ps_of_ns(d.cost_ns);
+            self.totals.predict_cost_ps = self.totals.predict_cost_ps.saturating_add(cost);
             self.totals.preload_fallbacks += d.fallback as u64;
-            let pending = &mut self.workers[w].pending_cost_ns;
-            *pending = pending.saturating_add(d.cost_ns);
+            let pending = &mut self.workers[w].pending_cost_ps;
+            *pending = pending.saturating_add(cost);
             if d.preload && !d.fallback {
                 q.predicted = Some((true, d.probability));
                 // Fire a lead window before the batch is expected to start.
                 let est_start = self.workers[w].start_estimate(t, self.spec.request.batch);
-                fire_at = Some(est_start.saturating_sub(p.window_ns()).max(t));
+                fire_at = Some(est_start.saturating_sub(ps_of_ns(p.window_ns())).max(t));
             } else if !d.fallback {
                 q.predicted = Some((false, d.probability));
             }
         }
         if self.record_decisions {
             self.decisions.push(Decision {
-                at_ns: t,
+                at_ps: t,
                 request: a.id,
                 worker: w as u32,
                 preload: q.predicted.map(|p| p.0),
-                fire_at_ns: fire_at,
+                fire_at_ps: fire_at,
             });
         }
         self.workers[w].queue.push_back(q);
@@ -610,7 +622,7 @@ impl<'a> ServeEngine<'a> {
 
     /// Reads `bytes` from the far tier starting at `t`; returns completion.
     fn far_read(&mut self, bytes: f64, t: u64) -> u64 {
-        let svc = self.transfer_ns(
+        let svc = self.transfer_ps(
             &self.far,
             Some(usize::MAX),
             bytes,
@@ -623,12 +635,12 @@ impl<'a> ServeEngine<'a> {
         win.far_bytes = win.far_bytes.saturating_add(bytes as u64);
         t.saturating_add(wait)
             .saturating_add(svc)
-            .saturating_add((self.spec.far_tier.latency_ms * 1e6) as u64)
+            .saturating_add(ps_of_ns((self.spec.far_tier.latency_ms * 1e6) as u64))
     }
 
     /// Reads `bytes` from `home`'s memory for a worker on `node`; returns completion.
     fn mem_read(&mut self, home: usize, node: usize, bytes: f64, t: u64) -> u64 {
-        let svc = self.transfer_ns(
+        let svc = self.transfer_ps(
             &self.node_mem[home],
             Some(home),
             bytes,
@@ -643,7 +655,7 @@ impl<'a> ServeEngine<'a> {
         win.memory_bytes = win.memory_bytes.saturating_add(bytes as u64);
         for &li in &self.m.route[home][node] {
             let l = &self.m.spec.links[li];
-            let lsvc = self.transfer_ns(
+            let lsvc = self.transfer_ps(
                 &self.links[li],
                 Some(usize::MAX),
                 bytes,
@@ -654,15 +666,15 @@ impl<'a> ServeEngine<'a> {
             done = done.max(t.saturating_add(w).saturating_add(lsvc));
             self.totals.link_bytes[li] = self.totals.link_bytes[li].saturating_add(bytes as u64);
         }
-        done.saturating_add(self.node_lat_ns[home])
-            .saturating_add(self.m.route_ps[node][home] / 1000)
+        done.saturating_add(self.node_lat_ps[home])
+            .saturating_add(ps_of_ns(self.m.route_ps[node][home] / 1000))
     }
 
     fn start_batch(&mut self, w: usize, t: u64) {
         // The batch before this one has ended: all it tells is known.
         self.workers[w].observe_pending(self.fset.history);
         // Decision costs charged to this worker delay its batch.
-        let t = t.saturating_add(std::mem::take(&mut self.workers[w].pending_cost_ns));
+        let t = t.saturating_add(std::mem::take(&mut self.workers[w].pending_cost_ps));
         let f = self.spec.request.features.clone();
         let item_bytes = f.item_kb * 1024.0;
         let node = self.workers[w].node as usize;
@@ -685,7 +697,7 @@ impl<'a> ServeEngine<'a> {
         let mut far = 0.0f64;
         let mut cold = vec![false; n];
         let mut state_wait = t;
-        let mut compute_ns = (self.spec.request.compute.batch_ms * 1e6) as u64;
+        let mut compute_ps = ps_of_ns((self.spec.request.compute.batch_ms * 1e6) as u64);
         let shards = self.spec.shards.count as u64;
         for (i, a) in batch.iter().enumerate() {
             let s = a.shard as usize;
@@ -739,7 +751,7 @@ impl<'a> ServeEngine<'a> {
                 && let Some(feat) = &q.features
             {
                 self.dataset.push(DatasetRow {
-                    time_ns: a.arrival_ns,
+                    time_ps: ps_of_ns(a.arrival_ns),
                     id: a.id,
                     features: feat.clone(),
                     label: missed,
@@ -749,11 +761,11 @@ impl<'a> ServeEngine<'a> {
             let z = compute_noise(&mut rng);
             // Saturating (a float past u64 converts to u64::MAX): a batch
             // that would end past the horizon stops the run there.
-            compute_ns = compute_ns.saturating_add(
+            compute_ps = compute_ps.saturating_add(ps_of_ns(
                 (self.spec.request.compute.per_request_ms
                     * 1e6
                     * (self.spec.request.compute.sigma * z).exp()) as u64,
-            );
+            ));
         }
         let mut ready = state_wait.max(preload_wait);
         for (home, &b) in from_node.iter().enumerate() {
@@ -773,14 +785,14 @@ impl<'a> ServeEngine<'a> {
             let svc = stretch(
                 self.slow_for(Some(usize::MAX)),
                 ready,
-                ns_of(pcie_bytes, pcie),
+                ps_of(pcie_bytes, pcie),
             );
             self.totals.pcie_bytes = self.totals.pcie_bytes.saturating_add(pcie_bytes as u64);
             ready.saturating_add(svc)
         } else {
             ready
         };
-        let end = transferred.saturating_add(compute_ns);
+        let end = transferred.saturating_add(compute_ps);
         let stall = ready - t;
         let wk = &mut self.workers[w];
         let read_mb = from_node.iter().sum::<f64>() / 1e6;
@@ -802,12 +814,12 @@ impl<'a> ServeEngine<'a> {
         };
         // Known to an observer only later: the stall and features once the
         // data has arrived, the duration once the batch has ended.
-        wk.signals.stall_known_at(ready, stall as f64 / 1e6);
+        wk.signals.stall_known_at(ready, stall as f64 / 1e9);
         wk.pending = Some(Pending {
             data_at: ready,
             history: (hit_rate, read_mb, delta),
             end_at: end,
-            batch_ns: end - t,
+            batch_ps: end - t,
         });
         wk.started_at = t;
         wk.running = batch
@@ -818,19 +830,19 @@ impl<'a> ServeEngine<'a> {
                 shard: a.shard,
                 worker: w as u32,
                 node: node as u32,
-                arrival: a.arrival_ns,
-                start: t,
-                end,
-                queue: t - a.arrival_ns,
-                stall,
-                compute: end - transferred,
-                transfer: transferred - ready,
+                arrival_ps: ps_of_ns(a.arrival_ns),
+                start_ps: t,
+                end_ps: end,
+                queue_ps: t - ps_of_ns(a.arrival_ns),
+                stall_ps: stall,
+                compute_ps: end - transferred,
+                transfer_ps: transferred - ready,
                 cold: cold[i],
             })
             .collect();
         self.totals.batches += 1;
-        self.totals.bubble_ns = self.totals.bubble_ns.saturating_add(transferred - t);
-        self.totals.compute_ns = self.totals.compute_ns.saturating_add(end - transferred);
+        self.totals.bubble_ps = self.totals.bubble_ps.saturating_add(transferred - t);
+        self.totals.compute_ps = self.totals.compute_ps.saturating_add(end - transferred);
         self.set_busy(w, true, t);
         self.push(end, Ev::WorkerFree(w));
     }

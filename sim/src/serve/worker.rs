@@ -34,7 +34,7 @@ pub(super) struct Pending {
     pub history: (f64, f64, f64),
     /// When the batch ended (its duration is known).
     pub end_at: u64,
-    pub batch_ns: u64,
+    pub batch_ps: u64,
 }
 
 pub(super) struct Worker {
@@ -43,14 +43,14 @@ pub(super) struct Worker {
     /// Last batches, most recent first: (hit rate, MB read, mean item
     /// address delta in MB) — those observed; the running one is `pending`.
     pub history: VecDeque<(f64, f64, f64)>,
-    /// Duration of the last batch that ended.
-    pub last_batch_ns: u64,
+    /// Duration of the last batch that ended (ps).
+    pub last_batch_ps: u64,
     /// The running batch's observations, stamped with when they become known.
     pub pending: Option<Pending>,
     /// Mean item address (MB) of the last batch.
     pub last_mean_addr: f64,
-    /// Decision cost not yet charged (delays the next batch).
-    pub pending_cost_ns: u64,
+    /// Decision cost not yet charged (ps; delays the next batch).
+    pub pending_cost_ps: u64,
     /// Busy or not, its averaged utilization and stalls: what a scheduler
     /// sees (`crate::signals`, shared with the task engine).
     pub signals: Signals,
@@ -62,10 +62,10 @@ pub(super) struct Worker {
 
 impl Worker {
     /// The duration of the last batch known to have ended by `t`.
-    pub fn batch_ns_at(&self, t: u64) -> u64 {
+    pub fn batch_ps_at(&self, t: u64) -> u64 {
         match self.pending {
-            Some(p) if p.end_at <= t => p.batch_ns,
-            _ => self.last_batch_ns,
+            Some(p) if p.end_at <= t => p.batch_ps,
+            _ => self.last_batch_ps,
         }
     }
 
@@ -77,7 +77,7 @@ impl Worker {
         if !self.signals.busy() {
             return t;
         }
-        let d = self.batch_ns_at(t);
+        let d = self.batch_ps_at(t);
         let running_end = self.started_at.saturating_add(d).max(t);
         running_end
             .saturating_add((self.queue.len() as u64 / batch.max(1) as u64).saturating_mul(d))
@@ -88,7 +88,7 @@ impl Worker {
         if let Some(p) = self.pending.take() {
             self.history.push_front(p.history);
             self.history.truncate(history);
-            self.last_batch_ns = p.batch_ns;
+            self.last_batch_ps = p.batch_ps;
         }
         self.signals.fold();
     }
