@@ -1,7 +1,7 @@
 //! Request-model experiments as the command line uses them: the schema and
 //! runs live in `lab::experiment`; here, reading the file and `--duration`.
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 pub use lab::experiment::Experiment;
 
 /// Parses "10s", "30m", "1h", "500ms" or plain seconds.
@@ -27,9 +27,7 @@ pub fn parse_duration(s: &str) -> Result<f64, String> {
 /// Reads a request-model experiment file (model paths resolve against
 /// its directory), with an optional duration override.
 pub fn load_experiment(path: &std::path::Path, duration: Option<f64>) -> Result<Experiment> {
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("{}: cannot read experiment", path.display()))?;
-    let mut exp = Experiment::parse_file_text(path, &text)?;
+    let mut exp = Experiment::load(path)?;
     if let Some(d) = duration {
         exp.workload.duration_s = d;
     }

@@ -614,6 +614,34 @@ mod tests {
     assert_eq!(string_wrappers(errors), vec![3, 10]);
 }
 
+/// Whether `text` (a file under `src/cmd/`, whose path to `cmd` is
+/// `prefix`) names subcommand `other`'s module: `super::other…`,
+/// `super::{…, other, …}`, or the same through `crate::cmd::`.
+fn uses_subcommand(text: &str, prefix: &str, other: &str) -> bool {
+    let named = |p: &str| heads_after(text, p).iter().any(|h| h == other);
+    named(prefix) || named("crate::cmd::")
+}
+
+#[test]
+fn the_subcommand_check_sees_groups_and_paths() {
+    for (text, prefix) in [
+        ("use super::compare::run;", "super::"),
+        ("use super::{bench, compare};", "super::"),
+        ("use crate::cmd::{compare::x, sweep};", "super::"),
+        ("let r = crate::cmd::compare::run();", "super::"),
+        ("use super::super::{compare};", "super::super::"),
+    ] {
+        assert!(uses_subcommand(text, prefix, "compare"), "{text}");
+    }
+    for (text, prefix) in [
+        ("use super::comparer;", "super::"),
+        ("use crate::comparison::run;", "super::"),
+        ("use super::{bench, sweep};", "super::"),
+    ] {
+        assert!(!uses_subcommand(text, prefix, "compare"), "{text}");
+    }
+}
+
 /// No subcommand's module (`src/cmd/X.rs`, or `src/cmd/X/` with its
 /// children) imports another subcommand's: what two commands share lives
 /// outside `cmd/` (or in `lab`): a sweep point runs a comparison through
@@ -647,9 +675,7 @@ fn no_subcommand_imports_another() {
         let prefix = if top { "super::" } else { "super::super::" };
         let text = code(&std::fs::read_to_string(&f).unwrap());
         for other in names.iter().filter(|n| **n != own) {
-            let used = !heads_after(&text, &format!("{prefix}{other}")).is_empty()
-                || text.contains(&format!("crate::cmd::{other}"));
-            if used {
+            if uses_subcommand(&text, prefix, other) {
                 bad.push(format!("{}: uses {other}", rel.display()));
             }
         }

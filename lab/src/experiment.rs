@@ -68,6 +68,17 @@ impl Experiment {
         Ok(e)
     }
 
+    /// Reads and parses the request-model experiment at `path` (relative
+    /// paths in it resolve against its folder).
+    pub fn load(path: &Path) -> Result<Experiment, LabError> {
+        let text = std::fs::read_to_string(path).map_err(|error| LabError::Read {
+            path: path.display().to_string(),
+            what: "experiment",
+            error,
+        })?;
+        Experiment::parse_file_text(path, &text)
+    }
+
     /// Parses an experiment's `text` as if read from `path` (relative paths
     /// in it resolve against `path`'s folder).
     pub fn parse_file_text(path: &Path, text: &str) -> Result<Experiment, LabError> {
