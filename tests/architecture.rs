@@ -539,6 +539,35 @@ fn string_wrappers(text: &str) -> Vec<usize> {
     out
 }
 
+/// Lines of `text` outside test modules that build an enum variant from
+/// a `format!`ed message (`Problem::Invalid(format!(…))`): a message made
+/// where the error is raised, not a typed problem.
+fn prepared_messages(text: &str) -> Vec<usize> {
+    let (blanked, _) = lex(text);
+    let tests = test_spans(&blanked);
+    let mut out = Vec::new();
+    for (at, _) in blanked.match_indices("(format!(") {
+        if tests.iter().any(|&(s, e)| s <= at && at < e) {
+            continue;
+        }
+        // The path before the parenthesis: `Type::Variant`, both capitalised.
+        let path: String = blanked[..at]
+            .chars()
+            .rev()
+            .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == ':')
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect();
+        let segs: Vec<&str> = path.split("::").collect();
+        let capital = |s: &&str| s.starts_with(|c: char| c.is_ascii_uppercase());
+        if segs.len() >= 2 && segs[segs.len() - 2..].iter().all(capital) {
+            out.push(text[..at].matches('\n').count() + 1);
+        }
+    }
+    out
+}
+
 /// The library crates (everything but the binary) name no command-line
 /// flag in their strings — the binary says errors in its flags' words
 /// (`src/flags.rs`) — and return no `Result<_, String>` nor an error that
@@ -558,6 +587,12 @@ fn library_crates_name_no_flag_and_return_typed_errors() {
             }
             for line in string_results(&text) {
                 bad.push(format!("{name}: {}:{line}: Result<_, String>", f.display()));
+            }
+            for line in prepared_messages(&text) {
+                bad.push(format!(
+                    "{name}: {}:{line}: an error made from a format!ed message",
+                    f.display()
+                ));
             }
             for line in string_wrappers(&text) {
                 bad.push(format!(
@@ -612,6 +647,17 @@ mod tests {
 }
 "##;
     assert_eq!(string_wrappers(errors), vec![3, 10]);
+    let made = r##"
+let a = Problem::BadHex(format!("{} (column {name})", c));
+let b = Some(format!("{x}"));
+let c = e.push(format!("{x}"));
+let d = traces::Problem::Invalid(format!("bad"));
+#[cfg(test)]
+mod tests {
+    fn f() { let _ = Problem::Invalid(format!("in a test")); }
+}
+"##;
+    assert_eq!(prepared_messages(made), vec![2, 5]);
 }
 
 /// Whether `text` (a file under `src/cmd/`, whose path to `cmd` is

@@ -379,8 +379,8 @@ fn a_sampled_bench_states_the_requests_simulated_and_the_sample_size() {
     let p = analysis::stats::percentiles(&sample);
     let max = recs.iter().map(|r| r.1).max().unwrap() as f64 / 1e6;
     for want in [
-        format!("TP50 {:.1} ms", p.tp50_ms),
-        format!("TP99 {:.1}", p.tp99_ms),
+        format!("TP50 {:.1} ms", p.tp50),
+        format!("TP99 {:.1}", p.tp99),
         format!("max {max:.1}"),
     ] {
         assert!(line.contains(&want), "{want:?} in {line}");
@@ -471,7 +471,7 @@ scheduler = "least-loaded"
         assert_eq!(cj["rows"][i]["requests"], recs.len());
         assert_eq!(cj["rows"][i]["sampled_requests"], sample.len());
         // The row's TP99 is the sample's (compare.csv rounds to µs).
-        let tp99 = analysis::stats::percentiles(&sample).tp99_ms;
+        let tp99 = analysis::stats::percentiles(&sample).tp99;
         let line = csv
             .lines()
             .find(|l| l.starts_with(&format!("{row},")))

@@ -49,17 +49,21 @@ fn close(a: f64, b: f64) -> bool {
     (a - b).abs() <= 1e-9 * b.abs().max(1.0)
 }
 
-#[test]
-fn the_request_model_shows_the_defined_signals() {
+/// The seed experiment's workload.
+fn seed_workload() -> traces::workload::WorkloadSpec {
     let mut exp: toml::Table = toml::from_str(
         &std::fs::read_to_string(common_root("scenarios/seed-inference.toml")).unwrap(),
     )
     .unwrap();
-    let mut w: traces::workload::WorkloadSpec = exp.remove("workload").unwrap().try_into().unwrap();
-    w.duration_s = 0.3;
-    w.moves.clear();
-    let batch = w.request.batch;
-    let m = sim::Machine::from_toml(sim::presets::preset(&w.machine).unwrap()).unwrap();
+    exp.remove("workload").unwrap().try_into().unwrap()
+}
+
+/// Runs the request model on `w` (seed 1) with a recording round-robin:
+/// the views it was shown and every request's record, by id.
+fn run_requests(
+    m: &sim::Machine,
+    w: &traces::workload::WorkloadSpec,
+) -> (Seen, Vec<sim::serve::RequestRecord>) {
     let seen = Seen::default();
     let sched = Box::new(Recording {
         next: 0,
@@ -67,9 +71,44 @@ fn the_request_model_shows_the_defined_signals() {
     });
     let ctx = policies::registry::Ctx::default();
     let warm = policies::warmup::WARMUPS.build("none", &ctx).unwrap();
-    let mut e = sim::serve::ServeEngine::new(&m, &w, sched, warm).unwrap();
+    let mut e = sim::serve::ServeEngine::new(m, w, sched, warm).unwrap();
     let mut recs = Vec::new();
     e.run(1, |r| recs.push(*r)).unwrap();
+    recs.sort_by_key(|r| r.id);
+    (seen, recs)
+}
+
+/// Runs the task engine on `trace` with workers on `cores` and a recording
+/// round-robin: the views it was shown and every task's record.
+fn run_tasks(
+    m: &sim::Machine,
+    cores: &[usize],
+    trace: &traces::tasks::TaskTrace,
+) -> (Seen, Vec<sim::tasks::TaskRecord>) {
+    let ctx = policies::registry::Ctx::for_machine(m);
+    let p = policies::placement::PLACEMENTS
+        .build("first-touch", &ctx)
+        .unwrap();
+    let e = sim::Engine::new(m, sim::Config::default(), p).unwrap();
+    let seen = Seen::default();
+    let sched = Box::new(Recording {
+        next: 0,
+        seen: seen.clone(),
+    });
+    let mut te = sim::tasks::TaskEngine::new(e, m, cores, sched).unwrap();
+    let mut recs = Vec::new();
+    te.run(trace, |r| recs.push(*r)).unwrap();
+    (seen, recs)
+}
+
+#[test]
+fn the_request_model_shows_the_defined_signals() {
+    let mut w = seed_workload();
+    w.duration_s = 0.3;
+    w.moves.clear();
+    let batch = w.request.batch;
+    let m = sim::Machine::from_toml(sim::presets::preset(&w.machine).unwrap()).unwrap();
+    let (seen, recs) = run_requests(&m, &w);
     let seen = seen.lock().unwrap();
     assert!(seen.len() > 1000);
     let (mut busy_views, mut running_views) = (0, 0);
@@ -131,19 +170,7 @@ fn the_task_engine_shows_the_defined_signals() {
     }
     let trace = traces::tasks::read_task_csv(csv.as_bytes()).unwrap();
     let m = sim::Machine::from_toml(sim::presets::preset("xeon-2s").unwrap()).unwrap();
-    let ctx = policies::registry::Ctx::for_machine(&m);
-    let p = policies::placement::PLACEMENTS
-        .build("first-touch", &ctx)
-        .unwrap();
-    let e = sim::Engine::new(&m, sim::Config::default(), p).unwrap();
-    let seen = Seen::default();
-    let sched = Box::new(Recording {
-        next: 0,
-        seen: seen.clone(),
-    });
-    let mut te = sim::tasks::TaskEngine::new(e, &m, &[0, 1, 28], sched).unwrap();
-    let mut recs = Vec::new();
-    te.run(&trace, |r| recs.push(*r)).unwrap();
+    let (seen, recs) = run_tasks(&m, &[0, 1, 28], &trace);
     let seen = seen.lock().unwrap();
     assert_eq!(seen.len(), 600);
     let (mut busy, mut stalled, mut running_views) = (0, 0, 0);
@@ -202,11 +229,7 @@ fn the_task_engine_shows_the_defined_signals() {
 /// `utilization` the busy fraction its definition gives.
 #[test]
 fn both_engines_in_one_state_show_the_same_view() {
-    let mut exp: toml::Table = toml::from_str(
-        &std::fs::read_to_string(common_root("scenarios/seed-inference.toml")).unwrap(),
-    )
-    .unwrap();
-    let mut w: traces::workload::WorkloadSpec = exp.remove("workload").unwrap().try_into().unwrap();
+    let mut w = seed_workload();
     w.moves.clear();
     w.background = None;
     w.qps = 1e6;
@@ -215,17 +238,7 @@ fn both_engines_in_one_state_show_the_same_view() {
     w.request.features.lookups = 0;
     w.request.compute.batch_ms = 5.0;
     let m = sim::Machine::from_toml(sim::presets::preset(&w.machine).unwrap()).unwrap();
-    let ctx = policies::registry::Ctx::default();
-    let seen_requests = Seen::default();
-    let sched = Box::new(Recording {
-        next: 0,
-        seen: seen_requests.clone(),
-    });
-    let warm = policies::warmup::WARMUPS.build("none", &ctx).unwrap();
-    let mut e = sim::serve::ServeEngine::new(&m, &w, sched, warm).unwrap();
-    let mut recs = Vec::new();
-    e.run(1, |r| recs.push(*r)).unwrap();
-    recs.sort_by_key(|r| r.id);
+    let (seen_requests, recs) = run_requests(&m, &w);
     let first_end = recs.iter().map(|r| r.end_ps).min().unwrap();
     let last_arrival = recs.iter().map(|r| r.arrival_ps).max().unwrap();
     assert!(recs.len() >= 30, "{} requests", recs.len());
@@ -240,19 +253,8 @@ fn both_engines_in_one_state_show_the_same_view() {
         );
     }
     let trace = traces::tasks::read_task_csv(csv.as_bytes()).unwrap();
-    let ctx = policies::registry::Ctx::for_machine(&m);
-    let p = policies::placement::PLACEMENTS
-        .build("first-touch", &ctx)
-        .unwrap();
-    let engine = sim::Engine::new(&m, sim::Config::default(), p).unwrap();
-    let seen_tasks = Seen::default();
-    let sched = Box::new(Recording {
-        next: 0,
-        seen: seen_tasks.clone(),
-    });
     let cores: Vec<usize> = (0..4).chain(64..68).collect();
-    let mut te = sim::tasks::TaskEngine::new(engine, &m, &cores, sched).unwrap();
-    te.run(&trace, |_| {}).unwrap();
+    let (seen_tasks, _) = run_tasks(&m, &cores, &trace);
 
     let (a, b) = (seen_requests.lock().unwrap(), seen_tasks.lock().unwrap());
     assert_eq!(a.len(), recs.len());

@@ -42,6 +42,15 @@ impl Unit {
         (ps / self.ps_per_tick()) as f64 / Unit::TICKS
     }
 
+    /// The mean of `n` latencies summing to `sum_ps`, in the unit shown.
+    pub fn mean_of_ps(self, sum_ps: u128, n: u64) -> f64 {
+        if n == 0 {
+            0.0
+        } else {
+            (sum_ps / self.ps_per_tick() as u128) as f64 / n as f64 / Unit::TICKS
+        }
+    }
+
     /// The unit, as CSV/JSON column suffixes write it.
     pub fn suffix(self) -> &'static str {
         match self {
@@ -212,7 +221,7 @@ pub fn compare(
                 })
                 .map_or(0, |(lag, _)| lag);
             let requests: u64 = runs.iter().map(|r| r.requests).sum();
-            let total: u128 = runs.iter().map(|r| r.latency_sum / tick as u128).sum();
+            let total_ps: u128 = runs.iter().map(|r| r.latency_sum).sum();
             let max = runs.iter().map(|r| r.latency_max / tick).max().unwrap_or(0);
             let shown: Vec<f64> = all.iter().map(|&x| x as f64 / Unit::TICKS).collect();
             // Times that are not latencies, in whole ns.
@@ -236,16 +245,12 @@ pub fn compare(
                 row: name.clone(),
                 requests,
                 sampled_requests: all.len(),
-                tp50: p.tp50_ms,
-                tp90: p.tp90_ms,
-                tp99: p.tp99_ms,
-                tp999: p.tp999_ms,
+                tp50: p.tp50,
+                tp90: p.tp90,
+                tp99: p.tp99,
+                tp999: p.tp999,
                 max: max as f64 / Unit::TICKS,
-                mean: if requests == 0 {
-                    0.0
-                } else {
-                    total as f64 / requests as f64 / Unit::TICKS
-                },
+                mean: unit.mean_of_ps(total_ps, requests),
                 tp99_diff: d,
                 tp99_ci_low: lo,
                 tp99_ci_high: hi,

@@ -54,8 +54,8 @@ pub fn points(latency_by_window: &[Vec<u64>], totals: &[WindowTotals]) -> Vec<Mo
             MonitorPoint {
                 second: i as u64,
                 requests: lat.len(),
-                tp50_ms: p.tp50_ms,
-                tp99_ms: p.tp99_ms,
+                tp50_ms: p.tp50,
+                tp99_ms: p.tp99,
                 prediction_accuracy: ratio(w.predictions_correct, w.predictions_judged),
                 preload_hit_rate: ratio(w.preload_item_hits, w.preload_items),
                 feature_hit_rate: ratio(w.feature_hits, w.feature_hits + w.feature_misses),

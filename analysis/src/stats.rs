@@ -17,35 +17,36 @@ pub fn quantile_sorted(sorted: &[u64], q: f64) -> u64 {
     sorted[rank.clamp(1, sorted.len()) - 1]
 }
 
-/// TP50/90/99/99.9/max and mean of latencies in ticks (ns), reported in
-/// millions of ticks (ms); `compare` counts ticks of its unit (ps for µs).
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+/// TP50/90/99/99.9/max and mean of latencies counted in ticks, each in
+/// millions of ticks: the unit a caller shows (ms of ns ticks; µs of ps
+/// ticks, `crate::compare::Unit`).
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Percentiles {
     pub n: usize,
-    pub mean_ms: f64,
-    pub tp50_ms: f64,
-    pub tp90_ms: f64,
-    pub tp99_ms: f64,
-    pub tp999_ms: f64,
-    pub max_ms: f64,
+    pub mean: f64,
+    pub tp50: f64,
+    pub tp90: f64,
+    pub tp99: f64,
+    pub tp999: f64,
+    pub max: f64,
 }
 
-pub fn percentiles(lat_ns: &[u64]) -> Percentiles {
-    let mut s = lat_ns.to_vec();
+pub fn percentiles(ticks: &[u64]) -> Percentiles {
+    let mut s = ticks.to_vec();
     s.sort_unstable();
-    let ms = |ns: u64| ns as f64 / 1e6;
+    let ms = |t: u64| t as f64 / 1e6;
     Percentiles {
         n: s.len(),
-        mean_ms: if s.is_empty() {
+        mean: if s.is_empty() {
             0.0
         } else {
             s.iter().map(|&x| x as f64).sum::<f64>() / s.len() as f64 / 1e6
         },
-        tp50_ms: ms(quantile_sorted(&s, 0.5)),
-        tp90_ms: ms(quantile_sorted(&s, 0.9)),
-        tp99_ms: ms(quantile_sorted(&s, 0.99)),
-        tp999_ms: ms(quantile_sorted(&s, 0.999)),
-        max_ms: ms(s.last().copied().unwrap_or(0)),
+        tp50: ms(quantile_sorted(&s, 0.5)),
+        tp90: ms(quantile_sorted(&s, 0.9)),
+        tp99: ms(quantile_sorted(&s, 0.99)),
+        tp999: ms(quantile_sorted(&s, 0.999)),
+        max: ms(s.last().copied().unwrap_or(0)),
     }
 }
 
@@ -264,10 +265,10 @@ mod tests {
         assert_eq!(quantile_sorted(&v, 0.001), 1);
         let p = percentiles(&(1..=1000).map(|x| x * 1_000_000).collect::<Vec<_>>());
         assert_eq!(
-            (p.tp50_ms, p.tp99_ms, p.tp999_ms, p.max_ms),
+            (p.tp50, p.tp99, p.tp999, p.max),
             (500.0, 990.0, 999.0, 1000.0)
         );
-        assert_eq!(p.mean_ms, 500.5);
+        assert_eq!(p.mean, 500.5);
     }
 
     #[test]

@@ -34,8 +34,9 @@ pub fn run(
     let ns: Vec<u64> = rr.latency.iter().map(|&ps| ps / 1000).collect();
     let mut p = analysis::stats::percentiles(&ns);
     if rr.requests > 0 {
-        p.mean_ms = (rr.latency_sum / 1000) as f64 / rr.requests as f64 / 1e6;
-        p.max_ms = analysis::compare::Unit::Ms.of_ps(rr.latency_max);
+        let ms = analysis::compare::Unit::Ms;
+        p.mean = ms.mean_of_ps(rr.latency_sum, rr.requests);
+        p.max = ms.of_ps(rr.latency_max);
     }
     let spike_share = analysis::stats::spike_share(&ns, exp.experiment.spike_k);
     Ok(Bench {
@@ -69,11 +70,11 @@ impl Bench {
         s += &format!(
             "requests {}  TP50 {:.1} ms  TP90 {:.1}  TP99 {:.1}  TP99.9 {:.1}  max {:.1}  spikes >{}×TP50 {:.2}%\n",
             rr.requests,
-            p.tp50_ms,
-            p.tp90_ms,
-            p.tp99_ms,
-            p.tp999_ms,
-            p.max_ms,
+            p.tp50,
+            p.tp90,
+            p.tp99,
+            p.tp999,
+            p.max,
             exp.experiment.spike_k,
             100.0 * self.spike_share
         );
@@ -104,7 +105,10 @@ impl Bench {
                 "requests_simulated": rr.requests,
                 "requests_in_sample": p.n,
                 "sampled": rr.sampled,
-                "percentiles": p,
+                "percentiles": {
+                    "n": p.n, "mean_ms": p.mean, "tp50_ms": p.tp50, "tp90_ms": p.tp90,
+                    "tp99_ms": p.tp99, "tp999_ms": p.tp999, "max_ms": p.max,
+                },
                 "spike_share": self.spike_share,
                 "totals": self.run.totals
             }),

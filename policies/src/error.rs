@@ -49,10 +49,9 @@ pub enum SpecProblem {
     NoArguments(String),
     #[error("at most {count} numbers, {names}")]
     TooManyNumbers { count: &'static str, names: String },
-    /// A parameter outside its range (`range` as the syntax writes it:
-    /// `1..=64`, `at most 1048576`, `a probability in [0, 1)`).
+    /// A parameter outside its range.
     #[error("{param} must be {range}")]
-    Range { param: &'static str, range: String },
+    Range { param: &'static str, range: Bound },
     #[error("the only parameter is :mem")]
     OnlyMem,
     #[error("{name} needs a model file, {syntax}")]
@@ -166,4 +165,23 @@ pub enum XgboostProblem {
     },
     #[error("{0}")]
     Check(Box<ModelError>),
+}
+
+/// The range a parameter must lie in, as the syntax writes it: `1..=64`,
+/// `at most 1048576`, `a probability in [0, 1)`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Bound {
+    Within { min: u64, max: u64 },
+    AtMost(u64),
+    Probability,
+}
+
+impl std::fmt::Display for Bound {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Bound::Within { min, max } => write!(f, "{min}..={max}"),
+            Bound::AtMost(max) => write!(f, "at most {max}"),
+            Bound::Probability => f.write_str("a probability in [0, 1)"),
+        }
+    }
 }

@@ -88,7 +88,9 @@ pub trait Prefetcher: Send {
 // ---- scheduling, warm-up, preload ----
 
 /// What a scheduler may know about a worker. "Requests" are requests in
-/// the request-level model and tasks on the line-level model.
+/// the request-level model and tasks on the line-level model. Both engines
+/// build it with `crate::signals::Signals::view`, whose module doc defines
+/// every signal once; the notes here say what each is for.
 #[derive(Clone, Copy, Debug)]
 pub struct WorkerView {
     pub id: usize,
@@ -101,19 +103,17 @@ pub struct WorkerView {
     /// Requests assigned and not finished: queued + running —
     /// the worker's instantaneous load (what a run-queue length shows).
     pub outstanding: usize,
-    /// Share of its slots free: max(0, 1 − outstanding / slots), slots being
-    /// what it runs at once (a batch in the request model, one task in the
-    /// task engine) — the "CPU idle fraction" the seed's dispatcher weighs.
-    /// Every field is built by `crate::signals` in both engines.
+    /// Share of its slots free — the "CPU idle fraction" the seed's
+    /// dispatcher weighs.
     pub idle_fraction: f64,
-    /// Busy fraction, exponentially averaged (time constant 100 ms), as a
-    /// monitoring system would plot it. It lags: a dispatcher that balances on
-    /// it sends every request of a window to one worker.
+    /// Busy fraction, averaged as a monitoring system would plot it. It
+    /// lags: a dispatcher that balances on it sends every request of a
+    /// window to one worker.
     pub utilization: f64,
-    /// Data stall per request of its last batch (ms): the "recent memory
+    /// Memory stall of its last batch or task (ms): the "recent memory
     /// access latency" of the seed's dispatcher.
     pub stall_ms: f64,
-    /// The same, exponentially averaged over batches (α = 0.2).
+    /// The same, averaged over batches or tasks.
     pub stall_ewma_ms: f64,
 }
 

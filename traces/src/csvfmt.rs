@@ -119,14 +119,12 @@ impl<R: Read + Send> CsvReader<R> {
     fn parse_row(&self) -> Result<Record, Problem> {
         let row = &self.row;
         let cell = |i: usize| row.get(i).unwrap_or(b"");
-        let field = |i: usize, name: &str| -> Result<u64, Problem> {
+        let field = |i: usize, column: &'static str| -> Result<u64, Problem> {
             let c = cell(i);
-            parse_num(c).ok_or_else(|| {
-                if c.starts_with(b"0x") || c.starts_with(b"0X") {
-                    Problem::BadHex(format!("{} (column {name})", show(c)))
-                } else {
-                    Problem::BadNumber(format!("{} (column {name})", show(c)))
-                }
+            parse_num(c).ok_or_else(|| Problem::BadCell {
+                column,
+                text: show(c),
+                hex: c.starts_with(b"0x") || c.starts_with(b"0X"),
             })
         };
         let thread = field(self.cols.thread, "thread")?;
@@ -326,7 +324,7 @@ mod tests {
         let e = collect_all(&mut CsvReader::new(text.as_bytes()).unwrap()).unwrap_err();
         assert_eq!(
             e.to_string(),
-            "line 2, record 0: bad hex address \"0xZZ (column addr)\""
+            "line 2, record 0: bad hex address \"0xZZ\" (column addr)"
         );
         let e = CsvReader::new("thread,op,size\n".as_bytes()).err().unwrap();
         assert!(e.to_string().contains("\"addr\""), "{e}");

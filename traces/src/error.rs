@@ -55,6 +55,16 @@ pub enum Problem {
     BadNumber(String),
     #[error("unknown op {0:?}")]
     UnknownOp(String),
+    /// A native record's op kind code that names no op.
+    #[error("unknown op kind code {0}")]
+    KindCode(u8),
+    /// A CSV cell that is not a number (`hex`: written as hex).
+    #[error("bad {} {text:?} (column {column})", if *hex { "hex address" } else { "number" })]
+    BadCell {
+        column: &'static str,
+        text: String,
+        hex: bool,
+    },
     #[error("zero access size")]
     ZeroSize,
     #[error("access size {0} exceeds the maximum of 65535 bytes")]

@@ -617,7 +617,7 @@ fn decode_records(
     if let Err(i) = push_cores(cores, layout.allowed_flags(), &mut out.acc) {
         let c = &cores[i * 16..(i + 1) * 16];
         let problem = if c[14] > 3 {
-            Problem::UnknownOp(format!("kind code {}", c[14]))
+            Problem::KindCode(c[14])
         } else if u16::from_le_bytes([c[12], c[13]]) == 0 {
             Problem::ZeroSize
         } else {
@@ -834,7 +834,7 @@ pub(crate) mod tests {
         assert_eq!(
             e.to_string(),
             format!(
-                "byte offset {}, record 4: unknown op \"kind code 9\"",
+                "byte offset {}, record 4: unknown op kind code 9",
                 payload + 64
             )
         );

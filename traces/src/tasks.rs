@@ -402,13 +402,17 @@ pub fn read_task_csv<R: Read>(mut inner: R) -> Result<TaskTrace> {
         let row = &cells[..width];
         let rule = |r: TaskRule| at(line, record, Problem::Task(r));
         let cell = |c: Option<usize>| c.and_then(|i| row.get(i).copied()).unwrap_or(b"");
-        let field = |c: Option<usize>, name: &str| -> Result<u64> {
+        let field = |c: Option<usize>, column: &'static str| -> Result<u64> {
             let v = cell(c);
             crate::csvfmt::parse_num(v).ok_or_else(|| {
                 at(
                     line,
                     record,
-                    Problem::BadNumber(format!("{} (column {name})", show(v))),
+                    Problem::BadCell {
+                        column,
+                        text: show(v),
+                        hex: false,
+                    },
                 )
             })
         };

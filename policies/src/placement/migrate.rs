@@ -9,7 +9,7 @@ use std::collections::HashMap;
 
 use sim::{Machine, PageView, Placement};
 
-use crate::error::{PolicyError, SpecProblem};
+use crate::error::{Bound, PolicyError, SpecProblem};
 use crate::registry::{Ctx, Entry, Spec};
 
 pub struct MigrateOnRemote {
@@ -70,7 +70,10 @@ fn build(spec: &Spec, _ctx: &Ctx) -> Result<Box<dyn Placement>, PolicyError> {
             "placement",
             SpecProblem::Range {
                 param: "K",
-                range: format!("1..={}", u32::MAX),
+                range: Bound::Within {
+                    min: 1,
+                    max: u32::MAX as u64,
+                },
             },
         ));
     }

@@ -22,7 +22,7 @@ use std::collections::HashMap;
 use sim::policy::{AccessView, Prefetcher};
 
 use super::MAX_CONFIRM;
-use crate::error::{PolicyError, SpecProblem};
+use crate::error::{Bound, PolicyError, SpecProblem};
 use crate::registry::{Ctx, Entry, Spec};
 
 #[derive(Clone, Copy, Default)]
@@ -190,7 +190,7 @@ fn build(spec: &Spec, ctx: &Ctx) -> Result<Box<dyn Prefetcher>, PolicyError> {
             "prefetcher",
             SpecProblem::Range {
                 param: "F",
-                range: "0..=64".into(),
+                range: Bound::Within { min: 0, max: 64 },
             },
         ));
     }

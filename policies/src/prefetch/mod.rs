@@ -4,7 +4,7 @@
 
 use sim::policy::Prefetcher;
 
-use crate::error::{PolicyError, SpecProblem};
+use crate::error::{Bound, PolicyError, SpecProblem};
 use crate::registry::{Spec, registry};
 
 registry! {
@@ -52,7 +52,7 @@ fn degree_distance_and(
             "prefetcher",
             SpecProblem::Range {
                 param: "degree",
-                range: "1..=64".into(),
+                range: Bound::Within { min: 1, max: 64 },
             },
         ));
     }
@@ -62,7 +62,7 @@ fn degree_distance_and(
             "prefetcher",
             SpecProblem::Range {
                 param: "distance",
-                range: format!("at most {}", 1 << 20),
+                range: Bound::AtMost(1 << 20),
             },
         ));
     }

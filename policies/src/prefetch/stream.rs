@@ -9,7 +9,7 @@
 
 use sim::policy::{AccessView, Prefetcher};
 
-use crate::error::{PolicyError, SpecProblem};
+use crate::error::{Bound, PolicyError, SpecProblem};
 use crate::registry::{Ctx, Entry, Spec};
 
 #[derive(Clone, Copy)]
@@ -131,7 +131,7 @@ fn build(spec: &Spec, ctx: &Ctx) -> Result<Box<dyn Prefetcher>, PolicyError> {
             "prefetcher",
             SpecProblem::Range {
                 param: "T (regions tracked)",
-                range: "1..=1024".into(),
+                range: Bound::Within { min: 1, max: 1024 },
             },
         ));
     }
@@ -141,7 +141,10 @@ fn build(spec: &Spec, ctx: &Ctx) -> Result<Box<dyn Prefetcher>, PolicyError> {
             "prefetcher",
             SpecProblem::Range {
                 param: "C (steps that confirm a stream)",
-                range: format!("1..={}", super::MAX_CONFIRM),
+                range: Bound::Within {
+                    min: 1,
+                    max: super::MAX_CONFIRM as u64,
+                },
             },
         ));
     }

@@ -9,7 +9,7 @@
 
 use sim::policy::{FeatureSet, Preload, PreloadDecision};
 
-use crate::error::{PolicyError, SpecProblem};
+use crate::error::{Bound, PolicyError, SpecProblem};
 use crate::model::Model;
 use crate::registry::{Ctx, Entry, Spec, Timer};
 
@@ -151,7 +151,7 @@ fn build(spec: &Spec, ctx: &Ctx) -> Result<Box<dyn Preload>, PolicyError> {
                 "preload",
                 SpecProblem::Range {
                     param: "threshold P",
-                    range: "a probability in [0, 1)".into(),
+                    range: Bound::Probability,
                 },
             ));
         }

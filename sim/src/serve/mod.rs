@@ -409,14 +409,15 @@ impl<'a> ServeEngine<'a> {
     ) -> Result<ServeTotals, ServeError> {
         let mut arrivals =
             ArrivalGen::new(&self.spec, seed).map_err(|e| ServeError::Workload(e.problem))?;
-        let mut next = arrivals.next();
+        // Arrival times enter the engine's ps here, once.
+        let mut next = arrivals.next().map(|a| (ps_of_ns(a.arrival_ns), a));
         loop {
             let ev_t = self.heap.peek().map(|Reverse((t, _, _))| *t);
             match (next, ev_t) {
-                (Some(a), Some(t)) if t <= ps_of_ns(a.arrival_ns) => self.event(&mut sink)?,
+                (Some((at, _)), Some(t)) if t <= at => self.event(&mut sink)?,
                 (Some(a), _) => {
-                    self.arrive(a)?;
-                    next = arrivals.next();
+                    self.arrive(a.0, a.1)?;
+                    next = arrivals.next().map(|a| (ps_of_ns(a.arrival_ns), a));
                 }
                 (None, Some(_)) => self.event(&mut sink)?,
                 (None, None) => break,
@@ -511,8 +512,8 @@ impl<'a> ServeEngine<'a> {
         )
     }
 
-    fn arrive(&mut self, a: Arrival) -> Result<(), ServeError> {
-        let t = ps_of_ns(a.arrival_ns);
+    /// Request `a` arrives at `t` (ps).
+    fn arrive(&mut self, t: u64, a: Arrival) -> Result<(), ServeError> {
         // Background job every N arrivals, on alternating memory nodes.
         if let Some(bg) = &self.spec.background {
             self.arrivals_seen += 1;
@@ -568,6 +569,7 @@ impl<'a> ServeEngine<'a> {
         let features = (self.record || self.preload.is_some()).then(|| self.features(w, &a, t));
         let mut q = Queued {
             a,
+            arrival_ps: t,
             features,
             preload_ready: 0,
             preloaded: Vec::new(),
@@ -667,6 +669,7 @@ impl<'a> ServeEngine<'a> {
             self.totals.link_bytes[li] = self.totals.link_bytes[li].saturating_add(bytes as u64);
         }
         done.saturating_add(self.node_lat_ps[home])
+            // The route's latency to whole ns, the model's resolution.
             .saturating_add(ps_of_ns(self.m.route_ps[node][home] / 1000))
     }
 
@@ -680,7 +683,7 @@ impl<'a> ServeEngine<'a> {
         let node = self.workers[w].node as usize;
         let n = (self.spec.request.batch as usize).min(self.workers[w].queue.len());
         let queued: Vec<Queued> = self.workers[w].queue.drain(..n).collect();
-        let batch: Vec<Arrival> = queued.iter().map(|q| q.a).collect();
+        let batch: Vec<(u64, Arrival)> = queued.iter().map(|q| (q.arrival_ps, q.a)).collect();
         let mut preload_wait = t;
         for q in &queued {
             preload_wait = preload_wait.max(q.preload_ready);
@@ -699,7 +702,7 @@ impl<'a> ServeEngine<'a> {
         let mut state_wait = t;
         let mut compute_ps = ps_of_ns((self.spec.request.compute.batch_ms * 1e6) as u64);
         let shards = self.spec.shards.count as u64;
-        for (i, a) in batch.iter().enumerate() {
+        for (i, (arrival_ps, a)) in batch.iter().enumerate() {
             let s = a.shard as usize;
             if !self.resident[s] {
                 // Cold: this batch fetches the shard's state; until it lands,
@@ -751,7 +754,7 @@ impl<'a> ServeEngine<'a> {
                 && let Some(feat) = &q.features
             {
                 self.dataset.push(DatasetRow {
-                    time_ps: ps_of_ns(a.arrival_ns),
+                    time_ps: *arrival_ps,
                     id: a.id,
                     features: feat.clone(),
                     label: missed,
@@ -825,15 +828,15 @@ impl<'a> ServeEngine<'a> {
         wk.running = batch
             .iter()
             .enumerate()
-            .map(|(i, a)| RequestRecord {
+            .map(|(i, &(arrival_ps, a))| RequestRecord {
                 id: a.id,
                 shard: a.shard,
                 worker: w as u32,
                 node: node as u32,
-                arrival_ps: ps_of_ns(a.arrival_ns),
+                arrival_ps,
                 start_ps: t,
                 end_ps: end,
-                queue_ps: t - ps_of_ns(a.arrival_ns),
+                queue_ps: t - arrival_ps,
                 stall_ps: stall,
                 compute_ps: end - transferred,
                 transfer_ps: transferred - ready,

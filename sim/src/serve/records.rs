@@ -27,12 +27,29 @@ impl RequestRecord {
     }
 }
 
-/// Totals of a run.
+/// Written in whole ns under an `_ns` name (the engine keeps ps; a
+/// summary shows the request model's resolution).
+fn as_ns<S: serde::Serializer>(ps: &u64, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_u64(ps / 1000)
+}
+
+/// Shard moves as (shard, switch time, first latency), times in ns.
+fn moves_as_ns<S: serde::Serializer>(m: &[(u32, u64, u64)], s: S) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeSeq;
+    let mut seq = s.serialize_seq(Some(m.len()))?;
+    for &(shard, at, lat) in m {
+        seq.serialize_element(&(shard, at / 1000, lat / 1000))?;
+    }
+    seq.end()
+}
+
+/// Totals of a run (serialized with its times in ns, as summaries show them).
 #[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
 pub struct ServeTotals {
     pub requests: u64,
     pub batches: u64,
     /// Last completion (ps).
+    #[serde(rename = "end_ns", serialize_with = "as_ns")]
     pub end_ps: u64,
     /// Bytes read from each node's memory (features, state, sweeps).
     pub node_bytes: Vec<u64>,
@@ -44,10 +61,13 @@ pub struct ServeTotals {
     pub feature_misses: u64,
     pub cold_fetches: u64,
     /// Accelerator time: stall + transfer (bubble) and compute (ps).
+    #[serde(rename = "bubble_ns", serialize_with = "as_ns")]
     pub bubble_ps: u64,
+    #[serde(rename = "compute_ns", serialize_with = "as_ns")]
     pub compute_ps: u64,
     /// Per shard move: (shard, time traffic switched, latency of the first
     /// request of that shard arriving after it, ps).
+    #[serde(serialize_with = "moves_as_ns")]
     pub first_after_move: Vec<(u32, u64, u64)>,
     /// Preload: decisions taken, preloads fired, items brought in, of those
     /// still cached when their batch ran, fallbacks, simulated decision cost (ps).
@@ -56,6 +76,7 @@ pub struct ServeTotals {
     pub preload_items: u64,
     pub preload_item_hits: u64,
     pub preload_fallbacks: u64,
+    #[serde(rename = "predict_cost_ns", serialize_with = "as_ns")]
     pub predict_cost_ps: u64,
     /// Decisions whose "will miss" prediction (p > 0.5) matched the outcome.
     pub predictions_correct: u64,

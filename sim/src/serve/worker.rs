@@ -12,6 +12,8 @@ use crate::signals::Signals;
 
 pub(super) struct Queued {
     pub a: Arrival,
+    /// Its arrival (ps).
+    pub arrival_ps: u64,
     /// Features at dispatch (when a preload policy or the dataset needs them).
     pub features: Option<Vec<f64>>,
     /// A preload for it completes at this time (0: none).

@@ -64,7 +64,7 @@ pub fn run(a: &ReplayArgs, workers: &str) -> Result<()> {
         "count": recs.len(),
         "workers": cores,
         "scheduler": a.scheduler,
-        "latency_ms": { "mean": lat.mean_ms, "p50": lat.tp50_ms, "p90": lat.tp90_ms, "p99": lat.tp99_ms, "p999": lat.tp999_ms, "max": lat.max_ms },
+        "latency_ms": { "mean": lat.mean, "p50": lat.tp50, "p90": lat.tp90, "p99": lat.tp99, "p999": lat.tp999, "max": lat.max },
         "queue_ms": { "mean": st.queue_mean_ms },
         "service_ms": { "mean": st.service_mean_ms },
     });
@@ -81,12 +81,12 @@ pub fn run(a: &ReplayArgs, workers: &str) -> Result<()> {
         trace.keys(),
         cores.len(),
         a.scheduler,
-        us(lat.mean_ms),
-        us(lat.tp50_ms),
-        us(lat.tp90_ms),
-        us(lat.tp99_ms),
-        us(lat.tp999_ms),
-        us(lat.max_ms),
+        us(lat.mean),
+        us(lat.tp50),
+        us(lat.tp90),
+        us(lat.tp99),
+        us(lat.tp999),
+        us(lat.max),
         us(st.queue_mean_ms),
         us(st.service_mean_ms)
     );
