@@ -86,6 +86,11 @@ pub trait Prefetcher: Send {
 }
 
 // ---- scheduling, warm-up, preload ----
+//
+// These traits are an edge of the engines' time: a policy is told and
+// answers in ns (`now_ns`, `window_ns`, `cost_ns`) and ms (stalls), as its
+// parameters are written; the engine converts to and from its ps once,
+// where it calls the policy.
 
 /// What a scheduler may know about a worker. "Requests" are requests in
 /// the request-level model and tasks on the line-level model. Both engines
