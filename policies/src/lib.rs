@@ -26,6 +26,7 @@ pub mod sched;
 pub mod warmup;
 
 pub use error::PolicyError;
+pub use registry::Listed;
 
 /// Every kind's `(heading, [(syntax, help)])`, in the order `numasim
 /// policies` prints them.
@@ -37,4 +38,15 @@ pub fn listing() -> Vec<(&'static str, Vec<(String, &'static str)>)> {
         warmup::WARMUPS.listing(),
         preload::PRELOADS.listing(),
     ]
+}
+
+/// Every registered policy, kind by kind in [`listing`]'s order, as
+/// values (for front ends other than the CLI: Python's `numasim.policies()`).
+pub fn entries() -> Vec<Listed> {
+    let mut v = sched::SCHEDULERS.listed();
+    v.extend(placement::PLACEMENTS.listed());
+    v.extend(prefetch::PREFETCHERS.listed());
+    v.extend(warmup::WARMUPS.listed());
+    v.extend(preload::PRELOADS.listed());
+    v
 }

@@ -150,6 +150,16 @@ impl<T: ?Sized> Entry<T> {
     }
 }
 
+/// One registered policy: its kind (`scheduler`), name, the parameters'
+/// syntax after the name (`:N`; empty: none) and its one-line help.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Listed {
+    pub kind: &'static str,
+    pub name: &'static str,
+    pub parameters: &'static str,
+    pub help: &'static str,
+}
+
 /// Every entry of one kind.
 pub struct Registry<T: ?Sized + 'static> {
     /// The kind, singular, as errors name it (`scheduler`).
@@ -180,6 +190,19 @@ impl<T: ?Sized> Registry<T> {
             .map(Entry::syntax)
             .collect::<Vec<_>>()
             .join(", ")
+    }
+
+    /// Every entry as a value.
+    pub fn listed(&self) -> Vec<Listed> {
+        self.entries
+            .iter()
+            .map(|e| Listed {
+                kind: self.kind,
+                name: e.name,
+                parameters: e.params,
+                help: e.help,
+            })
+            .collect()
     }
 
     /// `(syntax, help)` of every entry.

@@ -1,0 +1,319 @@
+"""numasim in Python: experiments as objects, comparisons as DataFrames.
+
+The simulation is numasim's Rust library (``lab``), called in-process
+through ``numasim._numasim`` — never the command-line binary. An
+experiment is its TOML document held as plain data: every table is an
+object whose keys are attributes (``exp.workload.qps = 3000.0``), every
+assignment is checked by the same code the command line runs, and a bad
+value raises :class:`NumasimError` with the command line's one-line
+message (the experiment is left as it was).
+
+    import numasim
+    exp = numasim.Experiment.load("scenarios/seed-inference.toml")
+    exp.seeds = [1]
+    c = numasim.compare(exp, duration=1.0)
+    c.to_pandas()[["row", "tp99_ms"]]
+"""
+
+from __future__ import annotations
+
+import copy
+import io
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Union
+
+from . import _numasim
+from ._numasim import NumasimError
+
+__all__ = [
+    "__version__",
+    "NumasimError",
+    "Experiment",
+    "Comparison",
+    "compare",
+    "policies",
+]
+
+__version__: str = _numasim.version()
+
+
+def policies() -> List[Dict[str, str]]:
+    """Every registered policy: ``{kind, name, parameters, help}`` each, in
+    the order ``numasim policies`` lists them."""
+    return json.loads(_numasim.policies_json())
+
+
+_MISSING = object()
+
+
+def _plain(value: Any) -> Any:
+    """`value` as plain data (tables and lists unwrapped, tuples as lists)."""
+    if isinstance(value, _Table):
+        return copy.deepcopy(value._data)
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if hasattr(value, "item") and callable(value.item):  # numpy scalars
+        return value.item()
+    return value
+
+
+class _Table:
+    """One table of an experiment: its keys as attributes, validated on
+    assignment by the experiment that holds it."""
+
+    __slots__ = ("_root", "_data")
+
+    def __init__(self, root: "Experiment", data: Dict[str, Any]) -> None:
+        object.__setattr__(self, "_root", root)
+        object.__setattr__(self, "_data", data)
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            value = self._data[name]
+        except KeyError:
+            raise AttributeError(
+                f"{name!r}: not set in this table (keys: {', '.join(sorted(self._data))})"
+            ) from None
+        return self._root._wrap(value)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        self._root._assign(self._data, name, value)
+
+    def __delattr__(self, name: str) -> None:
+        self._root._assign(self._data, name, _MISSING)
+
+    def __dir__(self) -> Iterable[str]:
+        return sorted(self._data)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, _Table):
+            return self._data == other._data
+        return self._data == other
+
+    def __repr__(self) -> str:
+        return f"Table({self._data!r})"
+
+    def to_dict(self) -> Dict[str, Any]:
+        """A copy of the table as plain data."""
+        return copy.deepcopy(self._data)
+
+
+class Experiment:
+    """A numasim experiment (request model or task trace), as its TOML
+    document. Attributes: ``workload``, ``experiment`` (tables), ``rows``
+    (a list of tables), and ``name``, ``seeds``, ``spike_k``, ``bootstrap``
+    (the ``[experiment]`` table's keys)."""
+
+    _META = ("name", "seeds", "spike_k", "bootstrap")
+
+    def __init__(self, doc: Dict[str, Any], path: Optional[str] = None) -> None:
+        self._doc = doc
+        self._path = path
+        self.kind = self._check(doc)
+
+    # ---- reading and writing ----
+
+    @classmethod
+    def load(cls, path: Union[str, os.PathLike]) -> "Experiment":
+        """Reads the experiment at `path` (relative paths in it resolve
+        against its folder)."""
+        p = os.fspath(path)
+        try:
+            text = Path(p).read_text()
+        except FileNotFoundError:
+            raise FileNotFoundError(f"{p}: cannot read experiment: no such file") from None
+        return cls.from_toml(text, path=p)
+
+    @classmethod
+    def from_toml(cls, text: str, path: Optional[str] = None) -> "Experiment":
+        """An experiment from TOML text (relative paths resolve against
+        `path`'s folder, else the working folder)."""
+        return cls(json.loads(_numasim.toml_to_json(text)), path)
+
+    def to_toml(self) -> str:
+        """The experiment as TOML text (keys in sorted order)."""
+        return _numasim.json_to_toml(json.dumps(self._doc))
+
+    def to_dict(self) -> Dict[str, Any]:
+        """A copy of the document as plain data."""
+        return copy.deepcopy(self._doc)
+
+    @property
+    def path(self) -> Optional[str]:
+        """The file it was read from (None if made from text)."""
+        return self._path
+
+    # ---- attributes ----
+
+    def _origin(self) -> str:
+        return self._path if self._path is not None else "<experiment>"
+
+    def _check(self, doc: Dict[str, Any]) -> str:
+        text = _numasim.json_to_toml(json.dumps(doc))
+        return _numasim.check_experiment(text, self._origin())
+
+    def _wrap(self, value: Any) -> Any:
+        if isinstance(value, dict):
+            return _Table(self, value)
+        if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+            return [_Table(self, v) for v in value]
+        return copy.deepcopy(value) if isinstance(value, list) else value
+
+    def _assign(self, table: Dict[str, Any], key: str, value: Any) -> None:
+        """Sets `table[key]` (or removes it), keeping the change only if the
+        whole experiment still checks."""
+        old = table.get(key, _MISSING)
+        if value is _MISSING:
+            table.pop(key, None)
+        else:
+            table[key] = _plain(value)
+        try:
+            self.kind = self._check(self._doc)
+        except Exception:
+            if old is _MISSING:
+                table.pop(key, None)
+            else:
+                table[key] = old
+            raise
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        if name in self._META:
+            return self._wrap(self._doc.get("experiment", {}).get(name))
+        if name == "rows":
+            return self._wrap(self._doc.get("row", []))
+        if name in self._doc:
+            return self._wrap(self._doc[name])
+        raise AttributeError(f"{name!r}: the experiment has no such table")
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name.startswith("_") or name == "kind":
+            object.__setattr__(self, name, value)
+        elif name in self._META:
+            self._assign(self._doc.setdefault("experiment", {}), name, value)
+        elif name == "rows":
+            self._assign(self._doc, "row", list(value))
+        else:
+            self._assign(self._doc, name, value)
+
+    def __repr__(self) -> str:
+        names = [r.get("name") for r in self._doc.get("row", [])]
+        return f"Experiment({self._origin()!r}, kind={self.kind!r}, rows={names})"
+
+    def copy(self) -> "Experiment":
+        """An independent copy."""
+        return Experiment(copy.deepcopy(self._doc), self._path)
+
+
+class Comparison:
+    """A finished comparison: the table (``compare.csv``), its summary
+    (``compare.json``), each row's first-seed requests, and the text the
+    command line prints."""
+
+    def __init__(self, text: str, files: Dict[str, bytes], notes: List[str], seeds: List[int]):
+        self.text = text
+        self.files = files
+        self.notes = notes
+        self._seeds = seeds
+
+    @property
+    def summary(self) -> Dict[str, Any]:
+        """``compare.json`` as a dict."""
+        return json.loads(self.files["compare.json"])
+
+    def to_pandas(self):
+        """The table as a pandas DataFrame with ``compare.csv``'s columns."""
+        import pandas as pd
+
+        return pd.read_csv(io.BytesIO(self.files["compare.csv"]))
+
+    def requests(self, row: str, seed: Optional[int] = None):
+        """One line per request of `row` (as ``requests-<row>.csv``): the
+        first seed's, the only one kept."""
+        import pandas as pd
+
+        if seed is not None and (not self._seeds or seed != self._seeds[0]):
+            raise NumasimError(
+                f"requests of seed {seed}: only the first seed's ({self._seeds[0] if self._seeds else '-'}) are kept"
+            )
+        name = f"requests-{row}.csv"
+        if name not in self.files:
+            rows = sorted(n[len("requests-") : -4] for n in self.files if n.startswith("requests-"))
+            raise NumasimError(f"row {row!r}: no requests kept (rows: {', '.join(rows)})")
+        return pd.read_csv(io.BytesIO(self.files[name]))
+
+    def write(self, out: Union[str, os.PathLike]) -> None:
+        """Writes the result folder as the command line's ``--out`` does;
+        each file whole or not at all."""
+        _write_folder(Path(out), self.files)
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+def _write_folder(out: Path, files: Dict[str, bytes]) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    for name, data in files.items():
+        fd, tmp = tempfile.mkstemp(dir=out, prefix=f".{name}.")
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+            os.replace(tmp, out / name)
+        except BaseException:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+            raise
+
+
+def compare(
+    experiment_or_path: Union["Experiment", str, os.PathLike],
+    *,
+    duration: Optional[float] = None,
+    seeds: Optional[Sequence[int]] = None,
+    rows: Optional[Sequence[str]] = None,
+    fidelity: Optional[str] = None,
+    threads: Optional[int] = None,
+    policies: Optional[Dict[str, Any]] = None,
+    out: Optional[Union[str, os.PathLike]] = None,
+) -> Comparison:
+    """Runs every row × seed of an experiment, as ``numasim compare``.
+
+    `duration` (seconds) and `seeds` override the experiment's; `rows`
+    keeps the named rows, in the experiment's order; `fidelity` is
+    ``"flow"`` or ``"lines"`` for a request experiment (default: flow; a
+    task-trace experiment runs at line level). With `out`, the result
+    folder is written as the command line writes it. The interpreter is
+    released while it runs."""
+    if policies:
+        raise NotImplementedError("policies written in Python (py:NAME) are not built yet")
+    exp = (
+        experiment_or_path.copy()
+        if isinstance(experiment_or_path, Experiment)
+        else Experiment.load(experiment_or_path)
+    )
+    if duration is not None:
+        if exp.kind != "requests":
+            raise NumasimError(
+                "duration applies to the request model; a task trace's load is its workload.arrivals"
+            )
+        exp.workload.duration_s = float(duration)
+    if seeds is not None:
+        exp.seeds = [int(s) for s in seeds]
+    if rows is not None:
+        names = [r.name for r in exp.rows]
+        unknown = [r for r in rows if r not in names]
+        if unknown:
+            raise NumasimError(f"rows {unknown}: no such row (rows: {', '.join(names)})")
+        exp.rows = [r for r in exp.rows if r.name in rows]
+    text = exp.to_toml()
+    printed, files, notes = _numasim.compare(text, exp._origin(), fidelity, threads)
+    c = Comparison(printed, dict(files), list(notes), list(exp.seeds or []))
+    if out is not None:
+        c.write(out)
+    return c

@@ -1,0 +1,57 @@
+import os
+from typing import Any, Dict, List, Optional, Sequence, Union
+
+import pandas
+
+from ._numasim import NumasimError as NumasimError
+
+__version__: str
+
+def policies() -> List[Dict[str, str]]: ...
+
+class _Table:
+    def __getattr__(self, name: str) -> Any: ...
+    def __setattr__(self, name: str, value: Any) -> None: ...
+    def to_dict(self) -> Dict[str, Any]: ...
+
+class Experiment:
+    kind: str
+    workload: _Table
+    experiment: _Table
+    rows: List[_Table]
+    name: str
+    seeds: List[int]
+    spike_k: float
+    bootstrap: int
+    def __init__(self, doc: Dict[str, Any], path: Optional[str] = ...) -> None: ...
+    @classmethod
+    def load(cls, path: Union[str, os.PathLike[str]]) -> Experiment: ...
+    @classmethod
+    def from_toml(cls, text: str, path: Optional[str] = ...) -> Experiment: ...
+    def to_toml(self) -> str: ...
+    def to_dict(self) -> Dict[str, Any]: ...
+    @property
+    def path(self) -> Optional[str]: ...
+    def copy(self) -> Experiment: ...
+
+class Comparison:
+    text: str
+    files: Dict[str, bytes]
+    notes: List[str]
+    @property
+    def summary(self) -> Dict[str, Any]: ...
+    def to_pandas(self) -> pandas.DataFrame: ...
+    def requests(self, row: str, seed: Optional[int] = ...) -> pandas.DataFrame: ...
+    def write(self, out: Union[str, os.PathLike[str]]) -> None: ...
+
+def compare(
+    experiment_or_path: Union[Experiment, str, os.PathLike[str]],
+    *,
+    duration: Optional[float] = ...,
+    seeds: Optional[Sequence[int]] = ...,
+    rows: Optional[Sequence[str]] = ...,
+    fidelity: Optional[str] = ...,
+    threads: Optional[int] = ...,
+    policies: Optional[Dict[str, Any]] = ...,
+    out: Optional[Union[str, os.PathLike[str]]] = ...,
+) -> Comparison: ...

@@ -1,0 +1,210 @@
+//! `numasim._numasim`: the Rust side of the Python package — glue over
+//! the `lab` library, as the binary is (the package never calls the
+//! binary). Everything crosses as plain values (text, JSON, bytes); the
+//! Python side (`numasim/__init__.py`) builds the objects users see.
+//! Simulations run with the interpreter detached, so two Python threads
+//! run two comparisons on two cores. Errors are `NumasimError` (a
+//! `ValueError`) with the CLI's one-line message; a panic is caught and
+//! raised as one, never an abort.
+
+use std::path::Path;
+
+use lab::kinds::AnyExperiment;
+use pyo3::create_exception;
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+
+create_exception!(
+    _numasim,
+    NumasimError,
+    PyValueError,
+    "Bad input or a failed run: the message is the command line's one line."
+);
+
+/// A one-line error for Python.
+fn fail(message: impl std::fmt::Display) -> PyErr {
+    NumasimError::new_err(message.to_string())
+}
+
+/// Runs `f` with the interpreter detached; a panic becomes an error.
+fn detached<T: Send>(py: Python<'_>, f: impl FnOnce() -> Result<T, String> + Send) -> PyResult<T> {
+    py.detach(|| {
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|p| {
+            let what = p
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_default();
+            Err(format!(
+                "numasim panicked (a bug; please report it): {what}"
+            ))
+        })
+    })
+    .map_err(fail)
+}
+
+/// numasim's version.
+#[pyfunction]
+fn version() -> &'static str {
+    env!("CARGO_PKG_VERSION")
+}
+
+/// Every registered policy as JSON: `[{kind, name, parameters, help}]`.
+#[pyfunction]
+fn policies_json() -> PyResult<String> {
+    serde_json::to_string(&policies::entries()).map_err(fail)
+}
+
+/// A TOML document as JSON (its tables as objects).
+#[pyfunction]
+fn toml_to_json(text: &str) -> PyResult<String> {
+    let t: toml::Table = toml::from_str(text)
+        .map_err(|e| fail(format!("not TOML: {}", e.message().replace('\n', " "))))?;
+    serde_json::to_string(&t).map_err(fail)
+}
+
+/// `v` without its nulls (TOML has none: an absent key takes its default).
+fn drop_nulls(v: serde_json::Value) -> serde_json::Value {
+    use serde_json::Value;
+    match v {
+        Value::Object(m) => Value::Object(
+            m.into_iter()
+                .filter(|(_, x)| !x.is_null())
+                .map(|(k, x)| (k, drop_nulls(x)))
+                .collect(),
+        ),
+        Value::Array(a) => Value::Array(a.into_iter().map(drop_nulls).collect()),
+        x => x,
+    }
+}
+
+/// A JSON object as a TOML document.
+#[pyfunction]
+fn json_to_toml(json: &str) -> PyResult<String> {
+    let v: serde_json::Value = serde_json::from_str(json).map_err(fail)?;
+    let t: toml::Table = toml::Table::try_from(drop_nulls(v)).map_err(fail)?;
+    toml::to_string(&t).map_err(fail)
+}
+
+/// Checks an experiment's TOML `text` as if read from `path` (relative
+/// paths in it resolve against `path`'s folder); returns its kind,
+/// `requests` or `tasks`.
+#[pyfunction]
+fn check_experiment(text: &str, path: &str) -> PyResult<&'static str> {
+    match AnyExperiment::parse_file_text(Path::new(path), text).map_err(fail)? {
+        AnyExperiment::Requests(_) => Ok("requests"),
+        AnyExperiment::Tasks(_) => Ok("tasks"),
+    }
+}
+
+/// What a comparison gives Python: the printed text, the result folder's
+/// files (manifest included) and notes (rows not run, ...).
+type Compared = (String, Vec<(String, Vec<u8>)>, Vec<String>);
+
+/// Runs an experiment's TOML `text` (as if read from `path`) at
+/// `fidelity` (`flow` or `lines`; None: the experiment's own) on
+/// `threads` threads.
+fn run_compare(
+    text: &str,
+    path: &str,
+    fidelity: Option<&str>,
+    threads: Option<usize>,
+) -> Result<Compared, String> {
+    let p = Path::new(path);
+    let origin = p.display().to_string();
+    let any = AnyExperiment::parse_file_text(p, text).map_err(|e| e.to_string())?;
+    let opts = lab::compare::Options {
+        threads,
+        keep_records: true,
+        timeline: None,
+    };
+    let none = |_: usize, _: usize| {};
+    let mut notes = Vec::new();
+    let (rendered, log) = match (any, fidelity) {
+        (AnyExperiment::Tasks(t), None | Some("lines")) => {
+            let tc = lab::compare::tasks(&t, &origin, &opts, &none).map_err(|e| e.to_string())?;
+            let r = lab::compare::files::tasks(&t, &tc, true).map_err(|e| e.to_string())?;
+            (r, t.inputs.clone())
+        }
+        (AnyExperiment::Tasks(_), Some(f)) => {
+            return Err(format!(
+                "fidelity {f:?}: a task-trace experiment runs at line level only"
+            ));
+        }
+        (AnyExperiment::Requests(e), None | Some("flow")) => {
+            let m =
+                lab::machines::load(&e.workload.machine, &e.inputs).map_err(|e| e.to_string())?;
+            let c = lab::compare::flow(&e, &m, &opts, &none).map_err(|e| e.to_string())?;
+            let r = lab::compare::files::flow(&e, &c, true).map_err(|e| e.to_string())?;
+            (r, e.inputs.clone())
+        }
+        (AnyExperiment::Requests(e), Some("lines")) => {
+            for r in e.row.iter().filter(|r| !lab::lines::mappable(r)) {
+                notes.push(format!(
+                    "row {}: shard moves and preload have no line-level mapping; not run at fidelity lines",
+                    r.name
+                ));
+            }
+            let lc = lab::compare::lines(&e, &origin, &opts, &none).map_err(|e| e.to_string())?;
+            let r = lab::compare::files::lines(&e, &lc, true).map_err(|e| e.to_string())?;
+            (r, e.inputs.clone())
+        }
+        (AnyExperiment::Requests(_), Some(f)) => {
+            return Err(format!("fidelity {f:?}: expected flow or lines"));
+        }
+    };
+    let args: Vec<String> = vec![
+        "python:numasim.compare".into(),
+        origin.clone(),
+        format!("fidelity={}", fidelity.unwrap_or("default")),
+    ];
+    let by = lab::manifest::Producer {
+        version: env!("CARGO_PKG_VERSION"),
+        git_commit: "",
+        args: &args,
+        cwd: std::env::current_dir()
+            .map(|d| d.display().to_string())
+            .unwrap_or_default(),
+    };
+    let manifest = lab::manifest::manifest(
+        &by,
+        vec![lab::manifest::experiment_input(&origin, text)],
+        rendered.config,
+        &log,
+    );
+    let mut files = rendered.files;
+    files.json("manifest.json", &manifest);
+    Ok((rendered.text, files.files, notes))
+}
+
+/// `run_compare` for Python, detached from the interpreter.
+#[pyfunction]
+#[pyo3(signature = (text, path, fidelity=None, threads=None))]
+#[allow(clippy::type_complexity)]
+fn compare<'py>(
+    py: Python<'py>,
+    text: &str,
+    path: &str,
+    fidelity: Option<&str>,
+    threads: Option<usize>,
+) -> PyResult<(String, Vec<(String, Bound<'py, PyBytes>)>, Vec<String>)> {
+    let (text, files, notes) = detached(py, || run_compare(text, path, fidelity, threads))?;
+    let files = files
+        .into_iter()
+        .map(|(n, b)| (n, PyBytes::new(py, &b)))
+        .collect();
+    Ok((text, files, notes))
+}
+
+#[pymodule]
+fn _numasim(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("NumasimError", m.py().get_type::<NumasimError>())?;
+    m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add_function(wrap_pyfunction!(policies_json, m)?)?;
+    m.add_function(wrap_pyfunction!(toml_to_json, m)?)?;
+    m.add_function(wrap_pyfunction!(json_to_toml, m)?)?;
+    m.add_function(wrap_pyfunction!(check_experiment, m)?)?;
+    m.add_function(wrap_pyfunction!(compare, m)?)?;
+    Ok(())
+}

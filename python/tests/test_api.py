@@ -1,0 +1,145 @@
+"""The Python package against its oracles: the command line's own outputs
+(byte for byte, from the binary the Rust tests built: NUMASIM_BIN), the
+command line's one-line messages, and the experiment file itself."""
+
+import json
+import os
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+import numasim
+
+ROOT = Path(__file__).resolve().parents[2]
+SEED = ROOT / "scenarios" / "seed-inference.toml"
+BIN = os.environ.get("NUMASIM_BIN")
+
+
+def cli(*args, cwd=ROOT):
+    if not BIN:
+        pytest.skip("NUMASIM_BIN is not set: no command-line binary to compare against (.ci/run sets it)")
+    return subprocess.run([BIN, *args], cwd=cwd, check=True, capture_output=True, text=True)
+
+
+def test_version_is_the_crates():
+    cargo = (ROOT / "Cargo.toml").read_text()
+    assert f'version = "{numasim.__version__}"' in cargo
+
+
+def test_policies_are_the_registry_listing():
+    listed = numasim.policies()
+    assert all(set(p) == {"kind", "name", "parameters", "help"} for p in listed)
+    kinds = {p["kind"] for p in listed}
+    assert kinds == {"scheduler", "placement", "prefetcher", "warm-up", "preload"}
+    names = {(p["kind"], p["name"]) for p in listed}
+    for want in [("scheduler", "round-robin"), ("scheduler", "least-loaded"), ("scheduler", "numa-weighted")]:
+        assert want in names
+    if BIN:
+        text = cli("policies").stdout
+        for p in listed:
+            assert f"  {p['name']}{p['parameters']}" in text, p
+
+
+def test_an_experiment_reads_as_attributes():
+    exp = numasim.Experiment.load(SEED)
+    assert exp.kind == "requests"
+    assert exp.workload.qps == 5000.0
+    assert exp.seeds == [1, 2, 3]
+    assert exp.rows[0].name == "static" and exp.rows[0].scheduler == "static"
+    assert exp.workload.request.features.lookups == 32
+    assert [r.name for r in exp.rows if r.scheduler == "numa-weighted-ewma"][:1] == ["numa_aware"]
+
+
+def test_assignments_are_checked_with_the_command_lines_words():
+    exp = numasim.Experiment.load(SEED)
+    exp.workload.qps = 3000.0
+    exp.seeds = [1, 2]
+    exp.rows[0].scheduler = "least-loaded"
+    assert (exp.workload.qps, exp.seeds, exp.rows[0].scheduler) == (3000.0, [1, 2], "least-loaded")
+    with pytest.raises(numasim.NumasimError) as e:
+        exp.workload.qps = -1.0
+    assert "qps must be positive, found -1" in str(e.value)
+    assert exp.workload.qps == 3000.0, "a refused value leaves the experiment as it was"
+    with pytest.raises(numasim.NumasimError):
+        exp.workload.request.batch = 0
+    assert exp.workload.request.batch == 16
+    with pytest.raises(ValueError):
+        exp.workload.duration_s = float("nan")
+    assert isinstance(numasim.NumasimError("x"), ValueError)
+    # Filtering rows keeps the others' order.
+    exp.rows = [r for r in exp.rows if r.name in ("dynamic_lb", "static")]
+    assert [r.name for r in exp.rows] == ["static", "dynamic_lb"]
+
+
+def test_toml_round_trips():
+    exp = numasim.Experiment.load(SEED)
+    again = numasim.Experiment.from_toml(exp.to_toml(), path=str(SEED))
+    assert again.to_dict() == exp.to_dict()
+
+
+def test_bad_files_raise_the_right_errors(tmp_path):
+    with pytest.raises(FileNotFoundError):
+        numasim.Experiment.load(tmp_path / "missing.toml")
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[workload\n")
+    with pytest.raises(numasim.NumasimError) as e:
+        numasim.Experiment.load(bad)
+    assert "\n" not in str(e.value)
+
+
+def test_compare_writes_what_the_command_line_writes(tmp_path):
+    exp = numasim.Experiment.load(SEED)
+    c = numasim.compare(exp, duration=0.5, seeds=[1], rows=["static", "dynamic_lb", "numa_aware"], out=tmp_path / "py")
+    ask = ["compare", str(SEED), "--duration", "0.5s", "--seeds", "1", "--rows", "static,dynamic_lb,numa_aware"]
+    cli(*ask, "--out", str(tmp_path / "cli"))
+    for name in sorted(os.listdir(tmp_path / "cli")):
+        if name == "manifest.json":
+            continue  # records the command that made it
+        py = (tmp_path / "py" / name).read_bytes()
+        assert py == (tmp_path / "cli" / name).read_bytes(), name
+    assert sorted(os.listdir(tmp_path / "py")) == sorted(os.listdir(tmp_path / "cli"))
+    df = c.to_pandas()
+    header = (tmp_path / "cli" / "compare.csv").read_text().splitlines()[0].split(",")
+    assert list(df.columns) == header
+    assert list(df["row"]) == ["static", "dynamic_lb", "numa_aware"]
+    assert c.summary == json.loads((tmp_path / "cli" / "compare.json").read_text())
+    req = c.requests("static")
+    assert len(req) == int(df.loc[df["row"] == "static", "requests"].iloc[0])
+    assert list(req.columns)[:5] == ["id", "shard", "worker", "node", "arrival"]
+
+
+def test_compare_alone_matches_its_own_summary():
+    c = numasim.compare(SEED, duration=0.3, seeds=[1], rows=["static", "dynamic_lb"])
+    df = c.to_pandas()
+    rows = {r["row"]: r for r in c.summary["rows"]}
+    for _, r in df.iterrows():
+        assert abs(rows[r["row"]]["tp99_ms"] - r["tp99_ms"]) < 5e-4
+    with pytest.raises(numasim.NumasimError):
+        c.requests("static", seed=7)
+    with pytest.raises(numasim.NumasimError):
+        numasim.compare(SEED, rows=["no-such-row"])
+    with pytest.raises(numasim.NumasimError):
+        numasim.compare(SEED, duration=0.3, seeds=[1], fidelity="bogus")
+
+
+def test_two_threads_run_two_comparisons_at_once():
+    """The interpreter is released while a comparison runs: two threads
+    take about as long as one (on two cores), not twice as long."""
+    if (os.cpu_count() or 1) < 2:
+        pytest.skip("one core: nothing to run in parallel")
+    args = dict(duration=30.0, seeds=[1], rows=["static"], threads=1)
+    t0 = time.perf_counter()
+    numasim.compare(SEED, **args)
+    one = time.perf_counter() - t0
+    ts = [threading.Thread(target=numasim.compare, args=(SEED,), kwargs=args) for _ in range(2)]
+    t0 = time.perf_counter()
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    two = time.perf_counter() - t0
+    print(f"one comparison {one:.2f} s; two in two threads {two:.2f} s")
+    assert two < 1.6 * one, (one, two)
