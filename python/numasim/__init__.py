@@ -34,6 +34,7 @@ __all__ = [
     "Experiment",
     "Comparison",
     "compare",
+    "dataset",
     "policies",
 ]
 
@@ -271,6 +272,43 @@ def _write_folder(out: Path, files: Dict[str, bytes]) -> None:
             raise
 
 
+def _experiment(experiment_or_path: Union["Experiment", str, os.PathLike]) -> "Experiment":
+    """A copy of the experiment given, or the one read from the path given."""
+    if isinstance(experiment_or_path, Experiment):
+        return experiment_or_path.copy()
+    return Experiment.load(experiment_or_path)
+
+
+DEFAULT_FEATURES = ("cached_share", "hit_rate", "read_mb", "addr_delta_mb")
+
+
+def dataset(
+    experiment_or_path: Union["Experiment", str, os.PathLike],
+    *,
+    row: str,
+    seed: int,
+    history: Optional[int] = None,
+    features: Optional[Sequence[str]] = None,
+    duration: Optional[float] = None,
+):
+    """Training data from the dispatch decisions of `row` on `seed`, as the
+    command line's ``dataset --row ROW --seed SEED`` writes it: ``(X, y,
+    columns)`` — the features (float64, one row per request in time order),
+    the labels (1.0: the request's lookups then missed), and the feature
+    names. `history` batches (default 10) of the `features` groups
+    (default all four: cached_share, hit_rate, read_mb, addr_delta_mb)."""
+    import numpy as np
+
+    exp = _experiment(experiment_or_path)
+    if duration is not None:
+        exp.workload.duration_s = float(duration)
+    groups = ",".join(features) if features is not None else ",".join(DEFAULT_FEATURES)
+    hist = 10 if history is None else int(history)
+    cols, x, y, n = _numasim.dataset(exp.to_toml(), exp._origin(), row, int(seed), hist, groups)
+    X = np.frombuffer(x, dtype="<f8").reshape(n, len(cols)).copy()
+    return X, np.frombuffer(y, dtype="<f8").copy(), list(cols)
+
+
 def compare(
     experiment_or_path: Union["Experiment", str, os.PathLike],
     *,
@@ -292,11 +330,7 @@ def compare(
     released while it runs."""
     if policies:
         raise NotImplementedError("policies written in Python (py:NAME) are not built yet")
-    exp = (
-        experiment_or_path.copy()
-        if isinstance(experiment_or_path, Experiment)
-        else Experiment.load(experiment_or_path)
-    )
+    exp = _experiment(experiment_or_path)
     if duration is not None:
         if exp.kind != "requests":
             raise NumasimError(

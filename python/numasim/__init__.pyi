@@ -1,6 +1,7 @@
 import os
-from typing import Any, Dict, List, Optional, Sequence, Union
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
+import numpy
 import pandas
 
 from ._numasim import NumasimError as NumasimError
@@ -55,3 +56,15 @@ def compare(
     policies: Optional[Dict[str, Any]] = ...,
     out: Optional[Union[str, os.PathLike[str]]] = ...,
 ) -> Comparison: ...
+
+DEFAULT_FEATURES: Tuple[str, ...]
+
+def dataset(
+    experiment_or_path: Union[Experiment, str, os.PathLike[str]],
+    *,
+    row: str,
+    seed: int,
+    history: Optional[int] = ...,
+    features: Optional[Sequence[str]] = ...,
+    duration: Optional[float] = ...,
+) -> Tuple[numpy.ndarray, numpy.ndarray, List[str]]: ...

@@ -197,6 +197,69 @@ fn compare<'py>(
     Ok((text, files, notes))
 }
 
+/// A request experiment's dataset: (feature names, the features as f64
+/// little-endian bytes, rows × features, the labels as f64 bytes, rows).
+type Rows = (Vec<String>, Vec<u8>, Vec<u8>, usize);
+
+/// The dispatch decisions of `row` of the request experiment `text` (as
+/// if read from `path`) on `seed`, with `history` batches of the
+/// `features` groups, as the command line's `dataset` writes them.
+fn run_dataset(
+    text: &str,
+    path: &str,
+    row: &str,
+    seed: u64,
+    history: usize,
+    features: &str,
+) -> Result<Rows, String> {
+    let exp =
+        match AnyExperiment::parse_file_text(Path::new(path), text).map_err(|e| e.to_string())? {
+            AnyExperiment::Requests(e) => e,
+            AnyExperiment::Tasks(_) => {
+                return Err(
+                "a dataset comes from a request experiment (a task trace has no dispatch features)"
+                    .into(),
+            );
+            }
+        };
+    let names: Vec<&str> = exp.row.iter().map(|r| r.name.as_str()).collect();
+    let Some(spec) = exp.row.iter().find(|r| r.name == row) else {
+        return Err(format!(
+            "row {row:?}: no such row (rows: {})",
+            names.join(", ")
+        ));
+    };
+    let fs =
+        sim::policy::FeatureSet::parse(history, features).map_err(|e| format!("features: {e}"))?;
+    exp.check_size().map_err(|e| e.to_string())?;
+    let m = lab::machines::load(&exp.workload.machine, &exp.inputs).map_err(|e| e.to_string())?;
+    let d = lab::dataset::requests(&m, &exp, spec, seed, &fs).map_err(|e| e.to_string())?;
+    let (mut x, mut y) = (Vec::new(), Vec::new());
+    for (_, _, f, label) in &d.rows {
+        for v in f {
+            x.extend_from_slice(&v.to_le_bytes());
+        }
+        y.extend_from_slice(&(*label as u8 as f64).to_le_bytes());
+    }
+    Ok((d.features, x, y, d.rows.len()))
+}
+
+/// `run_dataset` for Python, detached from the interpreter.
+#[pyfunction]
+#[allow(clippy::type_complexity)]
+fn dataset<'py>(
+    py: Python<'py>,
+    text: &str,
+    path: &str,
+    row: &str,
+    seed: u64,
+    history: usize,
+    features: &str,
+) -> PyResult<(Vec<String>, Bound<'py, PyBytes>, Bound<'py, PyBytes>, usize)> {
+    let (cols, x, y, n) = detached(py, || run_dataset(text, path, row, seed, history, features))?;
+    Ok((cols, PyBytes::new(py, &x), PyBytes::new(py, &y), n))
+}
+
 #[pymodule]
 fn _numasim(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("NumasimError", m.py().get_type::<NumasimError>())?;
@@ -206,5 +269,6 @@ fn _numasim(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(json_to_toml, m)?)?;
     m.add_function(wrap_pyfunction!(check_experiment, m)?)?;
     m.add_function(wrap_pyfunction!(compare, m)?)?;
+    m.add_function(wrap_pyfunction!(dataset, m)?)?;
     Ok(())
 }

@@ -143,3 +143,31 @@ def test_two_threads_run_two_comparisons_at_once():
     two = time.perf_counter() - t0
     print(f"one comparison {one:.2f} s; two in two threads {two:.2f} s")
     assert two < 1.6 * one, (one, two)
+
+
+def test_dataset_has_the_command_lines_rows(tmp_path):
+    X, y, cols = numasim.dataset(SEED, row="numa_aware", seed=101, duration=0.5)
+    assert X.dtype.name == "float64" and y.dtype.name == "float64"
+    assert X.shape == (len(y), len(cols)) and len(y) > 1000
+    assert set(numpy_unique(y)) <= {0.0, 1.0}
+    out = tmp_path / "d.csv"
+    cli("dataset", str(SEED), "--row", "numa_aware", "--seed", "101", "--duration", "0.5s", "--out", str(out))
+    import csv
+
+    with open(out) as f:
+        lines = list(csv.reader(f))
+    assert lines[0] == ["time_ns", "id", *cols, "label"]
+    # Python's float() reads Rust's shortest round-trip text exactly.
+    assert [[float(v) for v in r[2:-1]] for r in lines[1:]] == X.tolist()
+    assert [float(r[-1]) for r in lines[1:]] == y.tolist()
+    X2, _, cols2 = numasim.dataset(SEED, row="numa_aware", seed=101, duration=0.5, history=2, features=["hit_rate"])
+    assert cols2 == ["remote_shard", "outstanding", "hit_rate_0", "hit_rate_1"]
+    assert X2.shape == (len(y), 4)
+    with pytest.raises(numasim.NumasimError):
+        numasim.dataset(SEED, row="nope", seed=1, duration=0.5)
+
+
+def numpy_unique(a):
+    import numpy as np
+
+    return np.unique(a).tolist()
