@@ -63,6 +63,7 @@ impl Experiment {
             "scenarios/seed-inference.toml (built in)",
             Path::new(""),
             true,
+            None,
         )?;
         e.builtin = true;
         Ok(e)
@@ -82,8 +83,18 @@ impl Experiment {
     /// Parses an experiment's `text` as if read from `path` (relative paths
     /// in it resolve against `path`'s folder).
     pub fn parse_file_text(path: &Path, text: &str) -> Result<Experiment, LabError> {
+        Experiment::parse_file_text_with(path, text, None)
+    }
+
+    /// [`Experiment::parse_file_text`] with policies `custom` supplies
+    /// beside the registries.
+    pub fn parse_file_text_with(
+        path: &Path,
+        text: &str,
+        custom: Option<std::sync::Arc<dyn crate::custom::CustomPolicies>>,
+    ) -> Result<Experiment, LabError> {
         let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
-        Experiment::parse(text, &path.display().to_string(), &base)
+        Experiment::parse_with(text, &path.display().to_string(), &base, false, custom)
     }
 }
 
@@ -143,6 +154,9 @@ pub struct Experiment {
     /// The built-in seed scenario: its model comes from numasim itself.
     #[serde(skip)]
     pub builtin: bool,
+    /// Policies a front end supplies beside the registries (asked first).
+    #[serde(skip)]
+    pub custom: Option<std::sync::Arc<dyn crate::custom::CustomPolicies>>,
 }
 
 /// Most requests one row × seed run may simulate (about 10 minutes of
@@ -167,15 +181,17 @@ pub struct RowPolicies {
 
 impl Experiment {
     pub fn parse(text: &str, origin: &str, base: &Path) -> Result<Experiment, LabError> {
-        Experiment::parse_with(text, origin, base, false)
+        Experiment::parse_with(text, origin, base, false, None)
     }
 
-    /// [`Experiment::parse`]; `builtin` takes models from numasim itself.
+    /// [`Experiment::parse`]; `builtin` takes models from numasim itself,
+    /// `custom` supplies policies beside the registries.
     fn parse_with(
         text: &str,
         origin: &str,
         base: &Path,
         builtin: bool,
+        custom: Option<std::sync::Arc<dyn crate::custom::CustomPolicies>>,
     ) -> Result<Experiment, LabError> {
         let origin = origin.to_string();
         let mut e: Experiment =
@@ -185,6 +201,7 @@ impl Experiment {
             })?;
         e.base = base.to_path_buf();
         e.builtin = builtin;
+        e.custom = custom;
         if e.row.is_empty() {
             return Err(LabError::NoRows { origin });
         }
@@ -272,8 +289,16 @@ impl Experiment {
             timer,
             ..Ctx::default()
         };
+        let custom = self
+            .custom
+            .as_ref()
+            .and_then(|c| c.scheduler(&row.scheduler));
+        let scheduler = match custom {
+            Some(built) => built?,
+            None => policies::sched::SCHEDULERS.build(&row.scheduler, &ctx)?,
+        };
         Ok(RowPolicies {
-            scheduler: policies::sched::SCHEDULERS.build(&row.scheduler, &ctx)?,
+            scheduler,
             warmup: policies::warmup::WARMUPS.build(&row.warmup, &ctx)?,
             preload: policies::preload::PRELOADS.build(&row.preload, &ctx)?,
         })

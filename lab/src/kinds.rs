@@ -23,6 +23,16 @@ impl AnyExperiment {
     /// Parses an experiment's `text` as if read from `path` (relative
     /// paths in it resolve against `path`'s folder).
     pub fn parse_file_text(path: &Path, text: &str) -> Result<AnyExperiment, LabError> {
+        AnyExperiment::parse_file_text_with(path, text, None)
+    }
+
+    /// [`AnyExperiment::parse_file_text`] with policies `custom` supplies
+    /// beside the registries (request experiments' schedulers).
+    pub fn parse_file_text_with(
+        path: &Path,
+        text: &str,
+        custom: Option<std::sync::Arc<dyn crate::custom::CustomPolicies>>,
+    ) -> Result<AnyExperiment, LabError> {
         #[derive(Deserialize)]
         struct Head {
             workload: Option<toml::Table>,
@@ -33,7 +43,7 @@ impl AnyExperiment {
             .is_some_and(|w| w.contains_key("trace"));
         if !traced {
             return Ok(AnyExperiment::Requests(Box::new(
-                Experiment::parse_file_text(path, text)?,
+                Experiment::parse_file_text_with(path, text, custom)?,
             )));
         }
         let origin = path.display().to_string();

@@ -55,6 +55,7 @@ pub mod bench;
 pub mod calibrate;
 pub mod compare;
 pub mod confirm_fit;
+pub mod custom;
 pub mod dataset;
 pub mod dependent;
 pub mod errors;

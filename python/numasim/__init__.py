@@ -26,11 +26,13 @@ from pathlib import Path
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Union
 
 from . import _numasim
-from ._numasim import NumasimError
+from ._numasim import NumasimError, Request, Worker
 
 __all__ = [
     "__version__",
     "NumasimError",
+    "Request",
+    "Worker",
     "Experiment",
     "Comparison",
     "compare",
@@ -327,9 +329,13 @@ def compare(
     ``"flow"`` or ``"lines"`` for a request experiment (default: flow; a
     task-trace experiment runs at line level). With `out`, the result
     folder is written as the command line writes it. The interpreter is
-    released while it runs."""
-    if policies:
-        raise NotImplementedError("policies written in Python (py:NAME) are not built yet")
+    released while it runs.
+
+    `policies` maps names to Python objects: a row whose scheduler is
+    ``py:NAME`` dispatches with ``policies["NAME"].choose(request,
+    workers) -> int`` (a copy per run), seeing :class:`Request` and
+    :class:`Worker` views with the built-in schedulers' fields and units.
+    An exception it raises reaches the caller; nothing is written."""
     exp = _experiment(experiment_or_path)
     if duration is not None:
         if exp.kind != "requests":
@@ -346,7 +352,7 @@ def compare(
             raise NumasimError(f"rows {unknown}: no such row (rows: {', '.join(names)})")
         exp.rows = [r for r in exp.rows if r.name in rows]
     text = exp.to_toml()
-    printed, files, notes = _numasim.compare(text, exp._origin(), fidelity, threads)
+    printed, files, notes = _numasim.compare(text, exp._origin(), fidelity, threads, policies)
     c = Comparison(printed, dict(files), list(notes), list(exp.seeds or []))
     if out is not None:
         c.write(out)

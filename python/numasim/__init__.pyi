@@ -5,6 +5,8 @@ import numpy
 import pandas
 
 from ._numasim import NumasimError as NumasimError
+from ._numasim import Request as Request
+from ._numasim import Worker as Worker
 
 __version__: str
 

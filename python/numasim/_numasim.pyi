@@ -1,6 +1,6 @@
 """The Rust extension under `numasim` (plain values in, plain values out)."""
 
-from typing import List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 class NumasimError(ValueError): ...
 
@@ -9,8 +9,30 @@ def policies_json() -> str: ...
 def toml_to_json(text: str) -> str: ...
 def json_to_toml(json: str) -> str: ...
 def check_experiment(text: str, path: str) -> str: ...
+class Request:
+    id: int
+    key: int
+    data_node: int
+    home_worker: int
+    now_ns: int
+
+class Worker:
+    id: int
+    node: int
+    queued: int
+    busy: bool
+    outstanding: int
+    idle_fraction: float
+    utilization: float
+    stall_ms: float
+    stall_ewma_ms: float
+
 def compare(
-    text: str, path: str, fidelity: Optional[str] = None, threads: Optional[int] = None
+    text: str,
+    path: str,
+    fidelity: Optional[str] = None,
+    threads: Optional[int] = None,
+    policies: Optional[Dict[str, Any]] = None,
 ) -> Tuple[str, List[Tuple[str, bytes]], List[str]]: ...
 def dataset(
     text: str, path: str, row: str, seed: int, history: int, features: str

@@ -7,9 +7,15 @@
 //! `ValueError`) with the CLI's one-line message; a panic is caught and
 //! raised as one, never an abort.
 
-use std::path::Path;
+mod py_policies;
 
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use lab::custom::CustomPolicies;
 use lab::kinds::AnyExperiment;
+use py_policies::PyPolicies;
 use pyo3::create_exception;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -89,10 +95,16 @@ fn json_to_toml(json: &str) -> PyResult<String> {
 
 /// Checks an experiment's TOML `text` as if read from `path` (relative
 /// paths in it resolve against `path`'s folder); returns its kind,
-/// `requests` or `tasks`.
+/// `requests` or `tasks`. A `py:NAME` scheduler passes (the objects come
+/// with the call that runs it).
 #[pyfunction]
 fn check_experiment(text: &str, path: &str) -> PyResult<&'static str> {
-    match AnyExperiment::parse_file_text(Path::new(path), text).map_err(fail)? {
+    let any: Arc<dyn CustomPolicies> = Arc::new(PyPolicies {
+        objects: HashMap::new(),
+        raised: Arc::default(),
+        any: true,
+    });
+    match AnyExperiment::parse_file_text_with(Path::new(path), text, Some(any)).map_err(fail)? {
         AnyExperiment::Requests(_) => Ok("requests"),
         AnyExperiment::Tasks(_) => Ok("tasks"),
     }
@@ -110,10 +122,12 @@ fn run_compare(
     path: &str,
     fidelity: Option<&str>,
     threads: Option<usize>,
+    custom: Arc<dyn CustomPolicies>,
 ) -> Result<Compared, String> {
     let p = Path::new(path);
     let origin = p.display().to_string();
-    let any = AnyExperiment::parse_file_text(p, text).map_err(|e| e.to_string())?;
+    let any =
+        AnyExperiment::parse_file_text_with(p, text, Some(custom)).map_err(|e| e.to_string())?;
     let opts = lab::compare::Options {
         threads,
         keep_records: true,
@@ -178,9 +192,11 @@ fn run_compare(
     Ok((rendered.text, files.files, notes))
 }
 
-/// `run_compare` for Python, detached from the interpreter.
+/// `run_compare` for Python, detached from the interpreter (a Python
+/// policy attaches for each decision). An exception a Python policy
+/// raised is raised here, with its traceback.
 #[pyfunction]
-#[pyo3(signature = (text, path, fidelity=None, threads=None))]
+#[pyo3(signature = (text, path, fidelity=None, threads=None, policies=None))]
 #[allow(clippy::type_complexity)]
 fn compare<'py>(
     py: Python<'py>,
@@ -188,8 +204,19 @@ fn compare<'py>(
     path: &str,
     fidelity: Option<&str>,
     threads: Option<usize>,
+    policies: Option<HashMap<String, Py<PyAny>>>,
 ) -> PyResult<(String, Vec<(String, Bound<'py, PyBytes>)>, Vec<String>)> {
-    let (text, files, notes) = detached(py, || run_compare(text, path, fidelity, threads))?;
+    let raised: py_policies::Raised = Arc::new(Mutex::new(None));
+    let custom: Arc<dyn CustomPolicies> = Arc::new(PyPolicies {
+        objects: policies.unwrap_or_default(),
+        raised: raised.clone(),
+        any: false,
+    });
+    let run = detached(py, || run_compare(text, path, fidelity, threads, custom));
+    if let Some(e) = raised.lock().unwrap_or_else(|p| p.into_inner()).take() {
+        return Err(e);
+    }
+    let (text, files, notes) = run?;
     let files = files
         .into_iter()
         .map(|(n, b)| (n, PyBytes::new(py, &b)))
@@ -263,6 +290,8 @@ fn dataset<'py>(
 #[pymodule]
 fn _numasim(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("NumasimError", m.py().get_type::<NumasimError>())?;
+    m.add_class::<py_policies::PyRequest>()?;
+    m.add_class::<py_policies::PyWorker>()?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(policies_json, m)?)?;
     m.add_function(wrap_pyfunction!(toml_to_json, m)?)?;

@@ -1,0 +1,183 @@
+//! Policies written in Python: a row's `py:NAME` scheduler is the object
+//! `policies["NAME"]` (anything with `choose(request, workers) -> int`),
+//! deep-copied for each run as the registries build a fresh policy per run.
+//! It sees the built-in schedulers' views, field for field and unit for
+//! unit (`Request`, `Worker`). An exception it raises is kept and raised
+//! to the caller, traceback and all, once the engine has stopped; an index
+//! that names no worker stops the run as the engine's own check does.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use lab::custom::CustomPolicies;
+use policies::PolicyError;
+use pyo3::prelude::*;
+use sim::policy::{RequestView, Scheduler, WorkerView};
+
+/// The request being dispatched, as a scheduler sees it.
+#[pyclass(frozen, get_all, name = "Request", module = "numasim")]
+pub struct PyRequest {
+    pub id: u64,
+    pub key: u32,
+    pub data_node: u32,
+    pub home_worker: usize,
+    pub now_ns: u64,
+}
+
+/// One worker, as a scheduler sees it (`sim::signals` defines each field).
+#[pyclass(frozen, get_all, name = "Worker", module = "numasim")]
+pub struct PyWorker {
+    pub id: usize,
+    pub node: u32,
+    pub queued: usize,
+    pub busy: bool,
+    pub outstanding: usize,
+    pub idle_fraction: f64,
+    pub utilization: f64,
+    pub stall_ms: f64,
+    pub stall_ewma_ms: f64,
+}
+
+impl From<&WorkerView> for PyWorker {
+    fn from(w: &WorkerView) -> PyWorker {
+        PyWorker {
+            id: w.id,
+            node: w.node,
+            queued: w.queued,
+            busy: w.busy,
+            outstanding: w.outstanding,
+            idle_fraction: w.idle_fraction,
+            utilization: w.utilization,
+            stall_ms: w.stall_ms,
+            stall_ewma_ms: w.stall_ewma_ms,
+        }
+    }
+}
+
+/// The first exception a Python policy raised in a comparison.
+pub type Raised = Arc<Mutex<Option<PyErr>>>;
+
+/// The `policies={...}` of a call: `py:NAME` names one of them.
+#[derive(Debug)]
+pub struct PyPolicies {
+    pub objects: HashMap<String, Py<PyAny>>,
+    pub raised: Raised,
+    /// Accept any `py:` name with a placeholder (checking an experiment
+    /// before the policies are given).
+    pub any: bool,
+}
+
+impl CustomPolicies for PyPolicies {
+    fn scheduler(&self, spec: &str) -> Option<Result<Box<dyn Scheduler>, PolicyError>> {
+        let name = spec.strip_prefix("py:")?;
+        if self.any {
+            return Some(Ok(Box::new(sim_placeholder())));
+        }
+        let Some(obj) = self.objects.get(name) else {
+            let mut known: Vec<&str> = self.objects.keys().map(String::as_str).collect();
+            known.sort_unstable();
+            return Some(Err(PolicyError::Unknown {
+                kind: "scheduler",
+                name: spec.to_string(),
+                known: format!("py: names given in policies: {}", known.join(", ")),
+            }));
+        };
+        Python::attach(|py| {
+            let copy = py
+                .import("copy")
+                .and_then(|m| m.call_method1("deepcopy", (obj.bind(py),)));
+            match copy {
+                Ok(c) => Some(Ok(Box::new(PyScheduler {
+                    name: spec.to_string(),
+                    obj: c.unbind(),
+                    raised: self.raised.clone(),
+                }) as Box<dyn Scheduler>)),
+                Err(e) => {
+                    self.keep(e);
+                    Some(Ok(Box::new(sim_placeholder()) as Box<dyn Scheduler>))
+                }
+            }
+        })
+    }
+}
+
+impl PyPolicies {
+    fn keep(&self, e: PyErr) {
+        let mut r = self.raised.lock().unwrap_or_else(|p| p.into_inner());
+        if r.is_none() {
+            *r = Some(e);
+        }
+    }
+}
+
+/// A scheduler that stands in for a Python one (always worker 0).
+fn sim_placeholder() -> impl Scheduler {
+    struct First;
+    impl Scheduler for First {
+        fn name(&self) -> String {
+            "py:placeholder".into()
+        }
+        fn pick(&mut self, _: &RequestView, _: &[WorkerView]) -> usize {
+            0
+        }
+    }
+    First
+}
+
+/// A Python object as a scheduler.
+struct PyScheduler {
+    name: String,
+    obj: Py<PyAny>,
+    raised: Raised,
+}
+
+impl Scheduler for PyScheduler {
+    fn name(&self) -> String {
+        self.name.clone()
+    }
+
+    fn pick(&mut self, req: &RequestView, workers: &[WorkerView]) -> usize {
+        Python::attach(|py| {
+            let choose = || -> PyResult<usize> {
+                let request = Py::new(
+                    py,
+                    PyRequest {
+                        id: req.id,
+                        key: req.key,
+                        data_node: req.data_node,
+                        home_worker: req.home_worker,
+                        now_ns: req.now_ns,
+                    },
+                )?;
+                let ws = workers
+                    .iter()
+                    .map(|w| Py::new(py, PyWorker::from(w)))
+                    .collect::<PyResult<Vec<_>>>()?;
+                let i = self.obj.bind(py).call_method1("choose", (request, ws))?;
+                match i.extract::<i64>() {
+                    Ok(i) if i >= 0 && (i as usize) < workers.len() => Ok(i as usize),
+                    Ok(i) => Err(pyo3::exceptions::PyValueError::new_err(format!(
+                        "scheduler {}: request {} was sent to worker {i}, but the workers are 0..{}",
+                        self.name,
+                        req.id,
+                        workers.len()
+                    ))),
+                    Err(_) => Err(pyo3::exceptions::PyValueError::new_err(format!(
+                        "scheduler {}: request {}: choose returned {}, not a worker index",
+                        self.name,
+                        req.id,
+                        i.repr().map(|r| r.to_string()).unwrap_or_default()
+                    ))),
+                }
+            };
+            choose().unwrap_or_else(|e| {
+                let mut r = self.raised.lock().unwrap_or_else(|p| p.into_inner());
+                if r.is_none() {
+                    *r = Some(e);
+                }
+                // Out of range: the engine stops the run at once.
+                usize::MAX
+            })
+        })
+    }
+}
