@@ -1,0 +1,73 @@
+#!/usr/bin/env python3
+"""Speed of the Python package (issue 27), each against its baseline in the
+same run, best of ROUNDS (default 3):
+
+1. a scheduler written in Python vs the same rule built in (round-robin),
+   on the seed workload: wall time per dispatch decision above the
+   built-in's (target: at most 2 µs);
+2. `Comparison.requests()` of about 1 M requests into pandas (target 0.5 s);
+3. `numasim.compare` from Python vs the command line (`NUMASIM_BIN`, a
+   release build) on the seed experiment (target: within 5%).
+
+    target/py-venv/bin/python bench/python_speed.py
+    NUMASIM_BIN=target/release/numasim ROUNDS=5 target/py-venv/bin/python bench/python_speed.py
+"""
+
+import os
+import subprocess
+import time
+from pathlib import Path
+
+import numasim
+
+ROOT = Path(__file__).resolve().parents[1]
+SEED = ROOT / "scenarios" / "seed-inference.toml"
+ROUNDS = int(os.environ.get("ROUNDS", "3"))
+
+
+class RoundRobin:
+    def __init__(self):
+        self.next = 0
+
+    def choose(self, request, workers):
+        i = self.next % len(workers)
+        self.next += 1
+        return i
+
+
+def best(f):
+    times = []
+    for _ in range(ROUNDS):
+        t = time.perf_counter()
+        out = f()
+        times.append(time.perf_counter() - t)
+    return min(times), out
+
+
+def one_row(sched, policies=None, duration=20.0):
+    exp = numasim.Experiment.load(SEED)
+    exp.seeds = [1]
+    exp.workload.duration_s = duration
+    row = [r for r in exp.rows if r.name == "static"][0].to_dict()
+    exp.rows = [dict(row, name="r", scheduler=sched)]
+    return lambda: numasim.compare(exp, threads=1, policies=policies)
+
+
+t_rust, c = best(one_row("round-robin"))
+t_py, _ = best(one_row("py:rr", {"rr": RoundRobin()}))
+n = int(c.to_pandas()["requests"][0])
+print(f"1. {n} dispatch decisions: built-in round-robin {t_rust:.3f} s, in Python {t_py:.3f} s: "
+      f"{(t_py - t_rust) / n * 1e6:.2f} µs per decision above the built-in (target ≤ 2)")
+
+big = one_row("round-robin", duration=200.0)()
+t_req, df = best(lambda: big.requests("r"))
+print(f"2. requests() of {len(df)} requests into pandas: {t_req:.3f} s (target ≤ 0.5)")
+
+binary = os.environ.get("NUMASIM_BIN")
+if binary:
+    t_cli, _ = best(lambda: subprocess.run([binary, "compare", str(SEED)], check=True, capture_output=True))
+    t_lib, _ = best(lambda: numasim.compare(SEED))
+    print(f"3. the seed experiment: command line {t_cli:.3f} s, numasim.compare {t_lib:.3f} s: "
+          f"{t_lib / t_cli:.3f}× (target ≤ 1.05)")
+else:
+    print("3. SKIPPED: set NUMASIM_BIN to a release numasim to time the command line beside it")
