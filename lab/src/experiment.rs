@@ -297,10 +297,15 @@ impl Experiment {
             Some(built) => built?,
             None => policies::sched::SCHEDULERS.build(&row.scheduler, &ctx)?,
         };
+        let custom = self.custom.as_ref().and_then(|c| c.preload(&row.preload));
+        let preload = match custom {
+            Some(built) => built?,
+            None => policies::preload::PRELOADS.build(&row.preload, &ctx)?,
+        };
         Ok(RowPolicies {
             scheduler,
             warmup: policies::warmup::WARMUPS.build(&row.warmup, &ctx)?,
-            preload: policies::preload::PRELOADS.build(&row.preload, &ctx)?,
+            preload,
         })
     }
 }

@@ -37,6 +37,7 @@ __all__ = [
     "Comparison",
     "compare",
     "dataset",
+    "dataset_columns",
     "policies",
 ]
 
@@ -282,6 +283,13 @@ def _experiment(experiment_or_path: Union["Experiment", str, os.PathLike]) -> "E
 
 
 DEFAULT_FEATURES = ("cached_share", "hit_rate", "read_mb", "addr_delta_mb")
+
+
+def dataset_columns(history: int = 10, features: Optional[Sequence[str]] = None) -> List[str]:
+    """The feature columns of :func:`dataset` (and of the row a Python
+    preload predictor is given) for `history` batches of `features`."""
+    groups = ",".join(features) if features is not None else ",".join(DEFAULT_FEATURES)
+    return list(_numasim.feature_names(int(history), groups))
 
 
 def dataset(

@@ -271,6 +271,14 @@ fn run_dataset(
     Ok((d.features, x, y, d.rows.len()))
 }
 
+/// The feature names of `history` batches of the `features` groups.
+#[pyfunction]
+fn feature_names(history: usize, features: &str) -> PyResult<Vec<String>> {
+    let fs = sim::policy::FeatureSet::parse(history, features)
+        .map_err(|e| fail(format!("features: {e}")))?;
+    Ok(fs.names())
+}
+
 /// `run_dataset` for Python, detached from the interpreter.
 #[pyfunction]
 #[allow(clippy::type_complexity)]
@@ -299,5 +307,6 @@ fn _numasim(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(check_experiment, m)?)?;
     m.add_function(wrap_pyfunction!(compare, m)?)?;
     m.add_function(wrap_pyfunction!(dataset, m)?)?;
+    m.add_function(wrap_pyfunction!(feature_names, m)?)?;
     Ok(())
 }

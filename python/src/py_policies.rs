@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 use lab::custom::CustomPolicies;
 use policies::PolicyError;
 use pyo3::prelude::*;
-use sim::policy::{RequestView, Scheduler, WorkerView};
+use sim::policy::{Preload, PreloadDecision, RequestView, Scheduler, WorkerView};
 
 /// The request being dispatched, as a scheduler sees it.
 #[pyclass(frozen, get_all, name = "Request", module = "numasim")]
@@ -69,15 +69,65 @@ pub struct PyPolicies {
 
 impl CustomPolicies for PyPolicies {
     fn scheduler(&self, spec: &str) -> Option<Result<Box<dyn Scheduler>, PolicyError>> {
-        let name = spec.strip_prefix("py:")?;
+        spec.strip_prefix("py:")?;
         if self.any {
             return Some(Ok(Box::new(sim_placeholder())));
         }
+        Some(self.copy_of(spec, "scheduler")?.map(|obj| {
+            Box::new(PyScheduler {
+                name: spec.to_string(),
+                obj,
+                raised: self.raised.clone(),
+            }) as Box<dyn Scheduler>
+        }))
+    }
+
+    fn preload(&self, spec: &str) -> Option<Result<Box<dyn Preload>, PolicyError>> {
+        spec.strip_prefix("py:")?;
+        if self.any {
+            return Some(Ok(Box::new(policies::preload::always::Always {
+                window_ns: 0,
+            })));
+        }
+        Some(self.copy_of(spec, "preload")?.map(|obj| {
+            Python::attach(|py| {
+                let o = obj.bind(py);
+                let number = |attr: &str, default: f64| -> f64 {
+                    o.getattr(attr)
+                        .and_then(|v| v.extract::<f64>())
+                        .unwrap_or(default)
+                };
+                let base = policies::preload::learned::Cost::default();
+                let window_ms = number("window_ms", policies::preload::DEFAULT_WINDOW_MS);
+                let cost_us = number("cost_us", base.fixed_ns as f64 / 1e3);
+                let array = py
+                    .import("numpy")
+                    .and_then(|np| np.getattr("array"))
+                    .map(Bound::unbind);
+                Box::new(PyPreload {
+                    name: spec.to_string(),
+                    obj: obj.clone_ref(py),
+                    raised: self.raised.clone(),
+                    window_ns: (window_ms.max(0.0) * 1e6) as u64,
+                    cost_ns: (cost_us.max(0.0) * 1e3) as u64,
+                    budget_ns: base.budget_ns,
+                    threshold: number("threshold", 0.5),
+                    array: array.map_err(|e| self.keep(e)).ok(),
+                }) as Box<dyn Preload>
+            })
+        }))
+    }
+}
+
+impl PyPolicies {
+    /// A copy of `policies[NAME]` for spec `py:NAME`, or the error to give.
+    fn copy_of(&self, spec: &str, kind: &'static str) -> Option<Result<Py<PyAny>, PolicyError>> {
+        let name = spec.strip_prefix("py:")?;
         let Some(obj) = self.objects.get(name) else {
             let mut known: Vec<&str> = self.objects.keys().map(String::as_str).collect();
             known.sort_unstable();
             return Some(Err(PolicyError::Unknown {
-                kind: "scheduler",
+                kind,
                 name: spec.to_string(),
                 known: format!("py: names given in policies: {}", known.join(", ")),
             }));
@@ -87,21 +137,19 @@ impl CustomPolicies for PyPolicies {
                 .import("copy")
                 .and_then(|m| m.call_method1("deepcopy", (obj.bind(py),)));
             match copy {
-                Ok(c) => Some(Ok(Box::new(PyScheduler {
-                    name: spec.to_string(),
-                    obj: c.unbind(),
-                    raised: self.raised.clone(),
-                }) as Box<dyn Scheduler>)),
+                Ok(c) => Some(Ok(c.unbind())),
                 Err(e) => {
                     self.keep(e);
-                    Some(Ok(Box::new(sim_placeholder()) as Box<dyn Scheduler>))
+                    Some(Err(PolicyError::Unknown {
+                        kind,
+                        name: spec.to_string(),
+                        known: "(its copy raised: see the exception)".into(),
+                    }))
                 }
             }
         })
     }
-}
 
-impl PyPolicies {
     fn keep(&self, e: PyErr) {
         let mut r = self.raised.lock().unwrap_or_else(|p| p.into_inner());
         if r.is_none() {
@@ -148,6 +196,86 @@ fn keep_thread_state() {
             k.set(true);
         }
     });
+}
+
+/// A Python predictor as a preload: `predict_proba(X)` (scikit-learn's
+/// interface) on the request's feature row (`numasim.dataset`'s
+/// columns); preload when the probability of a miss is above
+/// `threshold` (default 0.5). Its simulated cost per call is `cost_us`
+/// (default: the built-in learned preload's fixed cost), charged to the
+/// worker; above the built-in's budget (5 ms) it falls back to no
+/// preload, as the circuit breaker does.
+struct PyPreload {
+    name: String,
+    obj: Py<PyAny>,
+    raised: Raised,
+    window_ns: u64,
+    cost_ns: u64,
+    budget_ns: u64,
+    threshold: f64,
+    /// `numpy.array`.
+    array: Option<Py<PyAny>>,
+}
+
+impl Preload for PyPreload {
+    fn name(&self) -> String {
+        self.name.clone()
+    }
+
+    fn window_ns(&self) -> u64 {
+        self.window_ns
+    }
+
+    fn decide(&mut self, features: &[f64], _truth: Option<bool>) -> PreloadDecision {
+        if self.cost_ns > self.budget_ns {
+            return PreloadDecision {
+                preload: false,
+                cost_ns: self.budget_ns,
+                fallback: true,
+                probability: 0.0,
+            };
+        }
+        let stopped = self.raised.lock().map_or(true, |r| r.is_some());
+        if stopped {
+            // A policy raised: the run ends with that exception; finish fast.
+            return PreloadDecision {
+                preload: false,
+                cost_ns: 0,
+                fallback: true,
+                probability: 0.0,
+            };
+        }
+        keep_thread_state();
+        let p = Python::attach(|py| -> PyResult<f64> {
+            let array = self
+                .array
+                .as_ref()
+                .ok_or_else(|| pyo3::exceptions::PyImportError::new_err("numpy"))?;
+            let x = array.bind(py).call1((vec![features.to_vec()],))?;
+            let proba = self.obj.bind(py).call_method1("predict_proba", (x,))?;
+            proba.get_item((0, 1))?.extract::<f64>()
+        });
+        match p {
+            Ok(p) => PreloadDecision {
+                preload: p > self.threshold,
+                cost_ns: self.cost_ns,
+                fallback: false,
+                probability: p,
+            },
+            Err(e) => {
+                let mut r = self.raised.lock().unwrap_or_else(|p| p.into_inner());
+                if r.is_none() {
+                    *r = Some(e);
+                }
+                PreloadDecision {
+                    preload: false,
+                    cost_ns: self.cost_ns,
+                    fallback: true,
+                    probability: 0.0,
+                }
+            }
+        }
+    }
 }
 
 /// A Python object as a scheduler.

@@ -108,3 +108,40 @@ def test_a_raising_policy_raises_to_the_caller_and_writes_nothing(tmp_path):
         numasim.compare(experiment([("python", "py:bad")]), policies={"bad": OutOfRange()})
     with pytest.raises(numasim.NumasimError, match="py:missing"):
         numasim.compare(experiment([("python", "py:missing")]), policies={"bad": OutOfRange()})
+
+
+class AlwaysMiss:
+    """A predictor that calls every request a miss, at no simulated cost."""
+
+    cost_us = 0.0
+
+    def predict_proba(self, X):
+        import numpy as np
+
+        assert X.shape == (1, len(numasim.dataset_columns()))
+        return np.array([[0.0, 1.0]])
+
+
+def test_a_predictor_of_always_1_is_the_always_row():
+    exp = experiment([("always", "numa-weighted-ewma"), ("python", "numa-weighted-ewma")])
+    rows = exp.rows
+    rows[0].preload = "always"
+    rows[1].preload = "py:one"
+    c = numasim.compare(exp, policies={"one": AlwaysMiss()})
+    a, b = c.files["requests-always.csv"], c.files["requests-python.csv"]
+    assert len(a) > 10_000 and a == b
+    t = c.to_pandas().set_index("row")
+    for col in ["tp99_ms", "preload_gb", "preload_hit_rate", "predict_cost_us", "prediction_accuracy"]:
+        assert t.loc["always", col] == t.loc["python", col], col
+
+
+class Costly(AlwaysMiss):
+    cost_us = 6000.0  # above the 5 ms circuit breaker
+
+
+def test_the_circuit_breaker_applies_to_python_predictors():
+    exp = experiment([("python", "numa-weighted-ewma")])
+    exp.rows[0].preload = "py:slow"
+    t = numasim.compare(exp, policies={"slow": Costly()}).to_pandas()
+    assert t["preload_fallbacks"][0] == t["requests"][0]
+    assert t["preload_gb"][0] == 0.0
