@@ -253,7 +253,7 @@ impl Preload for PyPreload {
                 .ok_or_else(|| pyo3::exceptions::PyImportError::new_err("numpy"))?;
             let x = array.bind(py).call1((vec![features.to_vec()],))?;
             let proba = self.obj.bind(py).call_method1("predict_proba", (x,))?;
-            proba.get_item((0, 1))?.extract::<f64>()
+            proba.get_item(0)?.get_item(1)?.extract::<f64>()
         });
         match p {
             Ok(p) => PreloadDecision {
