@@ -68,7 +68,7 @@ out = Path(sys.argv[1]) if len(sys.argv) > 1 else None
 c = numasim.compare(exp, policies={"logistic": Logistic()}, out=out)
 t = c.to_pandas()
 cols = ["row", "tp50_ms", "tp99_ms", "tp99_diff_ms", "preload_gb", "predict_auc", "upper_bound"]
-print(t[cols].to_string(index=False))
+print(t[cols].to_string(index=False, float_format=lambda v: f"{v:.3f}"))
 
 # 4. The latency CDFs (matplotlib optional).
 try:

@@ -231,11 +231,34 @@ class Comparison:
         """``compare.json`` as a dict."""
         return json.loads(self.files["compare.json"])
 
+    def columns(self) -> List[str]:
+        """``compare.csv``'s columns, in order."""
+        return self.files["compare.csv"].decode().split("\n", 1)[0].split(",")
+
+    def _records(self) -> List[Dict[str, Any]]:
+        """The table's rows at full precision (``compare.json``), keyed and
+        ordered by ``compare.csv``'s columns."""
+        cols = self.columns()
+        return [{k: r[k] for k in cols} for r in self.summary["rows"]]
+
     def to_pandas(self):
-        """The table as a pandas DataFrame with ``compare.csv``'s columns."""
+        """The table as a pandas DataFrame: ``compare.csv``'s columns, at
+        ``compare.json``'s full precision."""
         import pandas as pd
 
-        return pd.read_csv(io.BytesIO(self.files["compare.csv"]))
+        return pd.DataFrame(self._records(), columns=self.columns())
+
+    def to_arrow(self):
+        """The table as a ``pyarrow.Table`` (``compare.csv``'s columns)."""
+        import pyarrow as pa
+
+        return pa.Table.from_pylist(self._records())
+
+    def __arrow_c_stream__(self, requested_schema=None):
+        """The Arrow PyCapsule stream of :meth:`to_arrow`, so that
+        ``pyarrow.table(c)`` and ``polars.DataFrame(c)`` take a comparison
+        as it is."""
+        return self.to_arrow().__arrow_c_stream__(requested_schema)
 
     def requests(self, row: str, seed: Optional[int] = None):
         """One line per request of `row` (as ``requests-<row>.csv``): the

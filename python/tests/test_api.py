@@ -171,3 +171,21 @@ def numpy_unique(a):
     import numpy as np
 
     return np.unique(a).tolist()
+
+
+def test_arrow_takes_a_comparison_as_it_is():
+    pa = pytest.importorskip("pyarrow", reason="pyarrow is not installed (.ci/run installs it)")
+    c = numasim.compare(SEED, duration=0.3, seeds=[1], rows=["static", "dynamic_lb"])
+    t = pa.table(c)
+    assert t.column_names == c.columns()
+    assert t.column("row").to_pylist() == ["static", "dynamic_lb"]
+    assert t.column("tp99_ms").to_pylist() == [r["tp99_ms"] for r in c.summary["rows"]]
+    assert c.to_arrow().equals(t)
+
+
+def test_polars_takes_a_comparison_as_it_is():
+    pl = pytest.importorskip("polars", reason="polars is not installed (.ci/run installs it)")
+    c = numasim.compare(SEED, duration=0.3, seeds=[1], rows=["static", "dynamic_lb"])
+    df = pl.DataFrame(c)
+    assert df.columns == c.columns()
+    assert df["tp99_ms"].to_list() == [r["tp99_ms"] for r in c.summary["rows"]]
