@@ -25,7 +25,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Union
 
-from . import _numasim
+from . import _numasim, trace
 from ._numasim import NumasimError, Request, Worker
 
 __all__ = [
@@ -39,6 +39,7 @@ __all__ = [
     "dataset",
     "dataset_columns",
     "policies",
+    "trace",
 ]
 
 __version__: str = _numasim.version()

@@ -4,6 +4,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 import numpy
 import pandas
 
+from . import trace as trace
 from ._numasim import NumasimError as NumasimError
 from ._numasim import Request as Request
 from ._numasim import Worker as Worker

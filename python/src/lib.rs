@@ -20,6 +20,7 @@ use pyo3::create_exception;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
+use traces::RecordSource;
 
 create_exception!(
     _numasim,
@@ -295,6 +296,186 @@ fn dataset<'py>(
     Ok((cols, PyBytes::new(py, &x), PyBytes::new(py, &y), n))
 }
 
+/// `trace info --json` of the trace at `path` (a task trace's as its
+/// command does), as JSON.
+fn run_trace_info(path: &str) -> Result<String, String> {
+    let p = Path::new(path);
+    let task_form = std::fs::File::open(p)
+        .ok()
+        .filter(|f| f.metadata().is_ok_and(|m| m.is_file()))
+        .and_then(|f| traces::task_native::sniff(Box::new(f)));
+    let v = if task_form.is_some() {
+        let f = std::fs::File::open(p).map_err(|e| format!("{path}: cannot open: {e}"))?;
+        let (t, form) = traces::task_native::read_task_trace(Box::new(f))
+            .map_err(|e| format!("{path}: {e}"))?;
+        let (first, last) = t.arrival_span().unwrap_or((0, 0));
+        serde_json::json!({
+            "file": path,
+            "format": form.name(),
+            "tasks": t.tasks.len(),
+            "keys": t.keys(),
+            "accesses": t.accesses(),
+            "arrival_ns": { "first": first, "last": last },
+        })
+    } else {
+        let mut input =
+            lab::input::open_trace(p, None, true, 2, true).map_err(|e| e.to_string())?;
+        let st = traces::stats::scan(&mut input.source, 64, 4096, || {})
+            .map_err(|e| format!("{path}: {e}"))?;
+        serde_json::json!({
+            "file": path,
+            "format": input.source.format_name(),
+            "bytes": input.file_len,
+            "checksum": input.tap.checksum(),
+            "fields": input.source.fields(),
+            "stats": st,
+        })
+    };
+    serde_json::to_string(&v).map_err(|e| e.to_string())
+}
+
+/// `run_trace_info` for Python.
+#[pyfunction]
+fn trace_info(py: Python<'_>, path: &str) -> PyResult<String> {
+    detached(py, || run_trace_info(path))
+}
+
+/// Writes `records` from `src` to `dst` in the format its extension names,
+/// whole or not at all (a temporary file renamed into place).
+fn write_records(
+    src: &mut dyn traces::RecordSource,
+    dst: &str,
+    meta: &serde_json::Value,
+) -> Result<u64, String> {
+    let d = Path::new(dst);
+    let name = d
+        .file_name()
+        .map(|n| n.to_string_lossy().to_ascii_lowercase())
+        .unwrap_or_default();
+    let w = traces::registry::writer_for(&name).ok_or_else(|| {
+        format!(
+            "{dst}: cannot tell the output format from its name (expected {})",
+            traces::registry::writer_extensions()
+        )
+    })?;
+    let dir = d
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+    let mut run = || -> Result<u64, String> {
+        let mut f = std::io::BufWriter::new(
+            std::fs::File::create(&tmp).map_err(|e| format!("{dst}: cannot create: {e}"))?,
+        );
+        let n = traces::sink::copy(src, w, &mut f, meta, || {}).map_err(|e| match e {
+            traces::sink::CopyError::Read(e) => format!("{e}"),
+            traces::sink::CopyError::Write(e) => format!("{dst}: write failed: {e}"),
+        })?;
+        std::io::Write::flush(&mut f).map_err(|e| format!("{dst}: write failed: {e}"))?;
+        std::fs::rename(&tmp, d).map_err(|e| format!("{dst}: cannot rename into place: {e}"))?;
+        Ok(n)
+    };
+    let r = run();
+    if r.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    r
+}
+
+/// `trace convert SRC DST` (a plain trace; the output format from DST's
+/// extension), with the command's metadata.
+fn run_trace_convert(src: &str, dst: &str) -> Result<u64, String> {
+    let p = Path::new(src);
+    let mut input = lab::input::open_trace(p, None, false, 2, true).map_err(|e| e.to_string())?;
+    let meta = serde_json::json!({
+        "source": "numasim trace convert",
+        "from_format": input.source.format_name(),
+        "from_file": p.file_name().map(|n| n.to_string_lossy().into_owned()),
+    });
+    write_records(&mut input.source, dst, &meta).map_err(|e| format!("{src}: {e}"))
+}
+
+/// `run_trace_convert` for Python.
+#[pyfunction]
+fn trace_convert(py: Python<'_>, src: &str, dst: &str) -> PyResult<u64> {
+    detached(py, || run_trace_convert(src, dst))
+}
+
+/// Writes a trace made in Python: columns of equal length (`op` as the
+/// letters L, S, M, I; `pc`, `gap_ns`, `time_ns` optional).
+#[pyfunction]
+#[pyo3(signature = (path, thread, op, addr, size, pc=None, gap_ns=None, time_ns=None))]
+#[allow(clippy::too_many_arguments)]
+fn trace_write(
+    py: Python<'_>,
+    path: &str,
+    thread: Vec<u32>,
+    op: Vec<String>,
+    addr: Vec<u64>,
+    size: Vec<u64>,
+    pc: Option<Vec<u64>>,
+    gap_ns: Option<Vec<u64>>,
+    time_ns: Option<Vec<u64>>,
+) -> PyResult<u64> {
+    detached(py, || {
+        let n = thread.len();
+        for (name, len) in [
+            ("op", Some(op.len())),
+            ("addr", Some(addr.len())),
+            ("size", Some(size.len())),
+            ("pc", pc.as_ref().map(Vec::len)),
+            ("gap_ns", gap_ns.as_ref().map(Vec::len)),
+            ("time_ns", time_ns.as_ref().map(Vec::len)),
+        ] {
+            if let Some(len) = len.filter(|&l| l != n) {
+                return Err(format!("{path}: {name} has {len} values, thread has {n}"));
+            }
+        }
+        if gap_ns.is_some() && time_ns.is_some() {
+            return Err(format!("{path}: give gap_ns or time_ns, not both"));
+        }
+        let mut records = Vec::with_capacity(n);
+        for i in 0..n {
+            let kind = match op[i].as_str() {
+                "L" | "l" => traces::Kind::Load,
+                "S" | "s" => traces::Kind::Store,
+                "M" | "m" => traces::Kind::Modify,
+                "I" | "i" => traces::Kind::IFetch,
+                other => {
+                    return Err(format!(
+                        "{path}: record {i}: op {other:?} is not one of L, S, M, I"
+                    ));
+                }
+            };
+            let sz = u16::try_from(size[i])
+                .ok()
+                .filter(|&s| s > 0)
+                .ok_or_else(|| format!("{path}: record {i}: size {} is not 1..=65535", size[i]))?;
+            let mut r = traces::Record::access(thread[i], kind, addr[i], sz);
+            if let Some(pc) = &pc {
+                r = r.with_pc(pc[i]);
+            }
+            let horizon = |field: &str, ns: u64| {
+                traces::horizon::check(field, ns).map_err(|e| format!("{path}: record {i}: {e}"))
+            };
+            if let Some(g) = &gap_ns {
+                r = r.with_gap(horizon("gap_ns", g[i])?);
+            }
+            if let Some(t) = &time_ns {
+                r = r.with_time(horizon("time_ns", t[i])?);
+            }
+            records.push(r);
+        }
+        let fields = traces::Fields {
+            pc: pc.is_some(),
+            time: gap_ns.is_some() || time_ns.is_some(),
+        };
+        let mut src = traces::VecSource::new(records, fields);
+        let meta = serde_json::json!({ "source": "numasim (Python) trace.write" });
+        write_records(&mut src, path, &meta)
+    })
+}
+
 #[pymodule]
 fn _numasim(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("NumasimError", m.py().get_type::<NumasimError>())?;
@@ -308,5 +489,8 @@ fn _numasim(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(compare, m)?)?;
     m.add_function(wrap_pyfunction!(dataset, m)?)?;
     m.add_function(wrap_pyfunction!(feature_names, m)?)?;
+    m.add_function(wrap_pyfunction!(trace_info, m)?)?;
+    m.add_function(wrap_pyfunction!(trace_convert, m)?)?;
+    m.add_function(wrap_pyfunction!(trace_write, m)?)?;
     Ok(())
 }

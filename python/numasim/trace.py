@@ -1,0 +1,78 @@
+"""Traces from Python: what a trace holds (``info``), converting between
+formats (``convert``), and writing a trace made in Python from numpy
+arrays (``write``) — each as the command line's ``numasim trace`` does,
+through numasim's library."""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any, Dict, Optional, Sequence, Union
+
+from . import _numasim
+
+Path_ = Union[str, "os.PathLike[str]"]
+
+
+def _path(p: Path_) -> str:
+    s = os.fspath(p)
+    return s
+
+
+def info(path: Path_) -> Dict[str, Any]:
+    """``numasim trace info --json PATH`` as a dict: format, bytes,
+    checksum, fields and statistics (records by kind, threads, footprint,
+    ...); a task trace's tasks, keys, accesses and arrival span."""
+    p = _path(path)
+    if not os.path.exists(p):
+        raise FileNotFoundError(f"{p}: cannot open: no such file")
+    return json.loads(_numasim.trace_info(p))
+
+
+def convert(src: Path_, dst: Path_) -> int:
+    """Converts the trace `src` (format detected) to `dst` (format from its
+    extension: .nst, .nst.zst, .csv, .lackey, ...); returns the records
+    written. `dst` appears whole or not at all."""
+    s = _path(src)
+    if not os.path.exists(s):
+        raise FileNotFoundError(f"{s}: cannot open: no such file")
+    return _numasim.trace_convert(s, _path(dst))
+
+
+def _column(values: Any, name: str) -> list:
+    if values is None:
+        return None
+    if hasattr(values, "tolist"):
+        values = values.tolist()
+    out = list(values)
+    if name == "op":
+        return [v.decode() if isinstance(v, bytes) else str(v) for v in out]
+    return [int(v) for v in out]
+
+
+def write(
+    path: Path_,
+    *,
+    thread: Sequence[int],
+    op: Sequence[str],
+    addr: Sequence[int],
+    size: Sequence[int],
+    pc: Optional[Sequence[int]] = None,
+    gap_ns: Optional[Sequence[int]] = None,
+    time_ns: Optional[Sequence[int]] = None,
+) -> int:
+    """Writes a trace made in Python: one record per index of the equally
+    long columns (numpy arrays or sequences); `op` is L, S, M or I; `pc`,
+    and one of `gap_ns` (closed loop) or `time_ns` (issue times), are
+    optional. The format comes from the extension; returns the records
+    written."""
+    return _numasim.trace_write(
+        _path(path),
+        _column(thread, "thread"),
+        _column(op, "op"),
+        _column(addr, "addr"),
+        _column(size, "size"),
+        _column(pc, "pc"),
+        _column(gap_ns, "gap_ns"),
+        _column(time_ns, "time_ns"),
+    )

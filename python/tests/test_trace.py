@@ -1,0 +1,66 @@
+"""numasim.trace against the command line: `trace info --json` as a dict,
+`trace convert` byte for byte, and a trace written from numpy arrays read
+back by the binary."""
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+import numasim
+
+ROOT = Path(__file__).resolve().parents[2]
+HELLO = ROOT / "tests" / "data" / "hello.lackey"
+BIN = os.environ.get("NUMASIM_BIN")
+
+
+def cli(*args):
+    if not BIN:
+        pytest.skip("NUMASIM_BIN is not set: no command-line binary to compare against (.ci/run sets it)")
+    return subprocess.run([BIN, *args], cwd=ROOT, check=True, capture_output=True, text=True).stdout
+
+
+def test_info_is_the_command_lines_json():
+    got = numasim.trace.info(str(HELLO))
+    assert got["format"] == "lackey"
+    assert got == json.loads(cli("trace", "info", "--json", str(HELLO)))
+    with pytest.raises(FileNotFoundError):
+        numasim.trace.info(ROOT / "no-such-trace.lackey")
+
+
+def test_convert_writes_what_the_command_line_writes(tmp_path):
+    n = numasim.trace.convert(HELLO, tmp_path / "py.nst")
+    cli("trace", "convert", str(HELLO), str(tmp_path / "cli.nst"))
+    assert n > 0
+    assert (tmp_path / "py.nst").read_bytes() == (tmp_path / "cli.nst").read_bytes()
+    with pytest.raises(numasim.NumasimError, match="output format"):
+        numasim.trace.convert(HELLO, tmp_path / "out.unknown")
+    assert sorted(os.listdir(tmp_path)) == ["cli.nst", "py.nst"], "nothing half-written"
+
+
+def test_a_trace_made_in_python_replays(tmp_path):
+    import numpy as np
+
+    n = 4096
+    addr = 0x1000_0000 + 64 * (np.arange(n) % 512)
+    ops = np.where(np.arange(n) % 4 == 0, "S", "L")
+    out = tmp_path / "made.nst"
+    written = numasim.trace.write(
+        out, thread=np.zeros(n, dtype=np.uint32), op=ops, addr=addr, size=np.full(n, 8), gap_ns=np.full(n, 2)
+    )
+    assert written == n
+    info = numasim.trace.info(out)
+    assert info["format"] == "native" and info["fields"]["time"] is True
+    assert info == json.loads(cli("trace", "info", "--json", str(out)))
+    # The same records as a CSV the binary reads, converted by the binary.
+    csv = tmp_path / "made.csv"
+    csv.write_text("thread,op,addr,size,gap_ns\n" + "".join(f"0,{o},{a:#x},8,2\n" for o, a in zip(ops, addr)))
+    cli("trace", "convert", str(csv), str(tmp_path / "from-csv.nst"))
+    assert numasim.trace.info(tmp_path / "from-csv.nst")["stats"] == info["stats"]
+    with pytest.raises(numasim.NumasimError, match='record 1: op "Q"'):
+        numasim.trace.write(tmp_path / "bad.nst", thread=[0, 0], op=["L", "Q"], addr=[0, 64], size=[8, 8])
+    with pytest.raises(numasim.NumasimError, match="size has 1 values"):
+        numasim.trace.write(tmp_path / "bad.nst", thread=[0, 0], op=["L", "L"], addr=[0, 64], size=[8])
+    assert not (tmp_path / "bad.nst").exists()
