@@ -39,6 +39,16 @@ def convert(src: Path_, dst: Path_) -> int:
     return _numasim.trace_convert(s, _path(dst))
 
 
+def gen(pattern: str, path: Path_, **params: Any) -> int:
+    """``numasim trace gen PATTERN PATH``: a synthetic trace (sequential,
+    stride, random, chase, zipf, ...), its format from `path`'s extension.
+    `params` are the generator's (count, footprint, size, stride, threads,
+    write_ratio, zipf_s, base, gap_ns, rate, modular, streams, skip_lines,
+    skip_prob, seed), the command line's defaults for the rest; returns
+    the records written."""
+    return _numasim.trace_gen(pattern, _path(path), json.dumps(params))
+
+
 def _column(values: Any, name: str) -> list:
     if values is None:
         return None

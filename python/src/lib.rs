@@ -401,6 +401,57 @@ fn trace_convert(py: Python<'_>, src: &str, dst: &str) -> PyResult<u64> {
     detached(py, || run_trace_convert(src, dst))
 }
 
+/// `trace gen PATTERN DST` with `params` (JSON: `GenConfig`'s fields,
+/// `rate` for `rate_per_us`), the command's defaults for the rest.
+fn run_trace_gen(pattern: &str, dst: &str, params: &str) -> Result<u64, String> {
+    use traces::synth::{GenConfig, Generator, Pattern};
+    let Some(p) = Pattern::from_name(pattern) else {
+        let names: Vec<&str> = Pattern::NAMES.iter().map(|(n, _)| *n).collect();
+        return Err(format!(
+            "unknown pattern {pattern:?}; expected one of {}",
+            names.join(", ")
+        ));
+    };
+    let mut cfg = serde_json::to_value(GenConfig {
+        pattern: p,
+        ..GenConfig::default()
+    })
+    .map_err(|e| e.to_string())?;
+    let given: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_str(params).map_err(|e| e.to_string())?;
+    let obj = cfg.as_object_mut().ok_or("a generator is a table")?;
+    for (k, v) in given {
+        let key = if k == "rate" {
+            "rate_per_us".to_string()
+        } else {
+            k
+        };
+        if key == "pattern" || !obj.contains_key(&key) {
+            let mut known: Vec<&str> = obj
+                .keys()
+                .map(String::as_str)
+                .filter(|k| *k != "pattern")
+                .collect();
+            known.sort_unstable();
+            return Err(format!(
+                "unknown parameter {key:?}; expected some of {}",
+                known.join(", ")
+            ));
+        }
+        obj.insert(key, v);
+    }
+    let cfg: GenConfig = serde_json::from_value(cfg).map_err(|e| format!("trace gen: {e}"))?;
+    let mut g = Generator::new(cfg.clone()).map_err(|e| format!("trace gen: {}", e.problem))?;
+    let meta = serde_json::json!({ "source": "numasim trace gen", "generator": cfg });
+    write_records(&mut g, dst, &meta)
+}
+
+/// `run_trace_gen` for Python.
+#[pyfunction]
+fn trace_gen(py: Python<'_>, pattern: &str, dst: &str, params: &str) -> PyResult<u64> {
+    detached(py, || run_trace_gen(pattern, dst, params))
+}
+
 /// Writes a trace made in Python: columns of equal length (`op` as the
 /// letters L, S, M, I; `pc`, `gap_ns`, `time_ns` optional).
 #[pyfunction]
@@ -492,5 +543,6 @@ fn _numasim(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(trace_info, m)?)?;
     m.add_function(wrap_pyfunction!(trace_convert, m)?)?;
     m.add_function(wrap_pyfunction!(trace_write, m)?)?;
+    m.add_function(wrap_pyfunction!(trace_gen, m)?)?;
     Ok(())
 }

@@ -64,3 +64,19 @@ def test_a_trace_made_in_python_replays(tmp_path):
     with pytest.raises(numasim.NumasimError, match="size has 1 values"):
         numasim.trace.write(tmp_path / "bad.nst", thread=[0, 0], op=["L", "L"], addr=[0, 64], size=[8])
     assert not (tmp_path / "bad.nst").exists()
+
+
+def test_gen_writes_what_the_command_line_writes(tmp_path):
+    n = numasim.trace.gen("zipf", tmp_path / "py.nst", count=20_000, threads=4, footprint=1 << 20, write_ratio=0.2, seed=7)
+    cli(
+        "trace", "gen", "zipf", "--out", str(tmp_path / "cli.nst"), "--count", "20000", "--threads", "4",
+        "--footprint", "1M", "--write-ratio", "0.2", "--seed", "7",
+    )
+    assert n == 20_000
+    assert (tmp_path / "py.nst").read_bytes() == (tmp_path / "cli.nst").read_bytes()
+    with pytest.raises(numasim.NumasimError, match="unknown parameter"):
+        numasim.trace.gen("zipf", tmp_path / "x.nst", colour="blue")
+    with pytest.raises(numasim.NumasimError, match="unknown pattern"):
+        numasim.trace.gen("spiral", tmp_path / "x.nst")
+    with pytest.raises(numasim.NumasimError, match="threads must be at least 1"):
+        numasim.trace.gen("zipf", tmp_path / "x.nst", threads=0)
