@@ -39,6 +39,7 @@ __all__ = [
     "dataset",
     "dataset_columns",
     "policies",
+    "sweep",
     "trace",
 ]
 
@@ -341,6 +342,31 @@ def dataset(
     cols, x, y, n = _numasim.dataset(exp.to_toml(), exp._origin(), row, int(seed), hist, groups)
     X = np.frombuffer(x, dtype="<f8").reshape(n, len(cols)).copy()
     return X, np.frombuffer(y, dtype="<f8").copy(), list(cols)
+
+
+def sweep(
+    path: Union[str, os.PathLike],
+    *,
+    threads: Optional[int] = None,
+    out: Optional[Union[str, os.PathLike]] = None,
+):
+    """Runs every point of the sweep file at `path` (as ``numasim sweep
+    PATH --out OUT`` runs them locally: each point's comparison, points in
+    parallel on `threads`) and returns ``sweep.csv`` as a pandas DataFrame:
+    the grid's columns, then each point's ``compare.csv`` line. With `out`,
+    the sweep folder stays there (points, ``sweep.csv``, ``sweep.json``);
+    a finished point is not run again."""
+    import pandas as pd
+
+    p = os.fspath(path)
+    if not os.path.exists(p):
+        raise FileNotFoundError(f"{p}: cannot read sweep: no such file")
+    if out is not None:
+        csv = _numasim.sweep(p, os.fspath(out), threads)
+    else:
+        with tempfile.TemporaryDirectory(prefix="numasim-sweep-") as d:
+            csv = _numasim.sweep(p, d, threads)
+    return pd.read_csv(io.BytesIO(csv))
 
 
 def compare(

@@ -76,3 +76,10 @@ def dataset(
 ) -> Tuple[numpy.ndarray, numpy.ndarray, List[str]]: ...
 
 def dataset_columns(history: int = ..., features: Optional[Sequence[str]] = ...) -> List[str]: ...
+
+def sweep(
+    path: Union[str, os.PathLike[str]],
+    *,
+    threads: Optional[int] = ...,
+    out: Optional[Union[str, os.PathLike[str]]] = ...,
+) -> pandas.DataFrame: ...

@@ -527,6 +527,94 @@ fn trace_write(
     })
 }
 
+/// Writes `files` into the folder `dir` (created), each file whole.
+fn write_folder(dir: &Path, files: &[(String, Vec<u8>)]) -> Result<(), String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: cannot create: {e}", dir.display()))?;
+    for (name, bytes) in files {
+        let tmp = dir.join(format!(".{name}.tmp"));
+        std::fs::write(&tmp, bytes)
+            .and_then(|()| std::fs::rename(&tmp, dir.join(name)))
+            .map_err(|e| format!("{}: cannot write: {e}", dir.join(name).display()))?;
+    }
+    Ok(())
+}
+
+/// `sweep FILE --out OUT` run here: every point of the sweep at `path`
+/// (its compare as the command line runs it, one thread per point, points
+/// in parallel on `threads`), each point's folder built whole and renamed
+/// into place, then merged; returns `sweep.csv`.
+fn run_sweep(path: &str, out: &str, threads: Option<usize>) -> Result<Vec<u8>, String> {
+    use lab::sweep::merge::{SweepRecord, point_dir, values_json};
+    use rayon::prelude::*;
+    let file = Path::new(path);
+    let out = Path::new(out);
+    let s = lab::sweep::Sweep::load(file).map_err(|e| e.to_string())?;
+    let n = s.points.len();
+    std::fs::create_dir_all(out.join("points"))
+        .map_err(|e| format!("{}: cannot create: {e}", out.display()))?;
+    let record = serde_json::to_value(SweepRecord::of(&s, file)).map_err(|e| e.to_string())?;
+    let mut rec = lab::outputs::Outputs::default();
+    rec.json("sweep-points.json", &record);
+    write_folder(out, &rec.files)?;
+    let origin = s.experiment.display().to_string();
+    let run_point = |i: usize| -> Result<(), String> {
+        let dest = point_dir(out, i);
+        if dest.exists() {
+            return Ok(());
+        }
+        let text = s.point_text(i).map_err(|e| e.to_string())?;
+        let none: Arc<dyn CustomPolicies> = Arc::new(PyPolicies {
+            objects: HashMap::new(),
+            raised: Arc::default(),
+            any: false,
+        });
+        let (_, mut files, _) = run_compare(&text, &origin, s.fidelity.as_deref(), Some(1), none)
+            .map_err(|e| format!("sweep point {i}: {e}"))?;
+        let mut extra = lab::outputs::Outputs::default();
+        extra.add("experiment.toml", text.clone());
+        extra.json(
+            "point.json",
+            &serde_json::json!({ "point": i, "values": values_json(&s.keys, &s.cells(i)) }),
+        );
+        files.extend(extra.files);
+        let tmp = out
+            .join("points")
+            .join(format!(".{i}.partial-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&tmp);
+        write_folder(&tmp, &files)?;
+        std::fs::rename(&tmp, &dest)
+            .map_err(|e| format!("{}: cannot rename into place: {e}", dest.display()))
+    };
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads.unwrap_or(0))
+        .build()
+        .map_err(|e| e.to_string())?;
+    let results: Vec<Result<(), String>> =
+        pool.install(|| (0..n).into_par_iter().map(run_point).collect());
+    for r in results {
+        r?;
+    }
+    let m = lab::sweep::merge::merge(out).map_err(|e| e.to_string())?;
+    let mut merged = lab::outputs::Outputs::default();
+    merged.add("sweep.csv", m.csv.clone());
+    merged.json("sweep.json", &m.json);
+    write_folder(out, &merged.files)?;
+    Ok(m.csv)
+}
+
+/// `run_sweep` for Python.
+#[pyfunction]
+#[pyo3(signature = (path, out, threads=None))]
+fn sweep<'py>(
+    py: Python<'py>,
+    path: &str,
+    out: &str,
+    threads: Option<usize>,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let csv = detached(py, || run_sweep(path, out, threads))?;
+    Ok(PyBytes::new(py, &csv))
+}
+
 #[pymodule]
 fn _numasim(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("NumasimError", m.py().get_type::<NumasimError>())?;
@@ -544,5 +632,6 @@ fn _numasim(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(trace_convert, m)?)?;
     m.add_function(wrap_pyfunction!(trace_write, m)?)?;
     m.add_function(wrap_pyfunction!(trace_gen, m)?)?;
+    m.add_function(wrap_pyfunction!(sweep, m)?)?;
     Ok(())
 }

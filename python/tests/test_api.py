@@ -189,3 +189,22 @@ def test_polars_takes_a_comparison_as_it_is():
     df = pl.DataFrame(c)
     assert df.columns == c.columns()
     assert df["tp99_ms"].to_list() == [r["tp99_ms"] for r in c.summary["rows"]]
+
+
+def test_sweep_gives_the_command_lines_sweep_csv(tmp_path):
+    sweep = tmp_path / "sweep.toml"
+    sweep.write_text(
+        f'[sweep]\nexperiment = "{SEED}"\nrows = ["static", "numa_aware"]\n\n'
+        '[grid]\n"workload.qps" = [3000.0, 5000.0]\n"workload.duration_s" = [0.3]\n'
+    )
+    df = numasim.sweep(sweep, threads=2, out=tmp_path / "py")
+    cli("sweep", str(sweep), "--out", str(tmp_path / "cli"))
+    assert (tmp_path / "py" / "sweep.csv").read_bytes() == (tmp_path / "cli" / "sweep.csv").read_bytes()
+    header = (tmp_path / "cli" / "sweep.csv").read_text().splitlines()[0].split(",")
+    assert list(df.columns) == header and len(df) == 4
+    assert list(df["workload.qps"]) == [3000.0, 3000.0, 5000.0, 5000.0]
+    for i in range(2):
+        for name in ["compare.csv", "compare.json", "experiment.toml", "point.json"]:
+            a = tmp_path / "py" / "points" / str(i) / name
+            assert a.read_bytes() == (tmp_path / "cli" / "points" / str(i) / name).read_bytes(), (i, name)
+    assert len(numasim.sweep(sweep)) == 4, "without out: a temporary folder"
