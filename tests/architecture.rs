@@ -353,6 +353,55 @@ fn the_circle_check_finds_circles() {
 
 /// The binary is glue (arguments → `lab` → files and text): its `src/`
 /// stays at most 3 500 lines, so logic that grows lands in a library.
+/// `lab`'s invariant: it knows no flag (no clap, no progress bars in its
+/// dependencies), prints nothing, reads no environment and keeps no
+/// process-global state (no `static` but constants, no thread-locals);
+/// test modules aside.
+#[test]
+fn lab_prints_nothing_and_keeps_no_global_state() {
+    let manifest = std::fs::read_to_string(root().join("lab/Cargo.toml")).unwrap();
+    for dep in ["clap", "indicatif"] {
+        assert!(
+            !manifest.lines().any(|l| l.trim_start().starts_with(dep)),
+            "lab depends on {dep}"
+        );
+    }
+    let mut files = Vec::new();
+    rust_files(&root().join("lab/src"), &mut files);
+    let mut bad = Vec::new();
+    for f in files {
+        let text = std::fs::read_to_string(&f).unwrap();
+        let (blanked, _) = lex(&text);
+        let tests = test_spans(&blanked);
+        for needle in [
+            "print!(",
+            "println!(",
+            "eprint!(",
+            "eprintln!(",
+            "std::env::var",
+            "env::var(",
+            "static mut ",
+            "thread_local!",
+            "OnceLock",
+            "LazyLock",
+            "static ",
+        ] {
+            for (at, _) in blanked.match_indices(needle) {
+                if tests.iter().any(|&(s, e)| s <= at && at < e) {
+                    continue;
+                }
+                // `'static` lifetimes are not statics.
+                if needle == "static " && text[..at].ends_with('\'') {
+                    continue;
+                }
+                let line = text[..at].matches('\n').count() + 1;
+                bad.push(format!("{}:{line}: {needle}", f.display()));
+            }
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
 #[test]
 fn the_binary_stays_glue() {
     let mut files = Vec::new();
