@@ -39,6 +39,8 @@ __all__ = [
     "dataset",
     "dataset_columns",
     "policies",
+    "Replay",
+    "replay",
     "sweep",
     "trace",
 ]
@@ -342,6 +344,65 @@ def dataset(
     cols, x, y, n = _numasim.dataset(exp.to_toml(), exp._origin(), row, int(seed), hist, groups)
     X = np.frombuffer(x, dtype="<f8").reshape(n, len(cols)).copy()
     return X, np.frombuffer(y, dtype="<f8").copy(), list(cols)
+
+
+class Replay:
+    """A finished replay: ``summary`` (``summary.json`` as a dict), and for
+    a cache replay ``events`` (cachegrind's nine counts), for a timing
+    replay ``timeseries`` (``timeseries.csv`` as a DataFrame)."""
+
+    def __init__(self, summary: Dict[str, Any], timeseries_csv: Optional[str]):
+        self.summary = summary
+        self._series = timeseries_csv
+
+    @property
+    def events(self) -> Optional[Dict[str, int]]:
+        """Cachegrind's nine counts (Ir I1mr ILmr Dr D1mr DLmr Dw D1mw DLmw)
+        of a cache replay; None for a timing replay."""
+        return self.summary.get("events")
+
+    @property
+    def timeseries(self):
+        """The timing replay's per-window series (``timeseries.csv``); None
+        for a cache replay."""
+        if self._series is None:
+            return None
+        import pandas as pd
+
+        return pd.read_csv(io.StringIO(self._series))
+
+    def __repr__(self) -> str:
+        return f"Replay({json.dumps(self.summary)[:200]}...)"
+
+
+def replay(
+    trace: Union[str, os.PathLike],
+    *,
+    machine: Optional[str] = None,
+    I1: Optional[str] = None,
+    D1: Optional[str] = None,
+    LL: Optional[str] = None,
+    replacement: Optional[str] = None,
+    workers: Optional[str] = None,
+    scheduler: Optional[str] = None,
+    placement: Optional[str] = None,
+    prefetch: Optional[Union[str, Sequence[str]]] = None,
+    arrivals: Optional[str] = None,
+    policies: Optional[Dict[str, Any]] = None,
+    seed: int = 0,
+) -> Replay:
+    """``numasim replay TRACE``: through the cachegrind model (`I1`, `D1`,
+    `LL` as ``SIZE,ASSOC,LINE``; `replacement`), or with `machine` through
+    the NUMA timing model (`placement`, `prefetch`). Task replays
+    (`workers`, `scheduler`, `arrivals`, `policies`) are not built yet."""
+    if any(x is not None for x in (workers, scheduler, arrivals, policies)):
+        raise NotImplementedError("task replays (workers=...) are not built yet in Python (issue 27)")
+    p = os.fspath(trace)
+    if not os.path.exists(p):
+        raise FileNotFoundError(f"{p}: cannot open: no such file")
+    pf = [prefetch] if isinstance(prefetch, str) else (list(prefetch) if prefetch else None)
+    summary, series = _numasim.replay(p, machine, I1, D1, LL, replacement, placement, pf, int(seed))
+    return Replay(json.loads(summary), series)
 
 
 def sweep(

@@ -83,3 +83,27 @@ def sweep(
     threads: Optional[int] = ...,
     out: Optional[Union[str, os.PathLike[str]]] = ...,
 ) -> pandas.DataFrame: ...
+
+class Replay:
+    summary: Dict[str, Any]
+    @property
+    def events(self) -> Optional[Dict[str, int]]: ...
+    @property
+    def timeseries(self) -> Optional[pandas.DataFrame]: ...
+
+def replay(
+    trace: Union[str, os.PathLike[str]],
+    *,
+    machine: Optional[str] = ...,
+    I1: Optional[str] = ...,
+    D1: Optional[str] = ...,
+    LL: Optional[str] = ...,
+    replacement: Optional[str] = ...,
+    workers: Optional[str] = ...,
+    scheduler: Optional[str] = ...,
+    placement: Optional[str] = ...,
+    prefetch: Optional[Union[str, Sequence[str]]] = ...,
+    arrivals: Optional[str] = ...,
+    policies: Optional[Dict[str, Any]] = ...,
+    seed: int = ...,
+) -> Replay: ...

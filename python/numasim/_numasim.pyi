@@ -52,3 +52,14 @@ def trace_write(
 ) -> int: ...
 def trace_gen(pattern: str, dst: str, params: str) -> int: ...
 def sweep(path: str, out: str, threads: Optional[int] = None) -> bytes: ...
+def replay(
+    trace: str,
+    machine: Optional[str] = None,
+    i1: Optional[str] = None,
+    d1: Optional[str] = None,
+    ll: Optional[str] = None,
+    replacement: Optional[str] = None,
+    placement: Optional[str] = None,
+    prefetch: Optional[List[str]] = None,
+    seed: int = 0,
+) -> Tuple[str, Optional[str]]: ...

@@ -615,6 +615,107 @@ fn sweep<'py>(
     Ok(PyBytes::new(py, &csv))
 }
 
+/// What `replay` asks for (Python's keyword arguments).
+struct ReplayAsk<'a> {
+    trace: &'a str,
+    machine: Option<&'a str>,
+    caches: [Option<&'a str>; 3],
+    replacement: Option<&'a str>,
+    placement: Option<&'a str>,
+    prefetch: Vec<String>,
+    seed: u64,
+}
+
+/// `replay TRACE` (the cache model; with `machine`, the timing model):
+/// (`summary.json` as the command line writes it, `timeseries.csv` of a
+/// timing replay).
+fn run_replay(a: &ReplayAsk) -> Result<(String, Option<String>), String> {
+    let p = Path::new(a.trace);
+    let input = lab::input::open_trace(p, None, false, 2, true).map_err(|e| e.to_string())?;
+    let format = input.source.format_name();
+    let Some(name) = a.machine else {
+        if a.placement.is_some() || !a.prefetch.is_empty() {
+            return Err("placement and prefetch apply to the timing model (give machine)".into());
+        }
+        let d = sim::cachegrind::CgConfig::default();
+        let geometry = |text: Option<&str>, what: &str, default| -> Result<_, String> {
+            match text {
+                None => Ok(default),
+                Some(t) => t
+                    .parse::<sim::geometry::Geometry>()
+                    .map_err(|e| format!("{what} {t:?}: {e}")),
+            }
+        };
+        let cfg = sim::cachegrind::CgConfig {
+            i1: geometry(a.caches[0], "I1", d.i1)?,
+            d1: geometry(a.caches[1], "D1", d.d1)?,
+            ll: geometry(a.caches[2], "LL", d.ll)?,
+        };
+        let (mode, policy) = match a.replacement {
+            None => ("cachegrind", None),
+            Some(r) => match sim::cache::Replacement::from_name(r) {
+                Some(policy) => (r, Some(policy)),
+                None => {
+                    return Err(format!(
+                        "unknown replacement policy {r:?}; expected lru, plru, srrip or random"
+                    ));
+                }
+            },
+        };
+        let counts = lab::replay::cache(input.source, &cfg, policy, a.seed, true, &mut || {})
+            .map_err(|e| format!("{}: {e}", a.trace))?;
+        let summary = counts.summary(mode, a.trace, format, &cfg, a.seed);
+        return Ok((summary.to_string(), None));
+    };
+    if a.caches.iter().any(Option::is_some) || a.replacement.is_some() {
+        return Err("I1, D1, LL and replacement apply to the cache model (without machine)".into());
+    }
+    let log = lab::InputLog::default();
+    let machine = lab::machines::load(name, &log).map_err(|e| e.to_string())?;
+    let cfg = sim::Config {
+        timeseries: true,
+        ..sim::Config::default()
+    };
+    let placement = a.placement.unwrap_or("first-touch");
+    let mut engine =
+        lab::replay::timing_engine(&machine, cfg, placement, &a.prefetch, a.seed, &log)
+            .map_err(|e| e.to_string())?;
+    lab::replay::timing(&mut engine, input.source, &mut || {})
+        .map_err(|e| format!("{}: {e}", a.trace))?;
+    let summary = serde_json::to_string(&engine.summary()).map_err(|e| e.to_string())?;
+    let series =
+        analysis::timing::timeseries_csv(&engine.timeseries()).map_err(|e| e.to_string())?;
+    Ok((summary, Some(series)))
+}
+
+/// `run_replay` for Python, detached from the interpreter.
+#[pyfunction]
+#[pyo3(signature = (trace, machine=None, i1=None, d1=None, ll=None, replacement=None, placement=None, prefetch=None, seed=0))]
+#[allow(clippy::too_many_arguments)]
+fn replay(
+    py: Python<'_>,
+    trace: &str,
+    machine: Option<&str>,
+    i1: Option<&str>,
+    d1: Option<&str>,
+    ll: Option<&str>,
+    replacement: Option<&str>,
+    placement: Option<&str>,
+    prefetch: Option<Vec<String>>,
+    seed: u64,
+) -> PyResult<(String, Option<String>)> {
+    let ask = ReplayAsk {
+        trace,
+        machine,
+        caches: [i1, d1, ll],
+        replacement,
+        placement,
+        prefetch: prefetch.unwrap_or_default(),
+        seed,
+    };
+    detached(py, || run_replay(&ask))
+}
+
 #[pymodule]
 fn _numasim(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("NumasimError", m.py().get_type::<NumasimError>())?;
@@ -633,5 +734,6 @@ fn _numasim(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(trace_write, m)?)?;
     m.add_function(wrap_pyfunction!(trace_gen, m)?)?;
     m.add_function(wrap_pyfunction!(sweep, m)?)?;
+    m.add_function(wrap_pyfunction!(replay, m)?)?;
     Ok(())
 }

@@ -80,3 +80,24 @@ def test_gen_writes_what_the_command_line_writes(tmp_path):
         numasim.trace.gen("spiral", tmp_path / "x.nst")
     with pytest.raises(numasim.NumasimError, match="threads must be at least 1"):
         numasim.trace.gen("zipf", tmp_path / "x.nst", threads=0)
+
+
+def test_replay_gives_the_command_lines_summary(tmp_path):
+    r = numasim.replay(HELLO, D1="32768,8,64")
+    assert r.summary == json.loads(cli("replay", str(HELLO), "--D1", "32768,8,64", "--json"))
+    assert set(r.events) == {"Ir", "I1mr", "ILmr", "Dr", "D1mr", "DLmr", "Dw", "D1mw", "DLmw"}
+    assert r.timeseries is None
+    lru = numasim.replay(HELLO, replacement="lru", LL="1048576,16,64")
+    assert lru.summary == json.loads(cli("replay", str(HELLO), "--replacement", "lru", "--LL", "1048576,16,64", "--json"))
+    t = numasim.replay(HELLO, machine="xeon-2s")
+    assert t.summary == json.loads(cli("replay", str(HELLO), "--machine", "xeon-2s", "--json"))
+    out = tmp_path / "cli"
+    cli("replay", str(HELLO), "--machine", "xeon-2s", "--out", str(out))
+    import pandas as pd
+
+    assert t.timeseries.equals(pd.read_csv(out / "timeseries.csv"))
+    assert len(t.timeseries) > 0
+    with pytest.raises(numasim.NumasimError, match="apply to the cache model"):
+        numasim.replay(HELLO, machine="xeon-2s", D1="32768,8,64")
+    with pytest.raises(NotImplementedError):
+        numasim.replay(HELLO, workers="2")
