@@ -123,12 +123,11 @@ fn run_compare(
     path: &str,
     fidelity: Option<&str>,
     threads: Option<usize>,
-    custom: Arc<dyn CustomPolicies>,
+    custom: Option<Arc<dyn CustomPolicies>>,
 ) -> Result<Compared, String> {
     let p = Path::new(path);
     let origin = p.display().to_string();
-    let any =
-        AnyExperiment::parse_file_text_with(p, text, Some(custom)).map_err(|e| e.to_string())?;
+    let any = AnyExperiment::parse_file_text_with(p, text, custom).map_err(|e| e.to_string())?;
     let opts = lab::compare::Options {
         threads,
         keep_records: true,
@@ -213,7 +212,9 @@ fn compare<'py>(
         raised: raised.clone(),
         any: false,
     });
-    let run = detached(py, || run_compare(text, path, fidelity, threads, custom));
+    let run = detached(py, || {
+        run_compare(text, path, fidelity, threads, Some(custom))
+    });
     if let Some(e) = raised.lock().unwrap_or_else(|p| p.into_inner()).take() {
         return Err(e);
     }
@@ -563,12 +564,7 @@ fn run_sweep(path: &str, out: &str, threads: Option<usize>) -> Result<Vec<u8>, S
             return Ok(());
         }
         let text = s.point_text(i).map_err(|e| e.to_string())?;
-        let none: Arc<dyn CustomPolicies> = Arc::new(PyPolicies {
-            objects: HashMap::new(),
-            raised: Arc::default(),
-            any: false,
-        });
-        let (_, mut files, _) = run_compare(&text, &origin, s.fidelity.as_deref(), Some(1), none)
+        let (_, mut files, _) = run_compare(&text, &origin, s.fidelity.as_deref(), Some(1), None)
             .map_err(|e| format!("sweep point {i}: {e}"))?;
         let mut extra = lab::outputs::Outputs::default();
         extra.add("experiment.toml", text.clone());
