@@ -4,9 +4,8 @@
 
 use std::path::Path;
 
-use anyhow::{Context, Result, bail};
-use traces::native::Codec;
-use traces::task_native::{TaskForm, read_task_trace, sniff, write_task_native};
+use anyhow::{Context, Result};
+use traces::task_native::{TaskForm, read_task_trace, sniff};
 use traces::tasks::TaskTrace;
 
 /// The task form of the file at `path`, or None (a plain trace, or
@@ -29,24 +28,5 @@ pub fn load_tasks(path: &Path) -> Result<(TaskTrace, TaskForm)> {
 /// Writes `t` to `path` in the form its extension names; nothing is left
 /// at `path` unless the whole trace was written.
 pub fn write_tasks(path: &Path, t: &TaskTrace, meta: &serde_json::Value) -> Result<()> {
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().to_ascii_lowercase())
-        .unwrap_or_default();
-    let codec = if name.ends_with(".nst.zst") {
-        Codec::Zstd
-    } else if name.ends_with(".nst") {
-        Codec::None
-    } else if name.ends_with(".csv") {
-        return crate::output::write_file(path, t.to_csv().as_bytes());
-    } else {
-        bail!(
-            "{}: a task trace is written as .csv, .nst or .nst.zst (lackey and the other formats have no task markers)",
-            path.display()
-        );
-    };
-    let mut file = crate::output::AtomicFile::create(path)?;
-    let w = write_task_native(t, file.take(), codec, meta)
-        .with_context(|| format!("{}: write failed", path.display()))?;
-    file.commit_with(w)
+    Ok(lab::task_files::write(path, t, meta)?)
 }

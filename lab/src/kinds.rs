@@ -27,7 +27,7 @@ impl AnyExperiment {
     }
 
     /// [`AnyExperiment::parse_file_text`] with policies `custom` supplies
-    /// beside the registries (request experiments' schedulers).
+    /// beside the registries (schedulers, and request experiments' preloads).
     pub fn parse_file_text_with(
         path: &Path,
         text: &str,
@@ -50,6 +50,7 @@ impl AnyExperiment {
         let mut t: TaskExperiment = traces::config::parse_toml(text)
             .map_err(|error| LabError::ExperimentToml { origin, error })?;
         t.base = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        t.custom = custom;
         Ok(AnyExperiment::Tasks(Box::new(t)))
     }
 

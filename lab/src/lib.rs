@@ -74,6 +74,7 @@ pub mod prefetchers;
 pub mod replay;
 pub mod reproduce;
 pub mod sweep;
+pub mod task_files;
 pub mod tasks;
 pub mod timeline;
 pub mod train;

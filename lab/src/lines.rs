@@ -140,6 +140,7 @@ impl Mapping {
             mlp: None,
             seed,
             log: &exp.inputs,
+            custom: exp.custom.as_deref(),
         };
         let r = replay(m, trace, &self.cores, placement, &how)?;
         // At the request model's resolution (whole ns), so the two

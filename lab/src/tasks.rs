@@ -7,10 +7,12 @@
 //! ([`replay`], which the line-level mapping uses too).
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use analysis::compare::RunResult;
 use serde::Deserialize;
 
+use crate::custom::CustomPolicies;
 use crate::experiment::Meta;
 use crate::{InputLog, LabError};
 
@@ -58,6 +60,9 @@ pub struct TaskExperiment {
     /// What runs of this experiment read (trace, machine, models).
     #[serde(skip)]
     pub inputs: InputLog,
+    /// Schedulers a front end supplies beside the registry.
+    #[serde(skip)]
+    pub custom: Option<Arc<dyn CustomPolicies>>,
 }
 
 /// Reads a task trace (CSV or native, a compression layer unwrapped),
@@ -96,6 +101,8 @@ pub struct Replay<'a> {
     pub seed: u64,
     /// Where model files its prefetchers read are noted.
     pub log: &'a InputLog,
+    /// Schedulers supplied beside the registry, asked first.
+    pub custom: Option<&'a dyn CustomPolicies>,
 }
 
 /// One replay's outcome.
@@ -118,6 +125,8 @@ pub struct Build<'a> {
     pub seed: u64,
     /// Where model files its policies read are noted.
     pub log: &'a InputLog,
+    /// Schedulers supplied beside the registry, asked first.
+    pub custom: Option<&'a dyn CustomPolicies>,
 }
 
 /// A task engine that cannot be built.
@@ -143,9 +152,11 @@ pub fn engine<'m>(
         seed: b.seed,
         ..policies::registry::Ctx::for_machine(m)
     };
-    let sched = policies::sched::SCHEDULERS
-        .build(b.scheduler, &ctx)
-        .map_err(BuildError::Scheduler)?;
+    let sched = match b.custom.and_then(|c| c.scheduler(b.scheduler)) {
+        Some(built) => built,
+        None => policies::sched::SCHEDULERS.build(b.scheduler, &ctx),
+    }
+    .map_err(BuildError::Scheduler)?;
     let level = b.cfg.prefetch_level;
     let mut engine = sim::Engine::new(m, b.cfg, b.placement).map_err(BuildError::Engine)?;
     crate::prefetchers::attach(&mut engine, m, b.prefetch, level, b.log)
@@ -174,6 +185,7 @@ pub fn replay(
         },
         seed: how.seed,
         log: how.log,
+        custom: how.custom,
     };
     let mut te = engine(m, cores, build).map_err(|e| match e {
         BuildError::Scheduler(error) => TaskRunError::Policy { row: row(), error },
@@ -202,6 +214,47 @@ pub fn replay(
         span_ps: span,
         memory_bytes: te.engine.summary().memory.bytes,
     })
+}
+
+/// Runs every task of `trace` on `te`: the records in arrival order (ties
+/// by task id), as `replay --workers` reports them.
+pub fn records(
+    te: &mut sim::tasks::TaskEngine,
+    trace: &traces::tasks::TaskTrace,
+) -> Result<Vec<sim::tasks::TaskRecord>, sim::tasks::TaskError> {
+    let mut recs = Vec::with_capacity(trace.tasks.len());
+    te.run(trace, |r| recs.push(*r))?;
+    recs.sort_by_key(|r| (r.arrival_ps, r.task));
+    Ok(recs)
+}
+
+/// `summary.json` of a task replay: the memory system's `summary` with a
+/// `tasks` section (count, workers' cores, scheduler, latency percentiles,
+/// mean queueing and service, all in ms).
+pub fn summary_json(
+    summary: &sim::Summary,
+    recs: &[sim::tasks::TaskRecord],
+    cores: &[usize],
+    scheduler: &str,
+) -> Result<serde_json::Value, serde_json::Error> {
+    let st = TaskStats::of(recs);
+    let lat = &st.latency;
+    let mut s = serde_json::to_value(summary)?;
+    s["tasks"] = serde_json::json!({
+        "count": recs.len(),
+        "workers": cores,
+        "scheduler": scheduler,
+        "latency_ms": { "mean": lat.mean, "p50": lat.tp50, "p90": lat.tp90, "p99": lat.tp99, "p999": lat.tp999, "max": lat.max },
+        "queue_ms": { "mean": st.queue_mean_ms },
+        "service_ms": { "mean": st.service_mean_ms },
+    });
+    Ok(s)
+}
+
+/// `tasks.csv` of a task replay: one [`TaskRow`] per record.
+pub fn tasks_csv(recs: &[sim::tasks::TaskRecord]) -> Result<String, analysis::table::TableError> {
+    let rows: Vec<TaskRow> = recs.iter().map(Into::into).collect();
+    analysis::table::to_csv(&rows)
 }
 
 /// One line of `tasks.csv` (times in ns).
@@ -319,6 +372,7 @@ pub fn run_one(
         mlp: exp.workload.mlp,
         seed,
         log,
+        custom: exp.custom.as_deref(),
     };
     let r = replay(m, &trace, cores, placement, &how)?;
     Ok(run_result(seed, r.latency_ps, r.span_ps, r.memory_bytes))

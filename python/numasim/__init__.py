@@ -347,13 +347,20 @@ def dataset(
 
 
 class Replay:
-    """A finished replay: ``summary`` (``summary.json`` as a dict), and for
-    a cache replay ``events`` (cachegrind's nine counts), for a timing
-    replay ``timeseries`` (``timeseries.csv`` as a DataFrame)."""
+    """A finished replay: ``summary`` (``summary.json`` as a dict); for a
+    cache replay ``events`` (cachegrind's nine counts), for a timing
+    replay ``timeseries`` (``timeseries.csv`` as a DataFrame), for a task
+    replay ``tasks`` (``tasks.csv``: one line per task, times in ns)."""
 
-    def __init__(self, summary: Dict[str, Any], timeseries_csv: Optional[str]):
+    def __init__(
+        self,
+        summary: Dict[str, Any],
+        timeseries_csv: Optional[str] = None,
+        tasks_csv: Optional[str] = None,
+    ):
         self.summary = summary
         self._series = timeseries_csv
+        self._tasks = tasks_csv
 
     @property
     def events(self) -> Optional[Dict[str, int]]:
@@ -364,15 +371,26 @@ class Replay:
     @property
     def timeseries(self):
         """The timing replay's per-window series (``timeseries.csv``); None
-        for a cache replay."""
-        if self._series is None:
-            return None
-        import pandas as pd
+        for a cache or task replay."""
+        return _frame(self._series)
 
-        return pd.read_csv(io.StringIO(self._series))
+    @property
+    def tasks(self):
+        """The task replay's tasks (``tasks.csv``: task, key, worker, core,
+        node, arrival/start/end/queue/service in ns, accesses, misses), in
+        arrival order; None for a cache or timing replay."""
+        return _frame(self._tasks)
 
     def __repr__(self) -> str:
         return f"Replay({json.dumps(self.summary)[:200]}...)"
+
+
+def _frame(csv: Optional[str]):
+    if csv is None:
+        return None
+    import pandas as pd
+
+    return pd.read_csv(io.StringIO(csv))
 
 
 def replay(
@@ -393,16 +411,37 @@ def replay(
 ) -> Replay:
     """``numasim replay TRACE``: through the cachegrind model (`I1`, `D1`,
     `LL` as ``SIZE,ASSOC,LINE``; `replacement`), or with `machine` through
-    the NUMA timing model (`placement`, `prefetch`). Task replays
-    (`workers`, `scheduler`, `arrivals`, `policies`) are not built yet."""
-    if any(x is not None for x in (workers, scheduler, arrivals, policies)):
-        raise NotImplementedError("task replays (workers=...) are not built yet in Python (issue 27)")
+    the NUMA timing model (`placement`, `prefetch`). With `machine` and
+    `workers` (a count or a core list), `trace` is a task trace dispatched
+    by `scheduler` (default ``round-robin``; ``py:NAME`` names a
+    ``choose(request, workers)`` object in `policies`), its arrivals
+    re-timed by `arrivals` (``poisson:QPS[:SEED]``)."""
     p = os.fspath(trace)
     if not os.path.exists(p):
         raise FileNotFoundError(f"{p}: cannot open: no such file")
-    pf = [prefetch] if isinstance(prefetch, str) else (list(prefetch) if prefetch else None)
-    summary, series = _numasim.replay(p, machine, I1, D1, LL, replacement, placement, pf, int(seed))
-    return Replay(json.loads(summary), series)
+    pf = [prefetch] if isinstance(prefetch, str) else (list(prefetch) if prefetch else [])
+    if workers is not None:
+        if machine is None:
+            raise NumasimError("workers needs machine (tasks run on the timing model)")
+        if any(x is not None for x in (I1, D1, LL, replacement)):
+            raise NumasimError("I1, D1, LL and replacement apply to the cache model (without machine)")
+        summary, tasks = _numasim.replay_tasks(
+            p,
+            machine,
+            str(workers),
+            scheduler or "round-robin",
+            placement or "first-touch",
+            pf,
+            arrivals,
+            int(seed),
+            policies,
+        )
+        return Replay(json.loads(summary), tasks_csv=tasks)
+    for name, given in (("scheduler", scheduler), ("arrivals", arrivals), ("policies", policies)):
+        if given is not None:
+            raise NumasimError(f"{name} applies to a task replay (give machine and workers)")
+    summary, series = _numasim.replay(p, machine, I1, D1, LL, replacement, placement, pf or None, int(seed))
+    return Replay(json.loads(summary), timeseries_csv=series)
 
 
 def sweep(

@@ -63,3 +63,14 @@ def replay(
     prefetch: Optional[List[str]] = None,
     seed: int = 0,
 ) -> Tuple[str, Optional[str]]: ...
+def replay_tasks(
+    trace: str,
+    machine: str,
+    workers: str,
+    scheduler: str,
+    placement: str,
+    prefetch: List[str],
+    arrivals: Optional[str],
+    seed: int,
+    policies: Optional[Dict[str, Any]] = None,
+) -> Tuple[str, str]: ...

@@ -45,7 +45,11 @@ def gen(pattern: str, path: Path_, **params: Any) -> int:
     `params` are the generator's (count, footprint, size, stride, threads,
     write_ratio, zipf_s, base, gap_ns, rate, modular, streams, skip_lines,
     skip_prob, seed), the command line's defaults for the rest; returns
-    the records written."""
+    the records written. Pattern ``tasks`` writes the inference-like
+    service as a task trace (``.csv``, ``.nst`` or ``.nst.zst``; params
+    count, keys, key_zipf, items, item_zipf, lookups, qps, gap_ns,
+    background_every, sweep_lines, dirty_lines, base, region, seed) and
+    returns the tasks written."""
     return _numasim.trace_gen(pattern, _path(path), json.dumps(params))
 
 

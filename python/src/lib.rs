@@ -406,6 +406,9 @@ fn trace_convert(py: Python<'_>, src: &str, dst: &str) -> PyResult<u64> {
 /// `rate` for `rate_per_us`), the command's defaults for the rest.
 fn run_trace_gen(pattern: &str, dst: &str, params: &str) -> Result<u64, String> {
     use traces::synth::{GenConfig, Generator, Pattern};
+    if pattern == "tasks" {
+        return run_gen_tasks(dst, params);
+    }
     let Some(p) = Pattern::from_name(pattern) else {
         let names: Vec<&str> = Pattern::NAMES.iter().map(|(n, _)| *n).collect();
         return Err(format!(
@@ -445,6 +448,49 @@ fn run_trace_gen(pattern: &str, dst: &str, params: &str) -> Result<u64, String> 
     let mut g = Generator::new(cfg.clone()).map_err(|e| format!("trace gen: {}", e.problem))?;
     let meta = serde_json::json!({ "source": "numasim trace gen", "generator": cfg });
     write_records(&mut g, dst, &meta)
+}
+
+/// `trace gen tasks DST` with `params` (JSON: the command's flags as
+/// keywords — count, keys, key_zipf, items, item_zipf, lookups, qps,
+/// gap_ns, background_every, sweep_lines, dirty_lines, base, region,
+/// seed), its defaults for the rest; returns the tasks written.
+fn run_gen_tasks(dst: &str, params: &str) -> Result<u64, String> {
+    use traces::tasks::ServiceGen;
+    let mut cfg = serde_json::to_value(ServiceGen::default()).map_err(|e| e.to_string())?;
+    let given: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_str(params).map_err(|e| e.to_string())?;
+    let obj = cfg.as_object_mut().ok_or("a generator is a table")?;
+    for (k, v) in given {
+        // The command's flag names; the struct's own two names are not flags.
+        let key = match k.as_str() {
+            "count" => "tasks",
+            "items" => "items_per_key",
+            "tasks" | "items_per_key" => "",
+            other => other,
+        };
+        if !obj.contains_key(key) {
+            let mut known: Vec<&str> = obj
+                .keys()
+                .map(|k| match k.as_str() {
+                    "tasks" => "count",
+                    "items_per_key" => "items",
+                    k => k,
+                })
+                .collect();
+            known.sort_unstable();
+            return Err(format!(
+                "unknown parameter {k:?}; expected some of {}",
+                known.join(", ")
+            ));
+        }
+        obj.insert(key.to_string(), v);
+    }
+    let g: ServiceGen = serde_json::from_value(cfg).map_err(|e| format!("trace gen tasks: {e}"))?;
+    let t = lab::task_files::generate(&g).map_err(|e| format!("trace gen tasks: {e}"))?;
+    let meta =
+        serde_json::json!({ "source": "numasim trace gen tasks", "config": format!("{g:?}") });
+    lab::task_files::write(Path::new(dst), &t, &meta).map_err(|e| e.to_string())?;
+    Ok(t.tasks.len() as u64)
 }
 
 /// `run_trace_gen` for Python.
@@ -712,6 +758,96 @@ fn replay(
     detached(py, || run_replay(&ask))
 }
 
+/// What a task replay asks for (Python's keyword arguments).
+struct TaskAsk<'a> {
+    trace: &'a str,
+    machine: &'a str,
+    workers: &'a str,
+    scheduler: &'a str,
+    placement: &'a str,
+    prefetch: Vec<String>,
+    arrivals: Option<&'a str>,
+    seed: u64,
+}
+
+/// `replay TASKTRACE --machine M --workers W --scheduler S`: (`summary.json`
+/// with its `tasks` section, `tasks.csv`), as the command line writes
+/// them; `custom` supplies `py:NAME` schedulers.
+fn run_task_replay(a: &TaskAsk, custom: &dyn CustomPolicies) -> Result<(String, String), String> {
+    let log = lab::InputLog::default();
+    let machine = lab::machines::load(a.machine, &log).map_err(|e| e.to_string())?;
+    let mut trace = lab::tasks::read(Path::new(a.trace), &log).map_err(|e| e.to_string())?;
+    if let Some(spec) = a.arrivals {
+        let (qps, seed) = lab::workers::arrivals(spec).map_err(|e| format!("arrivals {e}"))?;
+        trace
+            .retime_poisson(qps, seed)
+            .map_err(|p| format!("arrivals {spec}: {p}"))?;
+    }
+    let cores = lab::workers::cores(a.workers, &machine).map_err(|e| format!("workers {e}"))?;
+    let ctx = policies::registry::Ctx {
+        seed: a.seed,
+        ..policies::registry::Ctx::for_machine(&machine)
+    };
+    let placement = policies::placement::PLACEMENTS
+        .build(a.placement, &ctx)
+        .map_err(|e| format!("placement: {e}"))?;
+    let build = lab::tasks::Build {
+        scheduler: a.scheduler,
+        placement,
+        prefetch: &a.prefetch,
+        cfg: sim::Config::default(),
+        seed: a.seed,
+        log: &log,
+        custom: Some(custom),
+    };
+    let mut te = lab::tasks::engine(&machine, &cores, build).map_err(|e| e.to_string())?;
+    let recs = lab::tasks::records(&mut te, &trace).map_err(|e| format!("{}: {e}", a.trace))?;
+    let summary = lab::tasks::summary_json(&te.engine.summary(), &recs, &cores, a.scheduler)
+        .map_err(|e| e.to_string())?;
+    let csv = lab::tasks::tasks_csv(&recs).map_err(|e| e.to_string())?;
+    Ok((summary.to_string(), csv))
+}
+
+/// `run_task_replay` for Python, detached from the interpreter; an
+/// exception a Python scheduler raised is raised here.
+#[pyfunction]
+#[pyo3(signature = (trace, machine, workers, scheduler, placement, prefetch, arrivals, seed, policies=None))]
+#[allow(clippy::too_many_arguments)]
+fn replay_tasks(
+    py: Python<'_>,
+    trace: &str,
+    machine: &str,
+    workers: &str,
+    scheduler: &str,
+    placement: &str,
+    prefetch: Vec<String>,
+    arrivals: Option<&str>,
+    seed: u64,
+    policies: Option<HashMap<String, Py<PyAny>>>,
+) -> PyResult<(String, String)> {
+    let raised: py_policies::Raised = Arc::new(Mutex::new(None));
+    let custom = PyPolicies {
+        objects: policies.unwrap_or_default(),
+        raised: raised.clone(),
+        any: false,
+    };
+    let ask = TaskAsk {
+        trace,
+        machine,
+        workers,
+        scheduler,
+        placement,
+        prefetch,
+        arrivals,
+        seed,
+    };
+    let run = detached(py, || run_task_replay(&ask, &custom));
+    if let Some(e) = raised.lock().unwrap_or_else(|p| p.into_inner()).take() {
+        return Err(e);
+    }
+    run
+}
+
 #[pymodule]
 fn _numasim(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("NumasimError", m.py().get_type::<NumasimError>())?;
@@ -731,5 +867,6 @@ fn _numasim(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(trace_gen, m)?)?;
     m.add_function(wrap_pyfunction!(sweep, m)?)?;
     m.add_function(wrap_pyfunction!(replay, m)?)?;
+    m.add_function(wrap_pyfunction!(replay_tasks, m)?)?;
     Ok(())
 }

@@ -140,7 +140,8 @@ impl TaskTrace {
 /// invalidation storm as a mechanism. Regions are `region` bytes apart
 /// from `base` (key k at base + k·region; the sweep region after the last
 /// key's), so a placement policy homes them.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct ServiceGen {
     pub tasks: u64,
     pub keys: u32,
@@ -156,6 +157,28 @@ pub struct ServiceGen {
     pub base: u64,
     pub region: u64,
     pub seed: u64,
+}
+
+impl Default for ServiceGen {
+    /// `trace gen tasks`' defaults: a million requests over 16 keys.
+    fn default() -> ServiceGen {
+        ServiceGen {
+            tasks: 1_000_000,
+            keys: 16,
+            key_zipf: 0.8,
+            items_per_key: 4096,
+            item_zipf: 0.9,
+            lookups: 32,
+            gap_ns: 20,
+            qps: 100_000.0,
+            background_every: 0,
+            sweep_lines: 16384,
+            dirty_lines: 64,
+            base: 0x1000_0000,
+            region: 1 << 20,
+            seed: 1,
+        }
+    }
 }
 
 /// Generates the service's task trace (deterministic for a seed).

@@ -47,6 +47,7 @@ pub fn run(a: &ReplayArgs, workers: &str) -> Result<()> {
         },
         seed: a.seed,
         log: &log,
+        custom: None,
     };
     let mut te = lab::tasks::engine(&machine, &cores, build).map_err(|e| match e {
         BuildError::Scheduler(e) => anyhow::anyhow!("--scheduler: {e}"),
@@ -54,20 +55,10 @@ pub fn run(a: &ReplayArgs, workers: &str) -> Result<()> {
         BuildError::Prefetch(e) => anyhow::anyhow!(crate::flags::prefetch(&e)),
         BuildError::Workers(e) => anyhow::anyhow!("--workers {workers}: {e}"),
     })?;
-    let mut recs = Vec::with_capacity(trace.tasks.len());
-    te.run(&trace, |r| recs.push(*r))
+    let recs = lab::tasks::records(&mut te, &trace)
         .map_err(|e| anyhow::anyhow!("{}: {e}", a.trace.display()))?;
-    recs.sort_by_key(|r| (r.arrival_ps, r.task));
     let st = lab::tasks::TaskStats::of(&recs);
     let lat = &st.latency;
-    let tasks = json!({
-        "count": recs.len(),
-        "workers": cores,
-        "scheduler": a.scheduler,
-        "latency_ms": { "mean": lat.mean, "p50": lat.tp50, "p90": lat.tp90, "p99": lat.tp99, "p999": lat.tp999, "max": lat.max },
-        "queue_ms": { "mean": st.queue_mean_ms },
-        "service_ms": { "mean": st.service_mean_ms },
-    });
     if let Some(path) = &a.timeline {
         let window = crate::timeline::parse_window(&a.timeline_window)?;
         let events = lab::timeline::tasks::events(&recs, &cores, &machine, window);
@@ -93,13 +84,11 @@ pub fn run(a: &ReplayArgs, workers: &str) -> Result<()> {
     print!("{}", analysis::timing::render(&summary));
     if let Some(dir) = &a.out {
         ensure_dir(dir)?;
-        let rows: Vec<lab::tasks::TaskRow> = recs.iter().map(Into::into).collect();
         write_file(
             &dir.join("tasks.csv"),
-            analysis::table::to_csv(&rows)?.as_bytes(),
+            lab::tasks::tasks_csv(&recs)?.as_bytes(),
         )?;
-        let mut s = serde_json::to_value(&summary)?;
-        s["tasks"] = tasks;
+        let s = lab::tasks::summary_json(&summary, &recs, &cores, &a.scheduler)?;
         write_json(&dir.join("summary.json"), &s)?;
         let input = json!({ "role": "task trace", "path": a.trace.display().to_string() });
         let config = json!({

@@ -84,6 +84,10 @@ pub fn write_trace(
     Ok(n)
 }
 
+/// `trace gen tasks`' defaults, written once in `traces`.
+static SERVICE: std::sync::LazyLock<traces::tasks::ServiceGen> =
+    std::sync::LazyLock::new(traces::tasks::ServiceGen::default);
+
 #[derive(Args, Debug)]
 pub struct GenArgs {
     /// Pattern: sequential, stride, random, chase (pointer chase), zipf,
@@ -147,28 +151,28 @@ pub struct GenArgs {
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// `tasks`: keys (Zipf popularity --key-zipf).
-    #[arg(long, default_value_t = 16)]
+    #[arg(long, default_value_t = SERVICE.keys)]
     pub keys: u32,
-    #[arg(long, default_value_t = 0.8)]
+    #[arg(long, default_value_t = SERVICE.key_zipf)]
     pub key_zipf: f64,
     /// `tasks`: feature items per key (lines of its region; Zipf --item-zipf).
-    #[arg(long, default_value_t = 4096)]
+    #[arg(long, default_value_t = SERVICE.items_per_key)]
     pub items: u32,
-    #[arg(long, default_value_t = 0.9)]
+    #[arg(long, default_value_t = SERVICE.item_zipf)]
     pub item_zipf: f64,
     /// `tasks`: lookups per request.
-    #[arg(long, default_value_t = 32)]
+    #[arg(long, default_value_t = SERVICE.lookups)]
     pub lookups: u32,
     /// `tasks`: Poisson arrival rate (requests/s).
-    #[arg(long, default_value_t = 100_000.0)]
+    #[arg(long, default_value_t = SERVICE.qps)]
     pub qps: f64,
     /// `tasks`: a background task every this many requests (0: none).
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = SERVICE.background_every)]
     pub background_every: u64,
     /// `tasks`: lines a background task streams, and hot lines of every key it then writes.
-    #[arg(long, default_value_t = 16384)]
+    #[arg(long, default_value_t = SERVICE.sweep_lines)]
     pub sweep_lines: u64,
-    #[arg(long, default_value_t = 64)]
+    #[arg(long, default_value_t = SERVICE.dirty_lines)]
     pub dirty_lines: u32,
     /// `tasks`: bytes between keys' regions.
     #[arg(long, default_value = "1M", value_parser = parse_size)]
@@ -292,15 +296,7 @@ fn generate(a: GenArgs) -> Result<()> {
 /// `trace gen tasks`: an inference-like service as a task trace (CSV or
 /// native, by the output's extension).
 fn generate_tasks(a: &GenArgs) -> Result<()> {
-    let not_negative = |x: f64| x.is_finite() && x >= 0.0;
-    let ok =
-        a.qps.is_finite() && a.qps > 0.0 && not_negative(a.key_zipf) && not_negative(a.item_zipf);
-    if !ok {
-        bail!("--qps must be positive, --key-zipf and --item-zipf finite and not negative");
-    }
-    if a.keys == 0 || a.items == 0 || a.region < 64 {
-        bail!("--keys and --items must be at least 1, --region at least 64 bytes");
-    }
+    use lab::task_files::TaskFileError;
     let g = traces::tasks::ServiceGen {
         tasks: a.count,
         keys: a.keys,
@@ -308,7 +304,7 @@ fn generate_tasks(a: &GenArgs) -> Result<()> {
         items_per_key: a.items,
         item_zipf: a.item_zipf,
         lookups: a.lookups,
-        gap_ns: a.gap_ns.unwrap_or(20),
+        gap_ns: a.gap_ns.unwrap_or(SERVICE.gap_ns),
         qps: a.qps,
         background_every: a.background_every,
         sweep_lines: a.sweep_lines,
@@ -317,16 +313,16 @@ fn generate_tasks(a: &GenArgs) -> Result<()> {
         region: a.region,
         seed: a.seed,
     };
-    let per = a.lookups as u64 + 1;
-    if a.count.saturating_mul(per) > traces::tasks::MAX_TASK_RECORDS as u64 {
-        bail!(
-            "{} requests × {per} accesses is over {} access records: task traces are held in memory",
-            a.count,
-            traces::tasks::MAX_TASK_RECORDS
-        );
-    }
-    let t = traces::tasks::generate_service(&g)
-        .map_err(|p| anyhow::anyhow!("trace gen tasks (--qps, --gap-ns): {p}"))?;
+    let t = lab::task_files::generate(&g).map_err(|e| match e {
+        TaskFileError::Rates => anyhow::anyhow!(
+            "--qps must be positive, --key-zipf and --item-zipf finite and not negative"
+        ),
+        TaskFileError::Sizes => {
+            anyhow::anyhow!("--keys and --items must be at least 1, --region at least 64 bytes")
+        }
+        TaskFileError::Time(p) => anyhow::anyhow!("trace gen tasks (--qps, --gap-ns): {p}"),
+        e => anyhow::anyhow!(e),
+    })?;
     let meta = json!({ "source": "numasim trace gen tasks", "config": format!("{g:?}") });
     crate::task_io::write_tasks(&a.out, &t, &meta)?;
     eprintln!(
