@@ -19,8 +19,8 @@ use sim::geometry::Geometry;
 use sim::policy::{FeatureSet, Prefetcher};
 use traces::{Batch, Kind, RecordSource, TraceError};
 
-use crate::LabError;
 use crate::experiment::{Experiment, RowSpec, run_row};
+use crate::{InputLog, LabError};
 
 /// Rows with their column names.
 pub struct Dataset {
@@ -141,4 +141,139 @@ pub fn trace(source: &mut dyn RecordSource, ask: TraceAsk) -> Result<Dataset, Tr
             .map(|r| (r.index, r.index, r.features, r.label))
             .collect(),
     })
+}
+
+/// The trace dataset as the command line's flags and Python's keywords
+/// name it.
+pub struct TraceSpec<'a> {
+    /// The base prefetcher (a registry spec) whose proposals become rows.
+    pub prefetcher: &'a str,
+    /// A proposed line is useful if accessed within this many accesses.
+    pub window: u64,
+    /// The level whose misses the features see, `SIZE,ASSOC` (64-byte
+    /// lines); without it and `machine`, 1M,16.
+    pub level: Option<&'a str>,
+    /// A machine (preset or file) whose private level `prefetch_level` is
+    /// the level the features see.
+    pub machine: Option<&'a str>,
+    pub prefetch_level: usize,
+    /// Rows kept at most (later accesses still label).
+    pub max_rows: usize,
+    /// Past accesses in the features (at most 1000).
+    pub history: usize,
+}
+
+impl Default for TraceSpec<'_> {
+    fn default() -> Self {
+        TraceSpec {
+            prefetcher: "delta:2",
+            window: 2000,
+            level: None,
+            machine: None,
+            prefetch_level: 1,
+            max_rows: 2_000_000,
+            history: 10,
+        }
+    }
+}
+
+/// Why a trace dataset is not made.
+#[derive(Debug, thiserror::Error)]
+pub enum TraceDatasetError {
+    #[error("history {0}: at most 1000 past accesses")]
+    History(usize),
+    #[error("prefetch_level {level}: {machine} has {levels} private data levels")]
+    PrivateLevels {
+        level: usize,
+        machine: String,
+        levels: usize,
+    },
+    #[error("{machine} {cache}: {error}")]
+    MachineLevel {
+        machine: String,
+        cache: String,
+        error: sim::geometry::GeometryError,
+    },
+    #[error("level {0:?}: expected SIZE,ASSOC (e.g. 1M,16)")]
+    LevelForm(String),
+    #[error("level {text:?} (SIZE,ASSOC, e.g. 1M,16): {error}")]
+    Level {
+        text: String,
+        error: sim::geometry::GeometryError,
+    },
+    #[error("level and machine: give one")]
+    Both,
+    #[error(transparent)]
+    Machine(LabError),
+    #[error(transparent)]
+    Prefetcher(policies::PolicyError),
+    #[error("the base prefetcher {0} proposed nothing on this trace")]
+    Empty(String),
+    /// The trace does not decode (the caller names the file).
+    #[error(transparent)]
+    Trace(TraceError),
+}
+
+/// The level `spec` names: `machine`'s private level `prefetch_level`, or
+/// `level` (`SIZE,ASSOC`, 64-byte lines).
+pub fn trace_level(spec: &TraceSpec, log: &InputLog) -> Result<Geometry, TraceDatasetError> {
+    match (spec.machine, spec.level) {
+        (Some(_), Some(_)) => Err(TraceDatasetError::Both),
+        (Some(name), None) => {
+            let m = crate::machines::load(name, log).map_err(TraceDatasetError::Machine)?;
+            let caches = &m.spec.core.caches;
+            let c = caches.get(spec.prefetch_level).ok_or_else(|| {
+                TraceDatasetError::PrivateLevels {
+                    level: spec.prefetch_level,
+                    machine: name.to_string(),
+                    levels: caches.len(),
+                }
+            })?;
+            Geometry::new(c.size.0, c.assoc, 64).map_err(|error| TraceDatasetError::MachineLevel {
+                machine: name.to_string(),
+                cache: c.name.clone(),
+                error,
+            })
+        }
+        (None, text) => {
+            // SIZE,ASSOC with 64-byte lines: the cachegrind syntax's parser.
+            let text = text.unwrap_or("1M,16");
+            if text.matches(',').count() != 1 {
+                return Err(TraceDatasetError::LevelForm(text.to_string()));
+            }
+            format!("{text},64")
+                .parse::<Geometry>()
+                .map_err(|error| TraceDatasetError::Level {
+                    text: text.to_string(),
+                    error,
+                })
+        }
+    }
+}
+
+/// Candidate prefetches over the data accesses of `source`, as `spec`
+/// asks; an error if the base prefetcher proposed nothing.
+pub fn trace_named(
+    source: &mut dyn RecordSource,
+    spec: &TraceSpec,
+    log: &InputLog,
+) -> Result<Dataset, TraceDatasetError> {
+    if spec.history > 1000 {
+        return Err(TraceDatasetError::History(spec.history));
+    }
+    let level = trace_level(spec, log)?;
+    let base = crate::prefetchers::one(spec.prefetcher, 64, 1, log)
+        .map_err(TraceDatasetError::Prefetcher)?;
+    let ask = TraceAsk {
+        level,
+        base,
+        window: spec.window,
+        max_rows: spec.max_rows,
+        history: spec.history,
+    };
+    let d = trace(source, ask).map_err(TraceDatasetError::Trace)?;
+    if d.rows.is_empty() {
+        return Err(TraceDatasetError::Empty(spec.prefetcher.to_string()));
+    }
+    Ok(d)
 }

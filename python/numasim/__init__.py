@@ -322,26 +322,54 @@ def dataset_columns(history: int = 10, features: Optional[Sequence[str]] = None)
 def dataset(
     experiment_or_path: Union["Experiment", str, os.PathLike],
     *,
-    row: str,
-    seed: int,
+    row: Optional[str] = None,
+    seed: int = 101,
     history: Optional[int] = None,
     features: Optional[Sequence[str]] = None,
     duration: Optional[float] = None,
+    prefetcher: str = "delta:2",
+    window: int = 2000,
+    level: Optional[str] = None,
+    machine: Optional[str] = None,
+    prefetch_level: int = 1,
+    max_rows: int = 2_000_000,
 ):
-    """Training data from the dispatch decisions of `row` on `seed`, as the
-    command line's ``dataset --row ROW --seed SEED`` writes it: ``(X, y,
-    columns)`` — the features (float64, one row per request in time order),
-    the labels (1.0: the request's lookups then missed), and the feature
-    names. `history` batches (default 10) of the `features` groups
-    (default all four: cached_share, hit_rate, read_mb, addr_delta_mb)."""
+    """Training data as the command line's ``dataset`` makes it: ``(X, y,
+    columns)`` — the features (float64, one row per decision point in time
+    order), the labels (0.0 / 1.0) and the feature names.
+
+    From an experiment (an :class:`Experiment` or a ``.toml`` path): the
+    dispatch decisions of `row` on `seed` (default 101), label "the
+    request's lookups then missed"; `history` batches (default 10) of the
+    `features` groups (default all four: cached_share, hit_rate, read_mb,
+    addr_delta_mb); `duration` (s) overrides the workload's.
+
+    From a trace (any other path): one row per line the base `prefetcher`
+    proposes at each data access, label "the line was accessed within
+    `window` accesses"; the misses the features see are those of `level`
+    (``SIZE,ASSOC``, 64-byte lines, default ``1M,16``) or of `machine`'s
+    private level `prefetch_level`; `history` past accesses (default 10);
+    at most `max_rows` rows."""
     import numpy as np
 
-    exp = _experiment(experiment_or_path)
-    if duration is not None:
-        exp.workload.duration_s = float(duration)
-    groups = ",".join(features) if features is not None else ",".join(DEFAULT_FEATURES)
     hist = 10 if history is None else int(history)
-    cols, x, y, n = _numasim.dataset(exp.to_toml(), exp._origin(), row, int(seed), hist, groups)
+    is_trace = not isinstance(experiment_or_path, Experiment) and not os.fspath(experiment_or_path).lower().endswith(".toml")
+    if is_trace:
+        p = os.fspath(experiment_or_path)
+        if not os.path.exists(p):
+            raise FileNotFoundError(f"{p}: cannot open: no such file")
+        for name, given in (("row", row), ("features", features), ("duration", duration)):
+            if given is not None:
+                raise NumasimError(f"{name} applies to an experiment's dataset, not a trace's")
+        cols, x, y, n = _numasim.trace_dataset(p, prefetcher, int(window), level, machine, int(prefetch_level), int(max_rows), hist)
+    else:
+        exp = _experiment(experiment_or_path)
+        if row is None:
+            raise NumasimError(f"row is needed with an experiment (rows: {', '.join(r.name for r in exp.rows)})")
+        if duration is not None:
+            exp.workload.duration_s = float(duration)
+        groups = ",".join(features) if features is not None else ",".join(DEFAULT_FEATURES)
+        cols, x, y, n = _numasim.dataset(exp.to_toml(), exp._origin(), row, int(seed), hist, groups)
     X = np.frombuffer(x, dtype="<f8").reshape(n, len(cols)).copy()
     return X, np.frombuffer(y, dtype="<f8").copy(), list(cols)
 

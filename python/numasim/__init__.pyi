@@ -68,11 +68,17 @@ DEFAULT_FEATURES: Tuple[str, ...]
 def dataset(
     experiment_or_path: Union[Experiment, str, os.PathLike[str]],
     *,
-    row: str,
-    seed: int,
+    row: Optional[str] = ...,
+    seed: int = ...,
     history: Optional[int] = ...,
     features: Optional[Sequence[str]] = ...,
     duration: Optional[float] = ...,
+    prefetcher: str = ...,
+    window: int = ...,
+    level: Optional[str] = ...,
+    machine: Optional[str] = ...,
+    prefetch_level: int = ...,
+    max_rows: int = ...,
 ) -> Tuple[numpy.ndarray, numpy.ndarray, List[str]]: ...
 
 def dataset_columns(history: int = ..., features: Optional[Sequence[str]] = ...) -> List[str]: ...

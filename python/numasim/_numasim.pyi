@@ -38,6 +38,16 @@ def dataset(
     text: str, path: str, row: str, seed: int, history: int, features: str
 ) -> Tuple[List[str], bytes, bytes, int]: ...
 def feature_names(history: int, features: str) -> List[str]: ...
+def trace_dataset(
+    path: str,
+    prefetcher: str,
+    window: int,
+    level: Optional[str],
+    machine: Optional[str],
+    prefetch_level: int,
+    max_rows: int,
+    history: int,
+) -> Tuple[List[str], bytes, bytes, int]: ...
 def trace_info(path: str) -> str: ...
 def trace_convert(src: str, dst: str) -> int: ...
 def trace_write(

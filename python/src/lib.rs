@@ -263,6 +263,11 @@ fn run_dataset(
     exp.check_size().map_err(|e| e.to_string())?;
     let m = lab::machines::load(&exp.workload.machine, &exp.inputs).map_err(|e| e.to_string())?;
     let d = lab::dataset::requests(&m, &exp, spec, seed, &fs).map_err(|e| e.to_string())?;
+    Ok(rows_of(d))
+}
+
+/// A dataset's features and labels as little-endian f64 bytes.
+fn rows_of(d: lab::dataset::Dataset) -> Rows {
     let (mut x, mut y) = (Vec::new(), Vec::new());
     for (_, _, f, label) in &d.rows {
         for v in f {
@@ -270,7 +275,49 @@ fn run_dataset(
         }
         y.extend_from_slice(&(*label as u8 as f64).to_le_bytes());
     }
-    Ok((d.features, x, y, d.rows.len()))
+    let n = d.rows.len();
+    (d.features, x, y, n)
+}
+
+/// The candidate prefetches of the trace at `path`, as the command
+/// line's `dataset TRACE` makes them.
+fn run_trace_dataset(path: &str, spec: &lab::dataset::TraceSpec) -> Result<Rows, String> {
+    let mut input =
+        lab::input::open_trace(Path::new(path), None, false, 2, true).map_err(|e| e.to_string())?;
+    let d = lab::dataset::trace_named(&mut input.source, spec, &lab::InputLog::default()).map_err(
+        |e| match e {
+            lab::dataset::TraceDatasetError::Machine(e) => e.to_string(),
+            e => format!("{path}: {e}"),
+        },
+    )?;
+    Ok(rows_of(d))
+}
+
+/// `run_trace_dataset` for Python, detached from the interpreter.
+#[pyfunction]
+#[allow(clippy::type_complexity, clippy::too_many_arguments)]
+fn trace_dataset<'py>(
+    py: Python<'py>,
+    path: &str,
+    prefetcher: &str,
+    window: u64,
+    level: Option<&str>,
+    machine: Option<&str>,
+    prefetch_level: usize,
+    max_rows: usize,
+    history: usize,
+) -> PyResult<(Vec<String>, Bound<'py, PyBytes>, Bound<'py, PyBytes>, usize)> {
+    let spec = lab::dataset::TraceSpec {
+        prefetcher,
+        window,
+        level,
+        machine,
+        prefetch_level,
+        max_rows,
+        history,
+    };
+    let (cols, x, y, n) = detached(py, || run_trace_dataset(path, &spec))?;
+    Ok((cols, PyBytes::new(py, &x), PyBytes::new(py, &y), n))
 }
 
 /// The feature names of `history` batches of the `features` groups.
@@ -861,6 +908,7 @@ fn _numasim(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(compare, m)?)?;
     m.add_function(wrap_pyfunction!(dataset, m)?)?;
     m.add_function(wrap_pyfunction!(feature_names, m)?)?;
+    m.add_function(wrap_pyfunction!(trace_dataset, m)?)?;
     m.add_function(wrap_pyfunction!(trace_info, m)?)?;
     m.add_function(wrap_pyfunction!(trace_convert, m)?)?;
     m.add_function(wrap_pyfunction!(trace_write, m)?)?;

@@ -167,6 +167,37 @@ def test_dataset_has_the_command_lines_rows(tmp_path):
         numasim.dataset(SEED, row="nope", seed=1, duration=0.5)
 
 
+def test_trace_dataset_has_the_command_lines_rows(tmp_path):
+    import numpy as np
+
+    trace = tmp_path / "t.nst"
+    numasim.trace.gen("gapped", trace, count=20_000, footprint=256 * 1024, seed=4)
+    X, y, cols = numasim.dataset(trace, prefetcher="delta:2", window=500, level="32K,8", history=4)
+    assert X.shape == (len(y), len(cols)) and len(y) > 1000
+    assert 0 < y.sum() < len(y), "both labels occur"
+    out = tmp_path / "d.npy"
+    cli("dataset", str(trace), "--prefetcher", "delta:2", "--window", "500", "--level", "32K,8", "--history", "4", "--out", str(out))
+    m = np.load(out)
+    assert (tmp_path / "d.columns.txt").read_text().split() == ["time_ns", "id", *cols, "label"]
+    assert np.array_equal(m[:, 2:-1], X) and np.array_equal(m[:, -1], y)
+    # xeon-2s's L1D is 32K,8: the same rows; its L2 (1M,16) gives other
+    # miss flags on the same candidates.
+    X1, y1, _ = numasim.dataset(trace, window=500, machine="xeon-2s", prefetch_level=0, history=4)
+    assert np.array_equal(X1, X) and np.array_equal(y1, y)
+    X2, y2, _ = numasim.dataset(trace, window=500, machine="xeon-2s", prefetch_level=1, history=4)
+    assert X2.shape == X.shape and np.array_equal(y2, y) and not np.array_equal(X2, X)
+    with pytest.raises(numasim.NumasimError, match="history 2000: at most 1000"):
+        numasim.dataset(trace, history=2000)
+    with pytest.raises(numasim.NumasimError, match="prefetch_level 7: xeon-2s has 2 private data levels"):
+        numasim.dataset(trace, machine="xeon-2s", prefetch_level=7)
+    with pytest.raises(numasim.NumasimError, match="level and machine"):
+        numasim.dataset(trace, machine="xeon-2s", level="1M,16")
+    with pytest.raises(numasim.NumasimError, match="applies to an experiment"):
+        numasim.dataset(trace, row="static")
+    with pytest.raises(FileNotFoundError):
+        numasim.dataset(tmp_path / "none.nst")
+
+
 def numpy_unique(a):
     import numpy as np
 

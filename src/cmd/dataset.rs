@@ -117,50 +117,31 @@ fn experiment_rows(a: &DatasetArgs) -> Result<Dataset> {
 
 /// Candidate prefetches over a trace's data accesses.
 fn trace_rows(a: &DatasetArgs) -> Result<Dataset> {
-    if a.history > 1000 {
-        bail!("--history {}: at most 1000 past accesses", a.history);
-    }
-    let level = match &a.machine {
-        Some(name) => {
-            let m = load_machine(name, &lab::InputLog::default())?;
-            let caches = &m.spec.core.caches;
-            let Some(c) = caches.get(a.prefetch_level) else {
-                bail!(
-                    "--prefetch-level {}: {name} has {} private data levels",
-                    a.prefetch_level,
-                    caches.len()
-                );
-            };
-            sim::geometry::Geometry::new(c.size.0, c.assoc, 64)
-                .map_err(|e| anyhow::anyhow!("{name} {}: {e}", c.name))?
-        }
-        None => {
-            // SIZE,ASSOC with 64-byte lines: the cachegrind syntax's parser.
-            let text = a.level.as_deref().unwrap_or("1M,16");
-            if text.matches(',').count() != 1 {
-                bail!("--level {text:?}: expected SIZE,ASSOC (e.g. 1M,16)");
-            }
-            format!("{text},64")
-                .parse::<sim::geometry::Geometry>()
-                .map_err(|e| anyhow::anyhow!("--level {text:?} (SIZE,ASSOC, e.g. 1M,16): {e}"))?
-        }
-    };
-    let base = crate::policy::prefetcher(&a.prefetcher, 64, 1, &lab::InputLog::default())?;
-    let mut input = open_trace(&a.input, a.format, false, 2)?;
-    let ask = lab::dataset::TraceAsk {
-        level,
-        base,
+    let spec = lab::dataset::TraceSpec {
+        prefetcher: &a.prefetcher,
         window: a.window,
+        level: a.level.as_deref(),
+        machine: a.machine.as_deref(),
+        prefetch_level: a.prefetch_level,
         max_rows: a.max_rows,
         history: a.history,
     };
-    let d = lab::dataset::trace(&mut input.source, ask).map_err(|e| trace_err(&a.input, e))?;
-    if d.rows.is_empty() {
-        bail!(
-            "{}: the base prefetcher {} proposed nothing on this trace",
-            a.input.display(),
-            a.prefetcher
-        );
-    }
-    Ok(d)
+    let mut input = open_trace(&a.input, a.format, false, 2)?;
+    lab::dataset::trace_named(&mut input.source, &spec, &lab::InputLog::default()).map_err(|e| {
+        use lab::dataset::TraceDatasetError as E;
+        match e {
+            E::Trace(e) => trace_err(&a.input, e),
+            E::Empty(_) => anyhow::anyhow!("{}: {e}", a.input.display()),
+            // Said with the flag's name.
+            E::PrivateLevels {
+                level,
+                machine,
+                levels,
+            } => anyhow::anyhow!(
+                "--prefetch-level {level}: {machine} has {levels} private data levels"
+            ),
+            E::History(_) | E::LevelForm(_) | E::Level { .. } => anyhow::anyhow!("--{e}"),
+            e => anyhow::anyhow!(e),
+        }
+    })
 }
