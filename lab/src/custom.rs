@@ -7,6 +7,7 @@
 use std::fmt::Debug;
 
 use policies::PolicyError;
+use policies::registry::Timer;
 use sim::policy::{Preload, Scheduler};
 
 /// A source of policies by name.
@@ -16,8 +17,13 @@ pub trait CustomPolicies: Send + Sync + Debug {
     fn scheduler(&self, spec: &str) -> Option<Result<Box<dyn Scheduler>, PolicyError>>;
 
     /// A fresh preload for `spec`, or `None` if `spec` is not this
-    /// source's.
-    fn preload(&self, _spec: &str) -> Option<Result<Box<dyn Preload>, PolicyError>> {
+    /// source's; it measures each prediction's real time with `timer`
+    /// (reported beside the results, never simulated).
+    fn preload(
+        &self,
+        _spec: &str,
+        _timer: Option<&Timer>,
+    ) -> Option<Result<Box<dyn Preload>, PolicyError>> {
         None
     }
 }

@@ -297,7 +297,10 @@ impl Experiment {
             Some(built) => built?,
             None => policies::sched::SCHEDULERS.build(&row.scheduler, &ctx)?,
         };
-        let custom = self.custom.as_ref().and_then(|c| c.preload(&row.preload));
+        let custom = self
+            .custom
+            .as_ref()
+            .and_then(|c| c.preload(&row.preload, timer));
         let preload = match custom {
             Some(built) => built?,
             None => policies::preload::PRELOADS.build(&row.preload, &ctx)?,

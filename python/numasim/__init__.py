@@ -23,7 +23,7 @@ import json
 import os
 import tempfile
 from pathlib import Path
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Union
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 from . import _numasim, trace
 from ._numasim import NumasimError, Request, Worker
@@ -224,11 +224,25 @@ class Comparison:
     (``compare.json``), each row's first-seed requests, and the text the
     command line prints."""
 
-    def __init__(self, text: str, files: Dict[str, bytes], notes: List[str], seeds: List[int]):
+    def __init__(
+        self,
+        text: str,
+        files: Dict[str, bytes],
+        notes: List[str],
+        seeds: List[int],
+        wall: Sequence[Tuple[str, int, int, int]] = (),
+    ):
         self.text = text
         self.files = files
         self.notes = notes
         self._seeds = seeds
+        #: Each learned or ``py:`` preload row's real prediction time over
+        #: all seeds, ``{row: {"p50_ns", "p99_ns", "predictions"}}`` — wall
+        #: clock, reported as the command line reports it, never simulated
+        #: (the simulated cost is ``predict_cost_us`` in the table).
+        self.prediction_wall_ns: Dict[str, Dict[str, int]] = {
+            row: {"p50_ns": p50, "p99_ns": p99, "predictions": n} for row, p50, p99, n in wall
+        }
 
     @property
     def summary(self) -> Dict[str, Any]:
@@ -538,8 +552,8 @@ def compare(
             raise NumasimError(f"rows {unknown}: no such row (rows: {', '.join(names)})")
         exp.rows = [r for r in exp.rows if r.name in rows]
     text = exp.to_toml()
-    printed, files, notes = _numasim.compare(text, exp._origin(), fidelity, threads, policies)
-    c = Comparison(printed, dict(files), list(notes), list(exp.seeds or []))
+    printed, files, notes, wall = _numasim.compare(text, exp._origin(), fidelity, threads, policies)
+    c = Comparison(printed, dict(files), list(notes), list(exp.seeds or []), wall)
     if out is not None:
         c.write(out)
     return c

@@ -42,6 +42,7 @@ class Comparison:
     text: str
     files: Dict[str, bytes]
     notes: List[str]
+    prediction_wall_ns: Dict[str, Dict[str, int]]
     @property
     def summary(self) -> Dict[str, Any]: ...
     def columns(self) -> List[str]: ...

@@ -112,8 +112,15 @@ fn check_experiment(text: &str, path: &str) -> PyResult<&'static str> {
 }
 
 /// What a comparison gives Python: the printed text, the result folder's
-/// files (manifest included) and notes (rows not run, ...).
-type Compared = (String, Vec<(String, Vec<u8>)>, Vec<String>);
+/// files (manifest included), notes (rows not run, ...) and each learned
+/// or Python preload row's real prediction times (row, p50 ns, p99 ns,
+/// predictions; wall clock, reported, not simulated).
+type Compared = (
+    String,
+    Vec<(String, Vec<u8>)>,
+    Vec<String>,
+    Vec<(String, u64, u64, usize)>,
+);
 
 /// Runs an experiment's TOML `text` (as if read from `path`) at
 /// `fidelity` (`flow` or `lines`; None: the experiment's own) on
@@ -135,6 +142,7 @@ fn run_compare(
     };
     let none = |_: usize, _: usize| {};
     let mut notes = Vec::new();
+    let mut wall = Vec::new();
     let (rendered, log) = match (any, fidelity) {
         (AnyExperiment::Tasks(t), None | Some("lines")) => {
             let tc = lab::compare::tasks(&t, &origin, &opts, &none).map_err(|e| e.to_string())?;
@@ -150,6 +158,14 @@ fn run_compare(
             let m =
                 lab::machines::load(&e.workload.machine, &e.inputs).map_err(|e| e.to_string())?;
             let c = lab::compare::flow(&e, &m, &opts, &none).map_err(|e| e.to_string())?;
+            for row in &c.rows {
+                let mut w = row.predict_wall_ns.clone();
+                if !w.is_empty() {
+                    w.sort_unstable();
+                    let q = |p| analysis::stats::quantile_sorted(&w, p);
+                    wall.push((row.name.clone(), q(0.5), q(0.99), w.len()));
+                }
+            }
             let r = lab::compare::files::flow(&e, &c, true).map_err(|e| e.to_string())?;
             (r, e.inputs.clone())
         }
@@ -189,7 +205,7 @@ fn run_compare(
     );
     let mut files = rendered.files;
     files.json("manifest.json", &manifest);
-    Ok((rendered.text, files.files, notes))
+    Ok((rendered.text, files.files, notes, wall))
 }
 
 /// `run_compare` for Python, detached from the interpreter (a Python
@@ -205,7 +221,12 @@ fn compare<'py>(
     fidelity: Option<&str>,
     threads: Option<usize>,
     policies: Option<HashMap<String, Py<PyAny>>>,
-) -> PyResult<(String, Vec<(String, Bound<'py, PyBytes>)>, Vec<String>)> {
+) -> PyResult<(
+    String,
+    Vec<(String, Bound<'py, PyBytes>)>,
+    Vec<String>,
+    Vec<(String, u64, u64, usize)>,
+)> {
     let raised: py_policies::Raised = Arc::new(Mutex::new(None));
     let custom: Arc<dyn CustomPolicies> = Arc::new(PyPolicies {
         objects: policies.unwrap_or_default(),
@@ -218,12 +239,12 @@ fn compare<'py>(
     if let Some(e) = raised.lock().unwrap_or_else(|p| p.into_inner()).take() {
         return Err(e);
     }
-    let (text, files, notes) = run?;
+    let (text, files, notes, wall) = run?;
     let files = files
         .into_iter()
         .map(|(n, b)| (n, PyBytes::new(py, &b)))
         .collect();
-    Ok((text, files, notes))
+    Ok((text, files, notes, wall))
 }
 
 /// A request experiment's dataset: (feature names, the features as f64
@@ -657,8 +678,9 @@ fn run_sweep(path: &str, out: &str, threads: Option<usize>) -> Result<Vec<u8>, S
             return Ok(());
         }
         let text = s.point_text(i).map_err(|e| e.to_string())?;
-        let (_, mut files, _) = run_compare(&text, &origin, s.fidelity.as_deref(), Some(1), None)
-            .map_err(|e| format!("sweep point {i}: {e}"))?;
+        let (_, mut files, _, _) =
+            run_compare(&text, &origin, s.fidelity.as_deref(), Some(1), None)
+                .map_err(|e| format!("sweep point {i}: {e}"))?;
         let mut extra = lab::outputs::Outputs::default();
         extra.add("experiment.toml", text.clone());
         extra.json(

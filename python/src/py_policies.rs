@@ -11,6 +11,7 @@ use std::sync::{Arc, Mutex};
 
 use lab::custom::CustomPolicies;
 use policies::PolicyError;
+use policies::registry::Timer;
 use pyo3::prelude::*;
 use sim::policy::{Preload, PreloadDecision, RequestView, Scheduler, WorkerView};
 
@@ -82,7 +83,11 @@ impl CustomPolicies for PyPolicies {
         }))
     }
 
-    fn preload(&self, spec: &str) -> Option<Result<Box<dyn Preload>, PolicyError>> {
+    fn preload(
+        &self,
+        spec: &str,
+        timer: Option<&Timer>,
+    ) -> Option<Result<Box<dyn Preload>, PolicyError>> {
         spec.strip_prefix("py:")?;
         if self.any {
             return Some(Ok(Box::new(policies::preload::always::Always {
@@ -113,6 +118,7 @@ impl CustomPolicies for PyPolicies {
                     budget_ns: base.budget_ns,
                     threshold: number("threshold", 0.5),
                     array: array.map_err(|e| self.keep(e)).ok(),
+                    timer: timer.cloned(),
                 }) as Box<dyn Preload>
             })
         }))
@@ -215,6 +221,8 @@ struct PyPreload {
     threshold: f64,
     /// `numpy.array`.
     array: Option<Py<PyAny>>,
+    /// Measures each call's real time (reported, not simulated).
+    timer: Option<Timer>,
 }
 
 impl Preload for PyPreload {
@@ -246,6 +254,7 @@ impl Preload for PyPreload {
             };
         }
         keep_thread_state();
+        let t0 = self.timer.as_ref().map(|t| (t.clock)());
         let p = Python::attach(|py| -> PyResult<f64> {
             let array = self
                 .array
@@ -255,6 +264,11 @@ impl Preload for PyPreload {
             let proba = self.obj.bind(py).call_method1("predict_proba", (x,))?;
             proba.get_item(0)?.get_item(1)?.extract::<f64>()
         });
+        if let (Some(t), Some(t0)) = (&self.timer, t0)
+            && let Ok(mut w) = t.samples.lock()
+        {
+            w.push((t.clock)().saturating_sub(t0));
+        }
         match p {
             Ok(p) => PreloadDecision {
                 preload: p > self.threshold,

@@ -133,6 +133,12 @@ def test_a_predictor_of_always_1_is_the_always_row():
     t = c.to_pandas().set_index("row")
     for col in ["tp99_ms", "preload_gb", "preload_hit_rate", "predict_cost_us", "prediction_accuracy"]:
         assert t.loc["always", col] == t.loc["python", col], col
+    # The predictor's real time is measured per call and reported beside
+    # the results (not simulated): one call per request of every seed.
+    wall = c.prediction_wall_ns
+    assert list(wall) == ["python"]
+    assert wall["python"]["predictions"] == t.loc["python", "requests"]
+    assert 0 < wall["python"]["p50_ns"] <= wall["python"]["p99_ns"]
 
 
 class Costly(AlwaysMiss):

@@ -99,5 +99,5 @@ def test_replay_gives_the_command_lines_summary(tmp_path):
     assert len(t.timeseries) > 0
     with pytest.raises(numasim.NumasimError, match="apply to the cache model"):
         numasim.replay(HELLO, machine="xeon-2s", D1="32768,8,64")
-    with pytest.raises(NotImplementedError):
-        numasim.replay(HELLO, workers="2")
+    with pytest.raises(numasim.NumasimError, match="hello.lackey: line 1, record 0: not a task trace"):
+        numasim.replay(HELLO, machine="xeon-2s", workers="2")
