@@ -16,7 +16,7 @@ use pyo3::prelude::*;
 use sim::policy::{Preload, PreloadDecision, RequestView, Scheduler, WorkerView};
 
 /// The request being dispatched, as a scheduler sees it.
-#[pyclass(frozen, get_all, name = "Request", module = "numasim")]
+#[pyclass(get_all, name = "Request", module = "numasim")]
 pub struct PyRequest {
     pub id: u64,
     pub key: u32,
@@ -26,7 +26,7 @@ pub struct PyRequest {
 }
 
 /// One worker, as a scheduler sees it (`sim::signals` defines each field).
-#[pyclass(frozen, get_all, name = "Worker", module = "numasim")]
+#[pyclass(get_all, name = "Worker", module = "numasim")]
 pub struct PyWorker {
     pub id: usize,
     pub node: u32,
@@ -79,6 +79,9 @@ impl CustomPolicies for PyPolicies {
                 name: spec.to_string(),
                 obj,
                 raised: self.raised.clone(),
+                choose: None,
+                request: None,
+                workers: Vec::new(),
             }) as Box<dyn Scheduler>
         }))
     }
@@ -293,10 +296,63 @@ impl Preload for PyPreload {
 }
 
 /// A Python object as a scheduler.
+///
+/// The `Request` and `Worker` objects it is given are made once per run
+/// and refreshed before each call (the list holding the workers is new
+/// each call): allocating nine objects a decision cost about 1 µs. They
+/// are read-only in Python and hold the views of the call they are given
+/// to; a scheduler that keeps state keeps values, not these objects.
 struct PyScheduler {
     name: String,
     obj: Py<PyAny>,
     raised: Raised,
+    /// `obj.choose`, looked up at the first decision.
+    choose: Option<Py<PyAny>>,
+    request: Option<Py<PyRequest>>,
+    workers: Vec<Py<PyWorker>>,
+}
+
+impl PyScheduler {
+    /// The arguments of one `choose` call: the request and a fresh list of
+    /// the workers, each refreshed with this decision's views.
+    fn arguments<'py>(
+        &mut self,
+        py: Python<'py>,
+        req: &RequestView,
+        workers: &[WorkerView],
+    ) -> PyResult<(Bound<'py, PyRequest>, Bound<'py, pyo3::types::PyList>)> {
+        let r = PyRequest {
+            id: req.id,
+            key: req.key,
+            data_node: req.data_node,
+            home_worker: req.home_worker,
+            now_ns: req.now_ns,
+        };
+        let request = match &self.request {
+            Some(o) => {
+                let o = o.bind(py).clone();
+                *o.try_borrow_mut()? = r;
+                o
+            }
+            None => {
+                let o = Bound::new(py, r)?;
+                self.request = Some(o.clone().unbind());
+                o
+            }
+        };
+        if self.workers.len() == workers.len() {
+            for (o, w) in self.workers.iter().zip(workers) {
+                *o.bind(py).try_borrow_mut()? = PyWorker::from(w);
+            }
+        } else {
+            self.workers = workers
+                .iter()
+                .map(|w| Py::new(py, PyWorker::from(w)))
+                .collect::<PyResult<_>>()?;
+        }
+        let list = pyo3::types::PyList::new(py, self.workers.iter().map(|o| o.bind(py)))?;
+        Ok((request, list))
+    }
 }
 
 impl Scheduler for PyScheduler {
@@ -307,22 +363,17 @@ impl Scheduler for PyScheduler {
     fn pick(&mut self, req: &RequestView, workers: &[WorkerView]) -> usize {
         keep_thread_state();
         Python::attach(|py| {
-            let choose = || -> PyResult<usize> {
-                let request = Py::new(
-                    py,
-                    PyRequest {
-                        id: req.id,
-                        key: req.key,
-                        data_node: req.data_node,
-                        home_worker: req.home_worker,
-                        now_ns: req.now_ns,
-                    },
-                )?;
-                let ws = workers
-                    .iter()
-                    .map(|w| Py::new(py, PyWorker::from(w)))
-                    .collect::<PyResult<Vec<_>>>()?;
-                let i = self.obj.bind(py).call_method1("choose", (request, ws))?;
+            let mut choose = || -> PyResult<usize> {
+                let method = match &self.choose {
+                    Some(m) => m.bind(py).clone(),
+                    None => {
+                        let m = self.obj.bind(py).getattr(pyo3::intern!(py, "choose"))?;
+                        self.choose = Some(m.clone().unbind());
+                        m
+                    }
+                };
+                let args = self.arguments(py, req, workers)?;
+                let i = method.call1(args)?;
                 match i.extract::<i64>() {
                     Ok(i) if i >= 0 && (i as usize) < workers.len() => Ok(i as usize),
                     Ok(i) => Err(pyo3::exceptions::PyValueError::new_err(format!(
