@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Speed of the Python package (issue 27), each against its baseline in the
-same run, best of ROUNDS (default 3):
+same run, best of ROUNDS (default 3), the two sides run in turn:
 
 1. a scheduler written in Python vs the same rule built in (round-robin),
    on the seed workload: wall time per dispatch decision above the
@@ -44,6 +44,18 @@ def best(f):
     return min(times), out
 
 
+def paired(f, g):
+    """Best of ROUNDS each of `f` and `g`, run in turn (f, g, f, g, ...) so
+    that a drift in the host's speed reaches both alike."""
+    tf, tg = [], []
+    for _ in range(ROUNDS):
+        for fn, ts in ((f, tf), (g, tg)):
+            t = time.perf_counter()
+            fn()
+            ts.append(time.perf_counter() - t)
+    return min(tf), min(tg)
+
+
 def one_row(sched, policies=None, duration=20.0):
     exp = numasim.Experiment.load(SEED)
     exp.seeds = [1]
@@ -53,9 +65,8 @@ def one_row(sched, policies=None, duration=20.0):
     return lambda: numasim.compare(exp, threads=1, policies=policies)
 
 
-t_rust, c = best(one_row("round-robin"))
-t_py, _ = best(one_row("py:rr", {"rr": RoundRobin()}))
-n = int(c.to_pandas()["requests"][0])
+t_rust, t_py = paired(one_row("round-robin"), one_row("py:rr", {"rr": RoundRobin()}))
+n = int(one_row("round-robin")().to_pandas()["requests"][0])
 print(f"1. {n} dispatch decisions: built-in round-robin {t_rust:.3f} s, in Python {t_py:.3f} s: "
       f"{(t_py - t_rust) / n * 1e6:.2f} µs per decision above the built-in (target ≤ 2)")
 
@@ -65,8 +76,10 @@ print(f"2. requests() of {len(df)} requests into pandas: {t_req:.3f} s (target �
 
 binary = os.environ.get("NUMASIM_BIN")
 if binary:
-    t_cli, _ = best(lambda: subprocess.run([binary, "compare", str(SEED)], check=True, capture_output=True))
-    t_lib, _ = best(lambda: numasim.compare(SEED))
+    t_cli, t_lib = paired(
+        lambda: subprocess.run([binary, "compare", str(SEED)], check=True, capture_output=True),
+        lambda: numasim.compare(SEED),
+    )
     print(f"3. the seed experiment: command line {t_cli:.3f} s, numasim.compare {t_lib:.3f} s: "
           f"{t_lib / t_cli:.3f}× (target ≤ 1.05)")
 else:
