@@ -93,6 +93,9 @@ pub enum Problem {
     /// A task trace breaks a task rule.
     #[error(transparent)]
     Task(#[from] TaskRule),
+    /// A recorded request log breaks its layout's rules.
+    #[error(transparent)]
+    Log(crate::request_log::LogRule),
     /// Neither the first bytes nor the name tell the format.
     #[error("cannot tell the trace format from its first bytes or its name")]
     UnknownFormat,

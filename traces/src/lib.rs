@@ -29,6 +29,7 @@ mod lines;
 pub mod readahead;
 pub mod record;
 pub mod registry;
+pub mod request_log;
 pub mod sink;
 pub mod source;
 pub mod stats;
