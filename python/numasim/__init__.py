@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 from . import _numasim, trace
+from ._errors import _missing
 from ._numasim import NumasimError, Request, Worker
 
 __all__ = [
@@ -119,10 +120,10 @@ class Experiment:
 
     _META = ("name", "seeds", "spike_k", "bootstrap")
 
-    def __init__(self, doc: Dict[str, Any], path: Optional[str] = None) -> None:
+    def __init__(self, doc: Dict[str, Any], path: Optional[str] = None, kind: Optional[str] = None) -> None:
         self._doc = doc
         self._path = path
-        self.kind = self._check(doc)
+        self.kind = kind if kind is not None else self._check(doc)
 
     # ---- reading and writing ----
 
@@ -134,14 +135,17 @@ class Experiment:
         try:
             text = Path(p).read_text()
         except FileNotFoundError:
-            raise FileNotFoundError(f"{p}: cannot read experiment: no such file") from None
+            _missing(p, "cannot read experiment")
         return cls.from_toml(text, path=p)
 
     @classmethod
     def from_toml(cls, text: str, path: Optional[str] = None) -> "Experiment":
         """An experiment from TOML text (relative paths resolve against
-        `path`'s folder, else the working folder)."""
-        return cls(json.loads(_numasim.toml_to_json(text)), path)
+        `path`'s folder, else the working folder). The text itself is
+        checked, so an error names its line as the command line does."""
+        origin = path if path is not None else "<experiment>"
+        kind = _numasim.check_experiment(text, origin)
+        return cls(json.loads(_numasim.toml_to_json(text)), path, kind=kind)
 
     def to_toml(self) -> str:
         """The experiment as TOML text (keys in sorted order)."""
@@ -216,7 +220,7 @@ class Experiment:
 
     def copy(self) -> "Experiment":
         """An independent copy."""
-        return Experiment(copy.deepcopy(self._doc), self._path)
+        return Experiment(copy.deepcopy(self._doc), self._path, kind=self.kind)
 
 
 class Comparison:
@@ -371,7 +375,7 @@ def dataset(
     if is_trace:
         p = os.fspath(experiment_or_path)
         if not os.path.exists(p):
-            raise FileNotFoundError(f"{p}: cannot open: no such file")
+            _missing(p, "cannot open trace")
         for name, given in (("row", row), ("features", features), ("duration", duration)):
             if given is not None:
                 raise NumasimError(f"{name} applies to an experiment's dataset, not a trace's")
@@ -460,7 +464,7 @@ def replay(
     re-timed by `arrivals` (``poisson:QPS[:SEED]``)."""
     p = os.fspath(trace)
     if not os.path.exists(p):
-        raise FileNotFoundError(f"{p}: cannot open: no such file")
+        _missing(p, "cannot open" if workers is not None else "cannot open trace")
     pf = [prefetch] if isinstance(prefetch, str) else (list(prefetch) if prefetch else [])
     if workers is not None:
         if machine is None:
@@ -502,7 +506,7 @@ def sweep(
 
     p = os.fspath(path)
     if not os.path.exists(p):
-        raise FileNotFoundError(f"{p}: cannot read sweep: no such file")
+        _missing(p, "cannot read the sweep file")
     if out is not None:
         csv = _numasim.sweep(p, os.fspath(out), threads)
     else:
@@ -549,7 +553,7 @@ def compare(
         names = [r.name for r in exp.rows]
         unknown = [r for r in rows if r not in names]
         if unknown:
-            raise NumasimError(f"rows {unknown}: no such row (rows: {', '.join(names)})")
+            raise NumasimError(f"{exp._origin()}: rows: the experiment has no row {json.dumps(unknown[0])}")
         exp.rows = [r for r in exp.rows if r.name in rows]
     text = exp.to_toml()
     printed, files, notes, wall = _numasim.compare(text, exp._origin(), fidelity, threads, policies)

@@ -10,6 +10,7 @@ import os
 from typing import Any, Dict, Optional, Sequence, Union
 
 from . import _numasim
+from ._errors import _missing
 
 Path_ = Union[str, "os.PathLike[str]"]
 
@@ -25,7 +26,7 @@ def info(path: Path_) -> Dict[str, Any]:
     ...); a task trace's tasks, keys, accesses and arrival span."""
     p = _path(path)
     if not os.path.exists(p):
-        raise FileNotFoundError(f"{p}: cannot open: no such file")
+        _missing(p, "cannot open trace")
     return json.loads(_numasim.trace_info(p))
 
 
@@ -35,7 +36,7 @@ def convert(src: Path_, dst: Path_) -> int:
     written. `dst` appears whole or not at all."""
     s = _path(src)
     if not os.path.exists(s):
-        raise FileNotFoundError(f"{s}: cannot open: no such file")
+        _missing(s, "cannot open trace")
     return _numasim.trace_convert(s, _path(dst))
 
 

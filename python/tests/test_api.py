@@ -90,6 +90,48 @@ def test_bad_files_raise_the_right_errors(tmp_path):
     assert "\n" not in str(e.value)
 
 
+def cli_error(*args):
+    """The command line's one-line message for a run that must fail."""
+    if not BIN:
+        pytest.skip("NUMASIM_BIN is not set: no command-line binary to compare against (.ci/run sets it)")
+    r = subprocess.run([BIN, *args], cwd=ROOT, capture_output=True, text=True)
+    assert r.returncode != 0
+    (line,) = r.stderr.strip().splitlines()
+    return line.removeprefix("numasim: error: ")
+
+
+def test_errors_are_the_command_lines_messages(tmp_path):
+    # An unknown key on line 22 of the user's file: that line, not the
+    # line of a rewritten copy.
+    lines = SEED.read_text().splitlines()
+    lines.insert(21, 'colour = "blue"')
+    bad = tmp_path / "bad.toml"
+    bad.write_text("\n".join(lines) + "\n")
+    with pytest.raises(numasim.NumasimError) as e:
+        numasim.Experiment.load(bad)
+    assert "line 22" in str(e.value)
+    assert str(e.value) == cli_error("compare", str(bad))
+    with pytest.raises(numasim.NumasimError) as e:
+        numasim.compare(bad)
+    assert str(e.value) == cli_error("compare", str(bad))
+    missing = tmp_path / "missing.toml"
+    with pytest.raises(FileNotFoundError) as e:
+        numasim.compare(missing)
+    assert str(e.value) == cli_error("compare", str(missing))
+    with pytest.raises(FileNotFoundError) as e:
+        numasim.replay(tmp_path / "none.lackey")
+    assert str(e.value) == cli_error("replay", str(tmp_path / "none.lackey"))
+    with pytest.raises(FileNotFoundError) as e:
+        numasim.trace.info(tmp_path / "none.lackey")
+    assert str(e.value) == cli_error("trace", "info", str(tmp_path / "none.lackey"))
+    with pytest.raises(FileNotFoundError) as e:
+        numasim.sweep(tmp_path / "none.toml")
+    assert str(e.value) == cli_error("sweep", str(tmp_path / "none.toml"), "--out", str(tmp_path / "o"))
+    with pytest.raises(numasim.NumasimError) as e:
+        numasim.compare(SEED, rows=["nope"])
+    assert str(e.value) == cli_error("compare", str(SEED), "--rows", "nope").replace("--rows/--set: ", "")
+
+
 def test_compare_writes_what_the_command_line_writes(tmp_path):
     exp = numasim.Experiment.load(SEED)
     c = numasim.compare(exp, duration=0.5, seeds=[1], rows=["static", "dynamic_lb", "numa_aware"], out=tmp_path / "py")
