@@ -182,27 +182,49 @@ fn sim_placeholder() -> impl Scheduler {
 }
 
 thread_local! {
-    static KEPT: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// This thread's kept Python thread state: the Ensure's result and the
+    /// state SaveThread returned.
+    static KEPT: std::cell::Cell<Option<(pyo3::ffi::PyGILState_STATE, *mut pyo3::ffi::PyThreadState)>> =
+        const { std::cell::Cell::new(None) };
 }
 
 /// Gives this thread (one of the simulator's, not Python's) a Python
 /// thread state that outlives each decision. Without it every attach
 /// creates a thread state and every release destroys it again — about
-/// 10 µs a decision. The state is made once per thread and kept for the
-/// thread's life (the simulator's threads are a fixed pool); the GIL is
-/// released at once.
+/// 10 µs a decision. The state is made at a run's first decision and
+/// released when the run's Python policy is dropped
+/// ([`release_thread_state`]): the simulator's threads come from a pool
+/// made per comparison, so a state kept for a thread's life would be lost
+/// with the thread. The GIL is released at once.
 fn keep_thread_state() {
     KEPT.with(|k| {
-        if !k.get() {
+        if k.get().is_none() {
             // SAFETY: the interpreter is initialised (this extension was
-            // imported by it). Ensure makes this thread's state and takes
-            // the GIL; SaveThread releases the GIL and keeps the state, whose
-            // Ensure count stays at one, so later attaches only restore it.
+            // imported by it). Ensure makes this thread's state (or takes
+            // the one it has) and the GIL; SaveThread releases the GIL and
+            // keeps the state, whose Ensure count stays up, so later
+            // attaches only restore it.
+            let kept = unsafe {
+                let state = pyo3::ffi::PyGILState_Ensure();
+                (state, pyo3::ffi::PyEval_SaveThread())
+            };
+            k.set(Some(kept));
+        }
+    });
+}
+
+/// Gives back the thread state [`keep_thread_state`] kept on this thread,
+/// if any: takes the GIL with it and undoes the Ensure (which deletes a
+/// state the Ensure made, and releases the GIL).
+fn release_thread_state() {
+    KEPT.with(|k| {
+        if let Some((state, ts)) = k.take() {
+            // SAFETY: `ts` is this thread's state, saved by
+            // keep_thread_state and not restored since.
             unsafe {
-                pyo3::ffi::PyGILState_Ensure();
-                pyo3::ffi::PyEval_SaveThread();
+                pyo3::ffi::PyEval_RestoreThread(ts);
+                pyo3::ffi::PyGILState_Release(state);
             }
-            k.set(true);
         }
     });
 }
@@ -226,6 +248,12 @@ struct PyPreload {
     array: Option<Py<PyAny>>,
     /// Measures each call's real time (reported, not simulated).
     timer: Option<Timer>,
+}
+
+impl Drop for PyPreload {
+    fn drop(&mut self) {
+        release_thread_state();
+    }
 }
 
 impl Preload for PyPreload {
@@ -352,6 +380,12 @@ impl PyScheduler {
         }
         let list = pyo3::types::PyList::new(py, self.workers.iter().map(|o| o.bind(py)))?;
         Ok((request, list))
+    }
+}
+
+impl Drop for PyScheduler {
+    fn drop(&mut self) {
+        release_thread_state();
     }
 }
 
