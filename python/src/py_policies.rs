@@ -13,7 +13,7 @@ use lab::custom::CustomPolicies;
 use policies::PolicyError;
 use policies::registry::Timer;
 use pyo3::prelude::*;
-use sim::policy::{Preload, PreloadDecision, RequestView, Scheduler, WorkerView};
+use sim::policy::{FeatureSet, Preload, PreloadDecision, RequestView, Scheduler, WorkerView};
 
 /// The request being dispatched, as a scheduler sees it.
 #[pyclass(get_all, name = "Request", module = "numasim")]
@@ -97,9 +97,14 @@ impl CustomPolicies for PyPolicies {
                 window_ns: 0,
             })));
         }
-        Some(self.copy_of(spec, "preload")?.map(|obj| {
+        Some(self.copy_of(spec, "preload")?.and_then(|obj| {
             Python::attach(|py| {
                 let o = obj.bind(py);
+                let fset = feature_set(o).map_err(|e| {
+                    PolicyError::Load(Arc::new(std::io::Error::other(format!(
+                        "preload {spec}: {e}"
+                    ))))
+                })?;
                 let number = |attr: &str, default: f64| -> f64 {
                     o.getattr(attr)
                         .and_then(|v| v.extract::<f64>())
@@ -112,7 +117,7 @@ impl CustomPolicies for PyPolicies {
                     .import("numpy")
                     .and_then(|np| np.getattr("array"))
                     .map(Bound::unbind);
-                Box::new(PyPreload {
+                Ok(Box::new(PyPreload {
                     name: spec.to_string(),
                     obj: obj.clone_ref(py),
                     raised: self.raised.clone(),
@@ -122,7 +127,8 @@ impl CustomPolicies for PyPolicies {
                     threshold: number("threshold", 0.5),
                     array: array.map_err(|e| self.keep(e)).ok(),
                     timer: timer.cloned(),
-                }) as Box<dyn Preload>
+                    fset,
+                }) as Box<dyn Preload>)
             })
         }))
     }
@@ -229,6 +235,39 @@ fn release_thread_state() {
     });
 }
 
+/// The feature row a predictor is given: its `history` attribute (batches,
+/// default 10) and `features` attribute (groups, default all four) — the
+/// arguments `numasim.dataset` took when its model was trained.
+fn feature_set(o: &Bound<'_, PyAny>) -> Result<FeatureSet, String> {
+    let history = match o.getattr("history") {
+        Ok(v) => Some(
+            v.extract::<usize>()
+                .map_err(|_| format!("history {v}: not a whole number"))?,
+        ),
+        Err(_) => None,
+    };
+    let groups = match o.getattr("features") {
+        Ok(v) => Some(
+            v.extract::<Vec<String>>()
+                .map_err(|_| format!("features {v}: not a list of group names"))?
+                .join(","),
+        ),
+        Err(_) => None,
+    };
+    if history.is_none() && groups.is_none() {
+        return Ok(FeatureSet::default());
+    }
+    let all = std::iter::once(sim::policy::CACHED)
+        .chain(sim::policy::GROUPS)
+        .collect::<Vec<_>>()
+        .join(",");
+    FeatureSet::parse(
+        history.unwrap_or(sim::policy::HISTORY),
+        groups.as_deref().unwrap_or(&all),
+    )
+    .map_err(|e| format!("features: {e}"))
+}
+
 /// A Python predictor as a preload: `predict_proba(X)` (scikit-learn's
 /// interface) on the request's feature row (`numasim.dataset`'s
 /// columns); preload when the probability of a miss is above
@@ -248,6 +287,8 @@ struct PyPreload {
     array: Option<Py<PyAny>>,
     /// Measures each call's real time (reported, not simulated).
     timer: Option<Timer>,
+    /// The columns `X` has (the object's `history` and `features`).
+    fset: FeatureSet,
 }
 
 impl Drop for PyPreload {
@@ -263,6 +304,10 @@ impl Preload for PyPreload {
 
     fn window_ns(&self) -> u64 {
         self.window_ns
+    }
+
+    fn features(&self) -> FeatureSet {
+        self.fset.clone()
     }
 
     fn decide(&mut self, features: &[f64], _truth: Option<bool>) -> PreloadDecision {
