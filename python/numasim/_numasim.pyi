@@ -49,7 +49,16 @@ def trace_dataset(
     history: int,
 ) -> Tuple[List[str], bytes, bytes, int]: ...
 def trace_info(path: str) -> str: ...
-def trace_convert(src: str, dst: str) -> int: ...
+def trace_convert(
+    src: str,
+    dst: str,
+    format: Optional[str] = None,
+    to: Optional[str] = None,
+    task_pc: Optional[int] = None,
+    task_end_pc: Optional[int] = None,
+    keys: int = 1,
+    arrivals: Optional[str] = None,
+) -> int: ...
 def trace_write(
     path: str,
     thread: List[int],

@@ -30,14 +30,29 @@ def info(path: Path_) -> Dict[str, Any]:
     return json.loads(_numasim.trace_info(p))
 
 
-def convert(src: Path_, dst: Path_) -> int:
-    """Converts the trace `src` (format detected) to `dst` (format from its
-    extension: .nst, .nst.zst, .csv, .lackey, ...); returns the records
-    written. `dst` appears whole or not at all."""
+def convert(
+    src: Path_,
+    dst: Path_,
+    *,
+    format: Optional[str] = None,
+    to: Optional[str] = None,
+    task_pc: Optional[int] = None,
+    task_end_pc: Optional[int] = None,
+    keys: int = 1,
+    arrivals: Optional[str] = None,
+) -> int:
+    """``numasim trace convert SRC DST``: the trace `src` (format detected,
+    or `format`) written to `dst` (format from its extension, or `to`);
+    returns the records written. A task trace is written in its other form
+    (``.csv``, ``.nst``, ``.nst.zst``), re-timed by `arrivals`
+    (``poisson:QPS[:SEED]``); with `task_pc`, a plain trace is cut into
+    tasks, one beginning at each instruction fetch of `task_pc` (ending
+    after `task_end_pc`, keys ``i mod keys``), and the tasks written are
+    returned. `dst` appears whole or not at all."""
     s = _path(src)
     if not os.path.exists(s):
         _missing(s, "cannot open trace")
-    return _numasim.trace_convert(s, _path(dst))
+    return _numasim.trace_convert(s, _path(dst), format, to, task_pc, task_end_pc, int(keys), arrivals)
 
 
 def gen(pattern: str, path: Path_, **params: Any) -> int:

@@ -2,7 +2,17 @@ import os
 from typing import Any, Dict, Optional, Sequence, Union
 
 def info(path: Union[str, os.PathLike[str]]) -> Dict[str, Any]: ...
-def convert(src: Union[str, os.PathLike[str]], dst: Union[str, os.PathLike[str]]) -> int: ...
+def convert(
+    src: Union[str, os.PathLike[str]],
+    dst: Union[str, os.PathLike[str]],
+    *,
+    format: Optional[str] = ...,
+    to: Optional[str] = ...,
+    task_pc: Optional[int] = ...,
+    task_end_pc: Optional[int] = ...,
+    keys: int = ...,
+    arrivals: Optional[str] = ...,
+) -> int: ...
 def write(
     path: Union[str, os.PathLike[str]],
     *,

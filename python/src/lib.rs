@@ -414,6 +414,7 @@ fn trace_info(py: Python<'_>, path: &str) -> PyResult<String> {
 fn write_records(
     src: &mut dyn traces::RecordSource,
     dst: &str,
+    to: Option<&str>,
     meta: &serde_json::Value,
 ) -> Result<u64, String> {
     let d = Path::new(dst);
@@ -421,12 +422,20 @@ fn write_records(
         .file_name()
         .map(|n| n.to_string_lossy().to_ascii_lowercase())
         .unwrap_or_default();
-    let w = traces::registry::writer_for(&name).ok_or_else(|| {
-        format!(
-            "{dst}: cannot tell the output format from its name (expected {})",
-            traces::registry::writer_extensions()
-        )
-    })?;
+    let w = match to {
+        Some(t) => traces::registry::writer_named(t).ok_or_else(|| {
+            format!(
+                "unknown output format {t:?}; expected {}",
+                traces::registry::writer_names()
+            )
+        })?,
+        None => traces::registry::writer_for(&name).ok_or_else(|| {
+            format!(
+                "{dst}: cannot tell the output format from its name (expected {})",
+                traces::registry::writer_extensions()
+            )
+        })?,
+    };
     let dir = d
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
@@ -451,23 +460,132 @@ fn write_records(
     r
 }
 
-/// `trace convert SRC DST` (a plain trace; the output format from DST's
-/// extension), with the command's metadata.
-fn run_trace_convert(src: &str, dst: &str) -> Result<u64, String> {
-    let p = Path::new(src);
-    let mut input = lab::input::open_trace(p, None, false, 2, true).map_err(|e| e.to_string())?;
+/// What `trace.convert` asks for (the command's flags as keywords).
+struct ConvertAsk<'a> {
+    src: &'a str,
+    dst: &'a str,
+    format: Option<&'a str>,
+    to: Option<&'a str>,
+    task_pc: Option<u64>,
+    task_end_pc: Option<u64>,
+    keys: u32,
+    arrivals: Option<&'a str>,
+}
+
+/// `trace convert SRC DST` as the command runs it: a plain trace (format
+/// detected or `format`; the output's from DST's extension or `to`), a
+/// task trace into its other form, or with `task_pc` a plain trace cut
+/// into tasks; `arrivals` re-times tasks. Returns the records (a plain
+/// trace) or tasks written.
+fn run_trace_convert(a: &ConvertAsk) -> Result<u64, String> {
+    let p = Path::new(a.src);
+    let format = match a.format {
+        None => None,
+        Some(f) => Some(traces::Format::from_name(f).ok_or_else(|| {
+            format!(
+                "unknown format {f:?}; expected one of {}",
+                traces::Format::names().join(", ")
+            )
+        })?),
+    };
+    let retime = |t: &mut traces::tasks::TaskTrace| -> Result<(), String> {
+        if let Some(spec) = a.arrivals {
+            let (qps, seed) = lab::workers::arrivals(spec).map_err(|e| format!("arrivals {e}"))?;
+            t.retime_poisson(qps, seed)
+                .map_err(|e| format!("arrivals {spec}: {e}"))?;
+        }
+        Ok(())
+    };
+    let write = |t: &traces::tasks::TaskTrace, meta: &serde_json::Value| {
+        lab::task_files::write(Path::new(a.dst), t, meta).map_err(|e| e.to_string())
+    };
+    let from_file = p.file_name().map(|n| n.to_string_lossy().into_owned());
+    if let Some(task_pc) = a.task_pc {
+        let mut input =
+            lab::input::open_trace(p, format, false, 2, true).map_err(|e| e.to_string())?;
+        let (mut t, timed, _) = traces::tasks::TaskSplitter::new(task_pc, a.task_end_pc, a.keys)
+            .split(&mut input.source)
+            .map_err(|e| format!("{}: {e}", a.src))?;
+        if t.tasks.is_empty() {
+            return Err(format!(
+                "{}: no instruction fetch of {task_pc:#x}: no task begins (is the address the handler's, as the trace runs it?)",
+                a.src
+            ));
+        }
+        if a.arrivals.is_none() && !timed {
+            return Err(format!(
+                "{}: the trace has no arrival times; give arrivals=\"poisson:QPS[:SEED]\"",
+                a.src
+            ));
+        }
+        retime(&mut t)?;
+        let meta = serde_json::json!({
+            "source": "numasim trace convert --task-pc",
+            "from_format": input.source.format_name(),
+            "from_file": from_file,
+            "task_pc": format!("{task_pc:#x}"),
+        });
+        write(&t, &meta)?;
+        return Ok(t.tasks.len() as u64);
+    }
+    let task_form = std::fs::File::open(p)
+        .ok()
+        .filter(|f| f.metadata().is_ok_and(|m| m.is_file()))
+        .and_then(|f| traces::task_native::sniff(Box::new(f)));
+    if let (None, Some(form)) = (format, task_form) {
+        if a.to.is_some() {
+            return Err("to does not apply to a task trace: the output's extension (.csv, .nst, .nst.zst) picks its form".into());
+        }
+        let mut t = lab::tasks::read(p, &lab::InputLog::default()).map_err(|e| e.to_string())?;
+        retime(&mut t)?;
+        let meta = serde_json::json!({
+            "source": "numasim trace convert",
+            "from_format": form.name(),
+            "from_file": from_file,
+        });
+        write(&t, &meta)?;
+        return Ok(t.tasks.len() as u64);
+    }
+    if a.arrivals.is_some() || a.task_end_pc.is_some() {
+        return Err(
+            "arrivals and task_end_pc apply to task traces (give task_pc, or a task trace)".into(),
+        );
+    }
+    let mut input = lab::input::open_trace(p, format, false, 2, true).map_err(|e| e.to_string())?;
     let meta = serde_json::json!({
         "source": "numasim trace convert",
         "from_format": input.source.format_name(),
-        "from_file": p.file_name().map(|n| n.to_string_lossy().into_owned()),
+        "from_file": from_file,
     });
-    write_records(&mut input.source, dst, &meta).map_err(|e| format!("{src}: {e}"))
+    write_records(&mut input.source, a.dst, a.to, &meta).map_err(|e| format!("{}: {e}", a.src))
 }
 
 /// `run_trace_convert` for Python.
 #[pyfunction]
-fn trace_convert(py: Python<'_>, src: &str, dst: &str) -> PyResult<u64> {
-    detached(py, || run_trace_convert(src, dst))
+#[pyo3(signature = (src, dst, format=None, to=None, task_pc=None, task_end_pc=None, keys=1, arrivals=None))]
+#[allow(clippy::too_many_arguments)]
+fn trace_convert(
+    py: Python<'_>,
+    src: &str,
+    dst: &str,
+    format: Option<&str>,
+    to: Option<&str>,
+    task_pc: Option<u64>,
+    task_end_pc: Option<u64>,
+    keys: u32,
+    arrivals: Option<&str>,
+) -> PyResult<u64> {
+    let ask = ConvertAsk {
+        src,
+        dst,
+        format,
+        to,
+        task_pc,
+        task_end_pc,
+        keys,
+        arrivals,
+    };
+    detached(py, || run_trace_convert(&ask))
 }
 
 /// `trace gen PATTERN DST` with `params` (JSON: `GenConfig`'s fields,
@@ -515,7 +633,7 @@ fn run_trace_gen(pattern: &str, dst: &str, params: &str) -> Result<u64, String> 
     let cfg: GenConfig = serde_json::from_value(cfg).map_err(|e| format!("trace gen: {e}"))?;
     let mut g = Generator::new(cfg.clone()).map_err(|e| format!("trace gen: {}", e.problem))?;
     let meta = serde_json::json!({ "source": "numasim trace gen", "generator": cfg });
-    write_records(&mut g, dst, &meta)
+    write_records(&mut g, dst, None, &meta)
 }
 
 /// `trace gen tasks DST` with `params` (JSON: the command's flags as
@@ -638,7 +756,7 @@ fn trace_write(
         };
         let mut src = traces::VecSource::new(records, fields);
         let meta = serde_json::json!({ "source": "numasim (Python) trace.write" });
-        write_records(&mut src, path, &meta)
+        write_records(&mut src, path, None, &meta)
     })
 }
 

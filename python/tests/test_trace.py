@@ -101,3 +101,31 @@ def test_replay_gives_the_command_lines_summary(tmp_path):
         numasim.replay(HELLO, machine="xeon-2s", D1="32768,8,64")
     with pytest.raises(numasim.NumasimError, match="hello.lackey: line 1, record 0: not a task trace"):
         numasim.replay(HELLO, machine="xeon-2s", workers="2")
+
+
+def test_convert_takes_the_command_lines_options(tmp_path):
+    from collections import Counter
+
+    # A plain trace cut into tasks at its most fetched instruction.
+    fetches = Counter(
+        line.split()[1].split(",")[0] for line in HELLO.read_text().splitlines() if line.startswith("I ")
+    )
+    pc = int(fetches.most_common(1)[0][0], 16)
+    n = numasim.trace.convert(HELLO, tmp_path / "py.nst", task_pc=pc, keys=4, arrivals="poisson:1000:1")
+    cli("trace", "convert", str(HELLO), str(tmp_path / "cli.nst"), "--task-pc", hex(pc), "--keys", "4", "--arrivals", "poisson:1000:1")
+    assert n == fetches.most_common(1)[0][1] > 1, "a task per fetch"
+    assert (tmp_path / "py.nst").read_bytes() == (tmp_path / "cli.nst").read_bytes()
+    assert numasim.trace.info(tmp_path / "py.nst") == json.loads(cli("trace", "info", "--json", str(tmp_path / "py.nst")))
+    # A task trace into its other form, re-timed.
+    numasim.trace.convert(tmp_path / "py.nst", tmp_path / "py.csv", arrivals="poisson:500:2")
+    cli("trace", "convert", str(tmp_path / "cli.nst"), str(tmp_path / "cli.csv"), "--arrivals", "poisson:500:2")
+    assert (tmp_path / "py.csv").read_bytes() == (tmp_path / "cli.csv").read_bytes()
+    # format and to: a lackey trace read as such, written as CSV under another name.
+    numasim.trace.convert(HELLO, tmp_path / "py.txt", format="lackey", to="csv")
+    cli("trace", "convert", str(HELLO), str(tmp_path / "cli.txt"), "--format", "lackey", "--to", "csv")
+    assert (tmp_path / "py.txt").read_bytes() == (tmp_path / "cli.txt").read_bytes()
+    with pytest.raises(numasim.NumasimError, match="no arrival times"):
+        numasim.trace.convert(HELLO, tmp_path / "bad.nst", task_pc=pc)
+    with pytest.raises(numasim.NumasimError, match="unknown output format"):
+        numasim.trace.convert(HELLO, tmp_path / "bad.x", to="nope")
+    assert not (tmp_path / "bad.nst").exists() and not (tmp_path / "bad.x").exists()
