@@ -7,7 +7,9 @@ same run, best of ROUNDS (default 3), the two sides run in turn:
    built-in's (target: at most 2 µs);
 2. `Comparison.requests()` of about 1 M requests into pandas (target 0.5 s);
 3. `numasim.compare` from Python vs the command line (`NUMASIM_BIN`, a
-   release build) on the seed experiment (target: within 5%).
+   release build) on the seed experiment (target: within 5%);
+4. two comparisons in two Python threads vs one (the interpreter is
+   released while they run: about 1× on two cores, not 2×).
 
     target/py-venv/bin/python bench/python_speed.py
     NUMASIM_BIN=target/release/numasim ROUNDS=5 target/py-venv/bin/python bench/python_speed.py
@@ -15,6 +17,7 @@ same run, best of ROUNDS (default 3), the two sides run in turn:
 
 import os
 import subprocess
+import threading
 import time
 from pathlib import Path
 
@@ -84,3 +87,19 @@ if binary:
           f"{t_lib / t_cli:.3f}× (target ≤ 1.05)")
 else:
     print("3. SKIPPED: set NUMASIM_BIN to a release numasim to time the command line beside it")
+
+
+def in_threads(k):
+    """k comparisons of the seed's static row (30 s, one seed, one thread
+    each) in k Python threads."""
+    args = dict(duration=30.0, seeds=[1], rows=["static"], threads=1)
+    ts = [threading.Thread(target=numasim.compare, args=(SEED,), kwargs=args) for _ in range(k)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+
+
+t_one, t_two = paired(lambda: in_threads(1), lambda: in_threads(2))
+print(f"4. one comparison {t_one:.3f} s, two in two Python threads {t_two:.3f} s: "
+      f"{t_two / t_one:.3f}× (2.0× if the interpreter were held; {os.cpu_count()} cores)")
