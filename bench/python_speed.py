@@ -17,6 +17,7 @@ same run, best of ROUNDS (default 3), the two sides run in turn:
 
 import os
 import subprocess
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -85,6 +86,14 @@ if binary:
     )
     print(f"3. the seed experiment: command line {t_cli:.3f} s, numasim.compare {t_lib:.3f} s: "
           f"{t_lib / t_cli:.3f}× (target ≤ 1.05)")
+    # Every file `compare --out` writes (the plots, each row's requests),
+    # rendered on both sides (the command line also writes them to disk):
+    with tempfile.TemporaryDirectory() as d:
+        t_out, t_lib = paired(
+            lambda: subprocess.run([binary, "compare", str(SEED), "--out", f"{d}/o"], check=True, capture_output=True),
+            lambda: numasim.compare(SEED).files,
+        )
+    print(f"3b. with every file: command line --out {t_out:.3f} s, numasim.compare(...).files {t_lib:.3f} s: {t_lib / t_out:.3f}×")
 else:
     print("3. SKIPPED: set NUMASIM_BIN to a release numasim to time the command line beside it")
 

@@ -226,7 +226,10 @@ class Experiment:
 class Comparison:
     """A finished comparison: the table (``compare.csv``), its summary
     (``compare.json``), each row's first-seed requests, and the text the
-    command line prints."""
+    command line prints. A request-model comparison renders its plots and
+    requests when first asked for (:attr:`files`, :meth:`requests`,
+    :meth:`write`): reading the table costs no more than the command
+    line's ``compare`` without ``--out``."""
 
     def __init__(
         self,
@@ -235,9 +238,11 @@ class Comparison:
         notes: List[str],
         seeds: List[int],
         wall: Sequence[Tuple[str, int, int, int]] = (),
+        rest: Any = None,
     ):
         self.text = text
-        self.files = files
+        self._files = files
+        self._rest = rest
         self.notes = notes
         self._seeds = seeds
         #: Each learned or ``py:`` preload row's real prediction time over
@@ -249,13 +254,22 @@ class Comparison:
         }
 
     @property
+    def files(self) -> Dict[str, bytes]:
+        """The result folder's files by name, as ``compare --out`` writes
+        them (``manifest.json`` records the Python call)."""
+        if self._rest is not None:
+            self._files.update(dict(self._rest.files()))
+            self._rest = None
+        return self._files
+
+    @property
     def summary(self) -> Dict[str, Any]:
         """``compare.json`` as a dict."""
-        return json.loads(self.files["compare.json"])
+        return json.loads(self._files["compare.json"])
 
     def columns(self) -> List[str]:
         """``compare.csv``'s columns, in order."""
-        return self.files["compare.csv"].decode().split("\n", 1)[0].split(",")
+        return self._files["compare.csv"].decode().split("\n", 1)[0].split(",")
 
     def _records(self) -> List[Dict[str, Any]]:
         """The table's rows at full precision (``compare.json``), keyed and
@@ -292,10 +306,14 @@ class Comparison:
                 f"requests of seed {seed}: only the first seed's ({self._seeds[0] if self._seeds else '-'}) are kept"
             )
         name = f"requests-{row}.csv"
-        if name not in self.files:
+        if name not in self._files and self._rest is not None:
+            csv = self._rest.requests(row)
+            if csv is not None:
+                self._files[name] = csv
+        if name not in self._files:
             rows = sorted(n[len("requests-") : -4] for n in self.files if n.startswith("requests-"))
             raise NumasimError(f"row {row!r}: no requests kept (rows: {', '.join(rows)})")
-        return pd.read_csv(io.BytesIO(self.files[name]))
+        return pd.read_csv(io.BytesIO(self._files[name]))
 
     def write(self, out: Union[str, os.PathLike]) -> None:
         """Writes the result folder as the command line's ``--out`` does;
@@ -556,8 +574,8 @@ def compare(
             raise NumasimError(f"{exp._origin()}: rows: the experiment has no row {json.dumps(unknown[0])}")
         exp.rows = [r for r in exp.rows if r.name in rows]
     text = exp.to_toml()
-    printed, files, notes, wall = _numasim.compare(text, exp._origin(), fidelity, threads, policies)
-    c = Comparison(printed, dict(files), list(notes), list(exp.seeds or []), wall)
+    printed, files, notes, wall, rest = _numasim.compare(text, exp._origin(), fidelity, threads, policies)
+    c = Comparison(printed, dict(files), list(notes), list(exp.seeds or []), wall, rest)
     if out is not None:
         c.write(out)
     return c

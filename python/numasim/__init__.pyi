@@ -40,7 +40,8 @@ class Experiment:
 
 class Comparison:
     text: str
-    files: Dict[str, bytes]
+    @property
+    def files(self) -> Dict[str, bytes]: ...
     notes: List[str]
     prediction_wall_ns: Dict[str, Dict[str, int]]
     @property

@@ -120,7 +120,46 @@ type Compared = (
     Vec<(String, Vec<u8>)>,
     Vec<String>,
     Vec<(String, u64, u64, usize)>,
+    Option<Rest>,
 );
+
+/// The rest of a request-model comparison's folder — the latency plots,
+/// the monitoring chart, each row's requests — rendered when Python first
+/// asks for it, so that a comparison whose table is all that is read
+/// costs what the command line's `compare` without `--out` costs.
+#[pyclass(frozen, module = "numasim")]
+pub struct Rest {
+    exp: Box<lab::experiment::Experiment>,
+    c: lab::compare::Comparison,
+}
+
+#[pymethods]
+impl Rest {
+    /// The files (name, bytes), as `compare --out` writes them.
+    fn files<'py>(&self, py: Python<'py>) -> PyResult<Vec<(String, Bound<'py, PyBytes>)>> {
+        let files = detached(py, || {
+            let mut out = lab::outputs::Outputs::default();
+            lab::compare::files::flow_rest(&self.exp, &self.c, &mut out)
+                .map_err(|e| e.to_string())?;
+            Ok(out.files)
+        })?;
+        Ok(files
+            .into_iter()
+            .map(|(n, b)| (n, PyBytes::new(py, &b)))
+            .collect())
+    }
+
+    /// `requests-<row>.csv` alone, or None if no row has that name.
+    fn requests<'py>(&self, py: Python<'py>, row: &str) -> PyResult<Option<Bound<'py, PyBytes>>> {
+        let Some(r) = self.c.rows.iter().find(|r| r.name == row) else {
+            return Ok(None);
+        };
+        let csv = detached(py, || {
+            lab::outputs::requests_csv(&r.first_records).map_err(|e| e.to_string())
+        })?;
+        Ok(Some(PyBytes::new(py, csv.as_bytes())))
+    }
+}
 
 /// Runs an experiment's TOML `text` (as if read from `path`) at
 /// `fidelity` (`flow` or `lines`; None: the experiment's own) on
@@ -131,6 +170,7 @@ fn run_compare(
     fidelity: Option<&str>,
     threads: Option<usize>,
     custom: Option<Arc<dyn CustomPolicies>>,
+    lazy: bool,
 ) -> Result<Compared, String> {
     let p = Path::new(path);
     let origin = p.display().to_string();
@@ -143,6 +183,7 @@ fn run_compare(
     let none = |_: usize, _: usize| {};
     let mut notes = Vec::new();
     let mut wall = Vec::new();
+    let mut rest = None;
     let (rendered, log) = match (any, fidelity) {
         (AnyExperiment::Tasks(t), None | Some("lines")) => {
             let tc = lab::compare::tasks(&t, &origin, &opts, &none).map_err(|e| e.to_string())?;
@@ -166,8 +207,17 @@ fn run_compare(
                     wall.push((row.name.clone(), q(0.5), q(0.99), w.len()));
                 }
             }
-            let r = lab::compare::files::flow(&e, &c, true).map_err(|e| e.to_string())?;
-            (r, e.inputs.clone())
+            if lazy {
+                let r = lab::compare::files::flow_table(&e, &c).map_err(|e| e.to_string())?;
+                let log = e.inputs.clone();
+                let mut exp = e;
+                exp.custom = None;
+                rest = Some(Rest { exp, c });
+                (r, log)
+            } else {
+                let r = lab::compare::files::flow(&e, &c, true).map_err(|e| e.to_string())?;
+                (r, e.inputs.clone())
+            }
         }
         (AnyExperiment::Requests(e), Some("lines")) => {
             for r in e.row.iter().filter(|r| !lab::lines::mappable(r)) {
@@ -205,7 +255,7 @@ fn run_compare(
     );
     let mut files = rendered.files;
     files.json("manifest.json", &manifest);
-    Ok((rendered.text, files.files, notes, wall))
+    Ok((rendered.text, files.files, notes, wall, rest))
 }
 
 /// `run_compare` for Python, detached from the interpreter (a Python
@@ -226,6 +276,7 @@ fn compare<'py>(
     Vec<(String, Bound<'py, PyBytes>)>,
     Vec<String>,
     Vec<(String, u64, u64, usize)>,
+    Option<Rest>,
 )> {
     let raised: py_policies::Raised = Arc::new(Mutex::new(None));
     let custom: Arc<dyn CustomPolicies> = Arc::new(PyPolicies {
@@ -234,17 +285,17 @@ fn compare<'py>(
         any: false,
     });
     let run = detached(py, || {
-        run_compare(text, path, fidelity, threads, Some(custom))
+        run_compare(text, path, fidelity, threads, Some(custom), true)
     });
     if let Some(e) = raised.lock().unwrap_or_else(|p| p.into_inner()).take() {
         return Err(e);
     }
-    let (text, files, notes, wall) = run?;
+    let (text, files, notes, wall, rest) = run?;
     let files = files
         .into_iter()
         .map(|(n, b)| (n, PyBytes::new(py, &b)))
         .collect();
-    Ok((text, files, notes, wall))
+    Ok((text, files, notes, wall, rest))
 }
 
 /// A request experiment's dataset: (feature names, the features as f64
@@ -796,8 +847,8 @@ fn run_sweep(path: &str, out: &str, threads: Option<usize>) -> Result<Vec<u8>, S
             return Ok(());
         }
         let text = s.point_text(i).map_err(|e| e.to_string())?;
-        let (_, mut files, _, _) =
-            run_compare(&text, &origin, s.fidelity.as_deref(), Some(1), None)
+        let (_, mut files, _, _, _) =
+            run_compare(&text, &origin, s.fidelity.as_deref(), Some(1), None, false)
                 .map_err(|e| format!("sweep point {i}: {e}"))?;
         let mut extra = lab::outputs::Outputs::default();
         extra.add("experiment.toml", text.clone());
@@ -1040,6 +1091,7 @@ fn _numasim(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("NumasimError", m.py().get_type::<NumasimError>())?;
     m.add_class::<py_policies::PyRequest>()?;
     m.add_class::<py_policies::PyWorker>()?;
+    m.add_class::<Rest>()?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(policies_json, m)?)?;
     m.add_function(wrap_pyfunction!(toml_to_json, m)?)?;

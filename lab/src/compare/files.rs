@@ -33,9 +33,22 @@ fn common(compare_json: &Value, title: &str, c: &Comparison) -> Result<Outputs, 
 }
 
 /// A request-model comparison; with `files` false, its text alone (and
-/// the manifest's configuration); with `files`, also each row's first-seed
-/// requests as `requests-<row>.csv`.
+/// the manifest's configuration); with `files`, also its table's files
+/// ([`flow_table`]) and the rest of its folder ([`flow_rest`]).
 pub fn flow(exp: &Experiment, c: &Comparison, files: bool) -> Result<Rendered, OutputError> {
+    let mut r = flow_table(exp, c)?;
+    if files {
+        flow_rest(exp, c, &mut r.files)?;
+    } else {
+        r.files = Outputs::default();
+    }
+    Ok(r)
+}
+
+/// A request-model comparison's text and table: `compare.csv` and
+/// `compare.json` (with the first seed's monitoring windows) — what a
+/// front end needs to show the table, without the plots and requests.
+pub fn flow_table(exp: &Experiment, c: &Comparison) -> Result<Rendered, OutputError> {
     let table = &c.table;
     let e = &exp.experiment;
     let per_row = table.first().map_or(0, |r| r.requests);
@@ -49,23 +62,11 @@ pub fn flow(exp: &Experiment, c: &Comparison, files: bool) -> Result<Rendered, O
         compare::render(table, e.spike_k)
     );
     let config = json!({ "duration_s": exp.workload.duration_s, "seeds": e.seeds });
-    if !files {
-        let files = Outputs::default();
-        return Ok(Rendered {
-            text,
-            files,
-            config,
-        });
-    }
-    let by_row = c.by_row();
-    let mon: Vec<(String, Vec<analysis::monitor::MonitorPoint>)> = c
-        .names()
-        .into_iter()
-        .zip(&by_row)
-        .map(|(n, runs)| (n, runs[0].windows.clone()))
+    let windows: serde_json::Map<String, Value> = c
+        .rows
+        .iter()
+        .map(|r| (r.name.clone(), json!(r.runs[0].windows)))
         .collect();
-    let windows: serde_json::Map<String, Value> =
-        mon.iter().map(|(n, w)| (n.clone(), json!(w))).collect();
     let v = json!({
         "experiment": e.name,
         "machine": exp.workload.machine,
@@ -73,27 +74,53 @@ pub fn flow(exp: &Experiment, c: &Comparison, files: bool) -> Result<Rendered, O
         "duration_s": exp.workload.duration_s,
         "requests_simulated_per_row": per_row,
         "requests_in_sample_per_row": table.first().map_or(0, |r| r.sampled_requests),
-        "sampled": by_row.iter().flatten().any(|r| r.sampled),
+        "sampled": c.rows.iter().flat_map(|r| &r.runs).any(|r| r.sampled),
         "rows": table,
         "windows_first_seed": windows,
     });
-    let mut files = common(&v, &format!("{}: request latency", e.name), c)?;
-    monitor(
-        &mut files,
-        &format!("{}: monitoring, seed {}", e.name, e.seeds[0]),
-        &mon,
-    )?;
-    for row in &c.rows {
-        files.add(
-            format!("requests-{}.csv", row.name),
-            requests_csv(&row.first_records)?,
-        );
-    }
+    let mut files = Outputs::default();
+    files.add("compare.csv", compare::to_csv(&c.table)?);
+    files.json("compare.json", &v);
     Ok(Rendered {
         text,
         files,
         config,
     })
+}
+
+/// The rest of a request-model comparison's folder, into `out`: the
+/// latency plots, the monitoring chart and each row's first-seed
+/// requests as `requests-<row>.csv`.
+pub fn flow_rest(exp: &Experiment, c: &Comparison, out: &mut Outputs) -> Result<(), OutputError> {
+    let e = &exp.experiment;
+    latency_plots(
+        out,
+        &format!("{}: request latency", e.name),
+        c.unit,
+        &c.names(),
+        &c.by_row(),
+    )?;
+    let mon: Vec<(String, Vec<analysis::monitor::MonitorPoint>)> = c
+        .rows
+        .iter()
+        .map(|r| (r.name.clone(), r.runs[0].windows.clone()))
+        .collect();
+    monitor(
+        out,
+        &format!("{}: monitoring, seed {}", e.name, e.seeds[0]),
+        &mon,
+    )?;
+    // Each row's CSV on its own thread: rendering is serial after the runs.
+    use rayon::prelude::*;
+    let csvs: Vec<_> = c
+        .rows
+        .par_iter()
+        .map(|row| requests_csv(&row.first_records))
+        .collect();
+    for (row, csv) in c.rows.iter().zip(csvs) {
+        out.add(format!("requests-{}.csv", row.name), csv?);
+    }
+    Ok(())
 }
 
 /// A task-trace comparison (latencies in µs); its files only with `files`.
