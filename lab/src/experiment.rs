@@ -108,7 +108,7 @@ fn d_none() -> String {
     "none".into()
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, serde::Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Meta {
     pub name: String,
@@ -119,7 +119,7 @@ pub struct Meta {
     pub bootstrap: usize,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, serde::Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct RowSpec {
     pub name: String,
@@ -135,11 +135,12 @@ pub struct RowSpec {
     pub preload: String,
     /// This row's `features.miss_share` (what counts as a miss: the label
     /// judged and the outcome an oracle is told), if not the workload's.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub miss_share: Option<f64>,
 }
 
 /// An experiment file.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, serde::Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Experiment {
     pub experiment: Meta,

@@ -21,7 +21,7 @@ fn d_first_touch() -> String {
 }
 
 /// `[workload]` of a task-trace experiment.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, serde::Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct TraceWorkload {
     /// The task trace (CSV or native), relative to the experiment file.
@@ -36,7 +36,7 @@ pub struct TraceWorkload {
 }
 
 /// A row: how the trace's tasks are dispatched, placed and prefetched.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, serde::Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct TaskRowSpec {
     pub name: String,
@@ -48,7 +48,7 @@ pub struct TaskRowSpec {
 }
 
 /// A task-trace experiment.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, serde::Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct TaskExperiment {
     pub experiment: Meta,

@@ -66,29 +66,87 @@ def _plain(value: Any) -> Any:
         return {str(k): _plain(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [_plain(v) for v in value]
-    if hasattr(value, "item") and callable(value.item):  # numpy scalars
-        return value.item()
+    if hasattr(value, "tolist") and callable(value.tolist):  # numpy arrays and scalars
+        return _plain(value.tolist())
     return value
+
+
+class _List(list):
+    """A list an experiment holds (``exp.seeds``, ``exp.rows``, ...): read
+    it as a list; a change in place (append, pop, ``[i] = ...``, sort, ...)
+    is checked and kept as an assignment of the whole list is."""
+
+    __slots__ = ("_root", "_table", "_key")
+
+    def _bind(self, root: "Experiment", table: Dict[str, Any], key: str) -> "_List":
+        self._root, self._table, self._key = root, table, key
+        return self
+
+    def _change(self, how, *args):
+        new = list(self)
+        out = how(new, *args)
+        self._root._assign(self._table, self._key, new)
+        list.clear(self)
+        list.extend(self, self._root._wrap_list(self._table[self._key], self._table, self._key))
+        return out
+
+    def append(self, x):
+        return self._change(list.append, x)
+
+    def extend(self, xs):
+        return self._change(list.extend, list(xs))
+
+    def insert(self, i, x):
+        return self._change(list.insert, i, x)
+
+    def pop(self, i=-1):
+        return self._change(list.pop, i)
+
+    def remove(self, x):
+        return self._change(list.remove, x)
+
+    def clear(self):
+        return self._change(list.clear)
+
+    def sort(self, *, key=None, reverse=False):
+        return self._change(lambda l: l.sort(key=key, reverse=reverse))
+
+    def reverse(self):
+        return self._change(list.reverse)
+
+    def __setitem__(self, i, x):
+        return self._change(list.__setitem__, i, x)
+
+    def __delitem__(self, i):
+        return self._change(list.__delitem__, i)
+
+    def __iadd__(self, xs):
+        self.extend(xs)
+        return self
 
 
 class _Table:
     """One table of an experiment: its keys as attributes, validated on
     assignment by the experiment that holds it."""
 
-    __slots__ = ("_root", "_data")
+    __slots__ = ("_root", "_data", "_path")
 
-    def __init__(self, root: "Experiment", data: Dict[str, Any]) -> None:
+    def __init__(self, root: "Experiment", data: Dict[str, Any], path: tuple = ()) -> None:
         object.__setattr__(self, "_root", root)
         object.__setattr__(self, "_data", data)
+        object.__setattr__(self, "_path", path)
 
     def __getattr__(self, name: str) -> Any:
-        try:
-            value = self._data[name]
-        except KeyError:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        if name in self._data:
+            return self._root._wrap(self._data[name], self._data, name, self._path + (name,))
+        default = self._root._default(self._path + (name,))
+        if default is _MISSING:
             raise AttributeError(
-                f"{name!r}: not set in this table (keys: {', '.join(sorted(self._data))})"
-            ) from None
-        return self._root._wrap(value)
+                f"{name!r}: no such key in this table (keys: {', '.join(sorted(self._data))})"
+            )
+        return copy.deepcopy(default)
 
     def __setattr__(self, name: str, value: Any) -> None:
         self._root._assign(self._data, name, value)
@@ -124,6 +182,7 @@ class Experiment:
         self._doc = doc
         self._path = path
         self.kind = kind if kind is not None else self._check(doc)
+        self._full: Optional[Dict[str, Any]] = None
 
     # ---- reading and writing ----
 
@@ -169,12 +228,31 @@ class Experiment:
         text = _numasim.json_to_toml(json.dumps(doc))
         return _numasim.check_experiment(text, self._origin())
 
-    def _wrap(self, value: Any) -> Any:
+    def _wrap(self, value: Any, table: Dict[str, Any], key: str, path: tuple) -> Any:
         if isinstance(value, dict):
-            return _Table(self, value)
-        if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
-            return [_Table(self, v) for v in value]
-        return copy.deepcopy(value) if isinstance(value, list) else value
+            return _Table(self, value, path)
+        if isinstance(value, list):
+            return _List(self._wrap_list(value, table, key, path))._bind(self, table, key)
+        return value
+
+    def _wrap_list(self, value: list, table: Dict[str, Any], key: str, path: tuple = None) -> list:
+        path = path if path is not None else (key,)
+        return [_Table(self, v, path + (i,)) if isinstance(v, dict) else copy.deepcopy(v) for i, v in enumerate(value)]
+
+    def _default(self, path: tuple) -> Any:
+        """The value at `path` as the experiment reads it (a key the file
+        leaves out at its default), or _MISSING."""
+        if self._full is None:
+            self._full = json.loads(_numasim.full_json(self.to_toml(), self._origin()))
+        v: Any = self._full
+        for k in path:
+            if isinstance(v, dict) and k in v:
+                v = v[k]
+            elif isinstance(v, list) and isinstance(k, int) and k < len(v):
+                v = v[k]
+            else:
+                return _MISSING
+        return _MISSING if v is None else v
 
     def _assign(self, table: Dict[str, Any], key: str, value: Any) -> None:
         """Sets `table[key]` (or removes it), keeping the change only if the
@@ -186,6 +264,7 @@ class Experiment:
             table[key] = _plain(value)
         try:
             self.kind = self._check(self._doc)
+            self._full = None
         except Exception:
             if old is _MISSING:
                 table.pop(key, None)
@@ -197,11 +276,15 @@ class Experiment:
         if name.startswith("_"):
             raise AttributeError(name)
         if name in self._META:
-            return self._wrap(self._doc.get("experiment", {}).get(name))
+            meta = self._doc.setdefault("experiment", {})
+            if name in meta:
+                return self._wrap(meta[name], meta, name, ("experiment", name))
+            default = self._default(("experiment", name))
+            return None if default is _MISSING else copy.deepcopy(default)
         if name == "rows":
-            return self._wrap(self._doc.get("row", []))
+            return self._wrap(self._doc.setdefault("row", []), self._doc, "row", ("row",))
         if name in self._doc:
-            return self._wrap(self._doc[name])
+            return self._wrap(self._doc[name], self._doc, name, (name,))
         raise AttributeError(f"{name!r}: the experiment has no such table")
 
     def __setattr__(self, name: str, value: Any) -> None:

@@ -65,10 +65,12 @@ fn policies_json() -> PyResult<String> {
 
 /// A TOML document as JSON (its tables as objects).
 #[pyfunction]
-fn toml_to_json(text: &str) -> PyResult<String> {
-    let t: toml::Table = toml::from_str(text)
-        .map_err(|e| fail(format!("not TOML: {}", e.message().replace('\n', " "))))?;
-    serde_json::to_string(&t).map_err(fail)
+fn toml_to_json(py: Python<'_>, text: &str) -> PyResult<String> {
+    detached(py, || {
+        let t: toml::Table = toml::from_str(text)
+            .map_err(|e| format!("not TOML: {}", e.message().replace('\n', " ")))?;
+        serde_json::to_string(&t).map_err(|e| e.to_string())
+    })
 }
 
 /// `v` without its nulls (TOML has none: an absent key takes its default).
@@ -88,10 +90,12 @@ fn drop_nulls(v: serde_json::Value) -> serde_json::Value {
 
 /// A JSON object as a TOML document.
 #[pyfunction]
-fn json_to_toml(json: &str) -> PyResult<String> {
-    let v: serde_json::Value = serde_json::from_str(json).map_err(fail)?;
-    let t: toml::Table = toml::Table::try_from(drop_nulls(v)).map_err(fail)?;
-    toml::to_string(&t).map_err(fail)
+fn json_to_toml(py: Python<'_>, json: &str) -> PyResult<String> {
+    detached(py, || {
+        let v: serde_json::Value = serde_json::from_str(json).map_err(|e| e.to_string())?;
+        let t: toml::Table = toml::Table::try_from(drop_nulls(v)).map_err(|e| e.to_string())?;
+        toml::to_string(&t).map_err(|e| e.to_string())
+    })
 }
 
 /// Checks an experiment's TOML `text` as if read from `path` (relative
@@ -99,16 +103,41 @@ fn json_to_toml(json: &str) -> PyResult<String> {
 /// `requests` or `tasks`. A `py:NAME` scheduler passes (the objects come
 /// with the call that runs it).
 #[pyfunction]
-fn check_experiment(text: &str, path: &str) -> PyResult<&'static str> {
-    let any: Arc<dyn CustomPolicies> = Arc::new(PyPolicies {
-        objects: HashMap::new(),
-        raised: Arc::default(),
-        any: true,
-    });
-    match AnyExperiment::parse_file_text_with(Path::new(path), text, Some(any)).map_err(fail)? {
-        AnyExperiment::Requests(_) => Ok("requests"),
-        AnyExperiment::Tasks(_) => Ok("tasks"),
-    }
+fn check_experiment(py: Python<'_>, text: &str, path: &str) -> PyResult<&'static str> {
+    detached(py, || {
+        let any: Arc<dyn CustomPolicies> = Arc::new(PyPolicies {
+            objects: HashMap::new(),
+            raised: Arc::default(),
+            any: true,
+        });
+        match AnyExperiment::parse_file_text_with(Path::new(path), text, Some(any))
+            .map_err(|e| e.to_string())?
+        {
+            AnyExperiment::Requests(_) => Ok("requests"),
+            AnyExperiment::Tasks(_) => Ok("tasks"),
+        }
+    })
+}
+
+/// The experiment `text` (as if read from `path`) as JSON with every
+/// field the file may leave out at its default — what Python reads for a
+/// key the file does not set. A `py:NAME` policy passes.
+#[pyfunction]
+fn full_json(py: Python<'_>, text: &str, path: &str) -> PyResult<String> {
+    detached(py, || {
+        let any: Arc<dyn CustomPolicies> = Arc::new(PyPolicies {
+            objects: HashMap::new(),
+            raised: Arc::default(),
+            any: true,
+        });
+        let parsed = AnyExperiment::parse_file_text_with(Path::new(path), text, Some(any))
+            .map_err(|e| e.to_string())?;
+        match parsed {
+            AnyExperiment::Requests(e) => serde_json::to_string(&e),
+            AnyExperiment::Tasks(t) => serde_json::to_string(&t),
+        }
+        .map_err(|e| e.to_string())
+    })
 }
 
 /// What a comparison gives Python: the printed text, the result folder's
@@ -394,10 +423,12 @@ fn trace_dataset<'py>(
 
 /// The feature names of `history` batches of the `features` groups.
 #[pyfunction]
-fn feature_names(history: usize, features: &str) -> PyResult<Vec<String>> {
-    let fs = sim::policy::FeatureSet::parse(history, features)
-        .map_err(|e| fail(format!("features: {e}")))?;
-    Ok(fs.names())
+fn feature_names(py: Python<'_>, history: usize, features: &str) -> PyResult<Vec<String>> {
+    detached(py, || {
+        let fs = sim::policy::FeatureSet::parse(history, features)
+            .map_err(|e| format!("features: {e}"))?;
+        Ok(fs.names())
+    })
 }
 
 /// `run_dataset` for Python, detached from the interpreter.
@@ -1097,6 +1128,7 @@ fn _numasim(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(toml_to_json, m)?)?;
     m.add_function(wrap_pyfunction!(json_to_toml, m)?)?;
     m.add_function(wrap_pyfunction!(check_experiment, m)?)?;
+    m.add_function(wrap_pyfunction!(full_json, m)?)?;
     m.add_function(wrap_pyfunction!(compare, m)?)?;
     m.add_function(wrap_pyfunction!(dataset, m)?)?;
     m.add_function(wrap_pyfunction!(feature_names, m)?)?;

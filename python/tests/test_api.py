@@ -74,6 +74,30 @@ def test_assignments_are_checked_with_the_command_lines_words():
     assert [r.name for r in exp.rows] == ["static", "dynamic_lb"]
 
 
+def test_defaults_read_and_lists_change_in_place():
+    import numpy as np
+
+    exp = numasim.Experiment.load(SEED)
+    row = [r for r in exp.rows if r.name == "static"][0]
+    assert "preload" not in row.to_dict(), "the file leaves it out"
+    assert row.preload == "none" and row.warmup == "none" and row.moves is False
+    assert exp.bootstrap > 0 and exp.spike_k > 0
+    with pytest.raises(AttributeError, match="colour"):
+        row.colour
+    n = len(exp.rows)
+    exp.seeds.append(9)
+    assert exp.seeds[-1] == 9 and "9" in exp.to_toml()
+    exp.rows.pop()
+    assert len(exp.rows) == n - 1
+    with pytest.raises(numasim.NumasimError):
+        exp.seeds.append(-1)
+    assert exp.seeds[-1] == 9, "a refused change leaves the list as it was"
+    exp.seeds = np.array([4, 5])
+    assert exp.seeds == [4, 5]
+    exp.workload.qps = np.float64(1234.5)
+    assert exp.workload.qps == 1234.5
+
+
 def test_toml_round_trips():
     exp = numasim.Experiment.load(SEED)
     again = numasim.Experiment.from_toml(exp.to_toml(), path=str(SEED))
