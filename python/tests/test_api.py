@@ -25,8 +25,18 @@ def cli(*args, cwd=ROOT):
 
 
 def test_version_is_the_crates():
-    cargo = (ROOT / "Cargo.toml").read_text()
-    assert f'version = "{numasim.__version__}"' in cargo
+    """One version in three files (the workspace, the extension crate, the
+    Python package) and the binary's."""
+    import tomllib
+
+    def read(path):
+        with open(ROOT / path, "rb") as f:
+            return tomllib.load(f)
+
+    assert numasim.__version__ == read("Cargo.toml")["workspace"]["package"]["version"]
+    assert numasim.__version__ == read("python/Cargo.toml")["package"]["version"]
+    assert numasim.__version__ == read("python/pyproject.toml")["project"]["version"]
+    assert cli("--version").stdout.split() == ["numasim", numasim.__version__]
 
 
 def test_policies_are_the_registry_listing():
