@@ -213,6 +213,7 @@ impl Experiment {
             origin: origin.clone(),
             problem: x.problem,
         })?;
+        crate::request_logs::attach(&mut e.workload, base, &e.inputs)?;
         for r in &e.row {
             if let Some(ms) = r.miss_share
                 && !(ms.is_finite() && ms > 0.0 && ms <= 1.0)
@@ -241,6 +242,9 @@ impl Experiment {
             traces::workload::Arrivals::Poisson => w.qps,
             traces::workload::Arrivals::Mmpp { rates, .. } => {
                 rates.iter().copied().fold(0.0, f64::max)
+            }
+            traces::workload::Arrivals::Log { requests, .. } => {
+                return requests.as_ref().map_or(0, |l| l.requests.len()) as f64;
             }
         };
         rate * w.duration_s

@@ -73,6 +73,7 @@ pub mod outputs;
 pub mod prefetchers;
 pub mod replay;
 pub mod reproduce;
+pub mod request_logs;
 pub mod sweep;
 pub mod task_files;
 pub mod tasks;
@@ -177,6 +178,11 @@ pub enum LabError {
         error: crate::workers::SpecError,
     },
     /// A task trace that does not read.
+    #[error("{path}: {error}")]
+    RequestLog {
+        path: String,
+        error: traces::TraceError,
+    },
     #[error("{path}: {error}")]
     TaskTrace {
         path: String,

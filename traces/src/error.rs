@@ -282,6 +282,9 @@ pub enum Param {
         "more than {max} line reads ({per_request} per request): shorten workload.duration_s or shrink the items"
     )]
     LinesReads { max: usize, per_request: u64 },
+    /// `arrivals = { log = ... }` given to the generator before its log was read.
+    #[error("arrivals.log: the request log was not read (a loader reads it relative to the experiment file)")]
+    LogNotRead,
 }
 
 /// A task rule a task trace breaks (`tasks::TaskBuilder`; the same words

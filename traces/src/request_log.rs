@@ -127,7 +127,7 @@ pub fn read(r: impl BufRead, time_scale: f64) -> Result<RequestLog, TraceError> 
     let head = first.trim_start_matches('\u{feff}').trim();
     let mut out = Vec::new();
     let mut ids = 0usize;
-    let mut stamps: Vec<Stamp> = Vec::new();
+    let mut stamps: Vec<(Stamp, u64)> = Vec::new();
     let format;
     if head.starts_with('{') {
         format = LogFormat::Mooncake;
@@ -193,10 +193,10 @@ pub fn read(r: impl BufRead, time_scale: f64) -> Result<RequestLog, TraceError> 
             keep(&mut out, &mut stamps, stamp, req, line)?;
         }
     }
-    let Some(&Stamp::Ns(t0)) = stamps.first() else {
+    let Some(&(Stamp::Ns(t0), _)) = stamps.first() else {
         return Err(err(1, 0, LogRule::NoRequests));
     };
-    for (i, (req, &Stamp::Ns(t))) in out.iter_mut().zip(&stamps).enumerate() {
+    for (i, (req, &(Stamp::Ns(t), line))) in out.iter_mut().zip(&stamps).enumerate() {
         let ns = ((t - t0) as f64 * time_scale).round();
         let ns = if ns < u64::MAX as f64 {
             ns as u64
@@ -204,7 +204,7 @@ pub fn read(r: impl BufRead, time_scale: f64) -> Result<RequestLog, TraceError> 
             u64::MAX
         };
         req.arrival_ns = crate::horizon::check("arrival", ns)
-            .map_err(|p| TraceError::at_line(0, i as u64, Problem::PastHorizon(p)))?;
+            .map_err(|p| TraceError::at_line(line, i as u64, Problem::PastHorizon(p)))?;
     }
     Ok(RequestLog {
         format,
@@ -215,7 +215,7 @@ pub fn read(r: impl BufRead, time_scale: f64) -> Result<RequestLog, TraceError> 
 /// Appends a request after checking its time against the previous one.
 fn keep(
     out: &mut Vec<LoggedRequest>,
-    stamps: &mut Vec<Stamp>,
+    stamps: &mut Vec<(Stamp, u64)>,
     stamp: Stamp,
     req: LoggedRequest,
     line: u64,
@@ -228,7 +228,7 @@ fn keep(
             LogRule::TooManyRequests(MAX_LOG_REQUESTS),
         ));
     }
-    if let Some(&prev) = stamps.last()
+    if let Some(&(prev, _)) = stamps.last()
         && stamp < prev
     {
         let show = |Stamp::Ns(n): Stamp| format!("{:.9} s", n as f64 / 1e9);
@@ -241,7 +241,7 @@ fn keep(
             },
         ));
     }
-    stamps.push(stamp);
+    stamps.push((stamp, line));
     out.push(req);
     Ok(())
 }
@@ -555,7 +555,7 @@ mod tests {
                 "line 2, record 1: not a JSON object with a numeric timestamp",
             ),
             ("arrival_s\n", "the log has no requests"),
-            ("arrival_s\n0\n1e12\n", "past the time horizon"),
+            ("arrival_s\n0\n1e8\n", "line 3, record 1: arrival 100000000000000000 ns is past the time horizon"),
             ("arrival_ms,key\n1,-4\n", "key -4 is negative"),
         ] {
             let e = parse(text).unwrap_err().to_string();

@@ -18,7 +18,7 @@ fn d_true() -> bool {
 
 /// How requests arrive.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "process", rename_all = "lowercase")]
+#[serde(try_from = "ArrivalsDoc", into = "ArrivalsDoc")]
 pub enum Arrivals {
     /// Poisson at `qps`.
     Poisson,
@@ -26,6 +26,104 @@ pub enum Arrivals {
     /// with these rates (requests/s) and mean dwell times (ms); the spec's
     /// `qps` is ignored.
     Mmpp { rates: Vec<f64>, dwell_ms: Vec<f64> },
+    /// A recorded request log (`crate::request_log`): its requests at its
+    /// arrival times (relative to the first, times `time_scale`), cut at
+    /// the duration; the spec's `qps` is ignored. `requests` is the log
+    /// as read: the experiment's loader reads `log` (relative to the
+    /// experiment file) and fills it in.
+    Log {
+        log: std::path::PathBuf,
+        time_scale: f64,
+        requests: Option<std::sync::Arc<crate::request_log::RequestLog>>,
+    },
+}
+
+/// `[workload] arrivals` as written: `{ process = "poisson" }`,
+/// `{ process = "mmpp", rates = [...], dwell_ms = [...] }` or
+/// `{ log = "FILE", time_scale = 1.0 }`.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ArrivalsDoc {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    process: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    rates: Option<Vec<f64>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    dwell_ms: Option<Vec<f64>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    log: Option<std::path::PathBuf>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    time_scale: Option<f64>,
+}
+
+impl TryFrom<ArrivalsDoc> for Arrivals {
+    type Error = String;
+
+    fn try_from(d: ArrivalsDoc) -> std::result::Result<Arrivals, String> {
+        let only = |what: &str, ok: bool| {
+            if ok {
+                Ok(())
+            } else {
+                Err(format!("arrivals: {what}"))
+            }
+        };
+        match (d.process.as_deref(), d.log) {
+            (None, Some(log)) => {
+                only(
+                    "a log takes time_scale only",
+                    d.rates.is_none() && d.dwell_ms.is_none(),
+                )?;
+                Ok(Arrivals::Log {
+                    log,
+                    time_scale: d.time_scale.unwrap_or(1.0),
+                    requests: None,
+                })
+            }
+            (Some("poisson"), None) => {
+                only(
+                    "poisson takes no rates, dwell_ms or time_scale",
+                    d.rates.is_none() && d.dwell_ms.is_none() && d.time_scale.is_none(),
+                )?;
+                Ok(Arrivals::Poisson)
+            }
+            (Some("mmpp"), None) => {
+                only("mmpp takes no time_scale", d.time_scale.is_none())?;
+                match (d.rates, d.dwell_ms) {
+                    (Some(rates), Some(dwell_ms)) => Ok(Arrivals::Mmpp { rates, dwell_ms }),
+                    _ => Err("arrivals: mmpp needs rates and dwell_ms".into()),
+                }
+            }
+            (Some(p), None) => Err(format!(
+                "arrivals: unknown process {p:?}; expected poisson or mmpp (or log = \"FILE\")"
+            )),
+            (Some(_), Some(_)) => Err("arrivals: give process or log, not both".into()),
+            (None, None) => Err("arrivals: give process = \"poisson\" or \"mmpp\", or log = \"FILE\"".into()),
+        }
+    }
+}
+
+impl From<Arrivals> for ArrivalsDoc {
+    fn from(a: Arrivals) -> ArrivalsDoc {
+        match a {
+            Arrivals::Poisson => ArrivalsDoc {
+                process: Some("poisson".into()),
+                ..ArrivalsDoc::default()
+            },
+            Arrivals::Mmpp { rates, dwell_ms } => ArrivalsDoc {
+                process: Some("mmpp".into()),
+                rates: Some(rates),
+                dwell_ms: Some(dwell_ms),
+                ..ArrivalsDoc::default()
+            },
+            Arrivals::Log {
+                log, time_scale, ..
+            } => ArrivalsDoc {
+                log: Some(log),
+                time_scale: Some(time_scale),
+                ..ArrivalsDoc::default()
+            },
+        }
+    }
 }
 
 /// Model shards.
@@ -308,6 +406,9 @@ impl WorkloadSpec {
         if self.request.features.resident > self.request.features.items {
             return Err(bad(Param::ResidentExceedsItems));
         }
+        if let Arrivals::Log { time_scale, .. } = &self.arrivals {
+            pos(*time_scale, "arrivals.time_scale")?;
+        }
         if let Arrivals::Mmpp { rates, dwell_ms } = &self.arrivals {
             if rates.is_empty() || rates.len() != dwell_ms.len() {
                 return Err(bad(Param::MmppShape));
@@ -455,6 +556,8 @@ impl ArrivalGen {
                 -(1.0 - rng.random::<f64>()).ln() * dwell_ms[0] * 1e6
             }
             Arrivals::Poisson => f64::INFINITY,
+            Arrivals::Log { requests: None, .. } => return Err(bad(Param::LogNotRead)),
+            Arrivals::Log { .. } => f64::INFINITY,
         };
         Ok(ArrivalGen {
             shard_cdf: CdfSampler::new(zipf_cdf(spec.shards.count, spec.shards.popularity_zipf)),
@@ -471,7 +574,7 @@ impl ArrivalGen {
 
     fn rate_per_ns(&self) -> f64 {
         match &self.spec.arrivals {
-            Arrivals::Poisson => self.spec.qps / 1e9,
+            Arrivals::Poisson | Arrivals::Log { .. } => self.spec.qps / 1e9,
             Arrivals::Mmpp { rates, .. } => rates[self.state] / 1e9,
         }
     }
@@ -481,6 +584,36 @@ impl Iterator for ArrivalGen {
     type Item = Arrival;
 
     fn next(&mut self) -> Option<Arrival> {
+        if let Arrivals::Log {
+            requests: Some(log),
+            ..
+        } = &self.spec.arrivals
+        {
+            // The log's own times and keys; a request without a key draws
+            // its shard from the workload's popularity.
+            let r = log.requests.get(self.next_id as usize)?;
+            if r.arrival_ns as f64 >= self.end_ns {
+                return None;
+            }
+            let count = self.spec.shards.count as u64;
+            let shard = match (r.key, r.hash_ids.first()) {
+                (Some(k), _) => (k % count) as u32,
+                (None, Some(&h)) => {
+                    let mut x = h;
+                    (splitmix(&mut x) % count) as u32
+                }
+                (None, None) => self.shard_cdf.sample(self.rng.random::<f64>()),
+            };
+            let id = self.next_id;
+            self.next_id += 1;
+            let mut s = self.seed ^ id.wrapping_mul(0xD6E8_FEB8_6659_FD93);
+            return Some(Arrival {
+                id,
+                arrival_ns: r.arrival_ns,
+                shard,
+                seed: splitmix(&mut s),
+            });
+        }
         loop {
             let gap = -(1.0 - self.rng.random::<f64>()).ln() / self.rate_per_ns();
             let t = self.t_ns + gap;
