@@ -135,7 +135,6 @@ pub struct RowSpec {
     pub preload: String,
     /// This row's `features.miss_share` (what counts as a miss: the label
     /// judged and the outcome an oracle is told), if not the workload's.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub miss_share: Option<f64>,
 }
 

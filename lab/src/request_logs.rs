@@ -29,12 +29,13 @@ pub fn attach(w: &mut WorkloadSpec, base: &Path, log: &InputLog) -> Result<(), L
         error,
     };
     let f = std::fs::File::open(&path).map_err(io)?;
-    let read = traces::request_log::read(std::io::BufReader::new(f), *time_scale).map_err(
-        |error| LabError::RequestLog {
-            path: shown.clone(),
-            error,
-        },
-    )?;
+    let read =
+        traces::request_log::read(std::io::BufReader::new(f), *time_scale).map_err(|error| {
+            LabError::RequestLog {
+                path: shown.clone(),
+                error,
+            }
+        })?;
     let checksum = crate::inputs::checksum_file(&path).map_err(io)?;
     log.note(crate::Input {
         role: "request log".into(),

@@ -58,14 +58,21 @@ def policies() -> List[Dict[str, str]]:
 _MISSING = object()
 
 
-def _plain(value: Any) -> Any:
-    """`value` as plain data (tables and lists unwrapped, tuples as lists)."""
+def _plain(value: Any, root: Any = None, seen: Optional[set] = None) -> Any:
+    """`value` as plain data (tables and lists unwrapped, tuples as lists).
+    A table of `root` (the experiment assigned to) keeps its own dict the
+    first time it appears, so handles to it stay live; a repeat, or a
+    table of another experiment, is copied."""
+    seen = set() if seen is None else seen
     if isinstance(value, _Table):
+        if value._root is root and id(value._data) not in seen:
+            seen.add(id(value._data))
+            return value._data
         return copy.deepcopy(value._data)
     if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
+        return {str(k): _plain(v, root, seen) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
+        return [_plain(v, root, seen) for v in value]
     if hasattr(value, "tolist") and callable(value.tolist):  # numpy arrays and scalars
         return _plain(value.tolist())
     return value
@@ -76,10 +83,10 @@ class _List(list):
     it as a list; a change in place (append, pop, ``[i] = ...``, sort, ...)
     is checked and kept as an assignment of the whole list is."""
 
-    __slots__ = ("_root", "_table", "_key")
+    __slots__ = ("_root", "_table", "_key", "_path")
 
-    def _bind(self, root: "Experiment", table: Dict[str, Any], key: str) -> "_List":
-        self._root, self._table, self._key = root, table, key
+    def _bind(self, root: "Experiment", table: Dict[str, Any], key: str, path: tuple) -> "_List":
+        self._root, self._table, self._key, self._path = root, table, key, path
         return self
 
     def _change(self, how, *args):
@@ -87,7 +94,7 @@ class _List(list):
         out = how(new, *args)
         self._root._assign(self._table, self._key, new)
         list.clear(self)
-        list.extend(self, self._root._wrap_list(self._table[self._key], self._table, self._key))
+        list.extend(self, self._root._wrap_list(self._table[self._key], self._path))
         return out
 
     def append(self, x):
@@ -124,6 +131,10 @@ class _List(list):
         self.extend(xs)
         return self
 
+    def __imul__(self, n):
+        self._change(lambda l: l.__imul__(n))
+        return self
+
 
 class _Table:
     """One table of an experiment: its keys as attributes, validated on
@@ -139,14 +150,17 @@ class _Table:
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):
             raise AttributeError(name)
-        if name in self._data:
-            return self._root._wrap(self._data[name], self._data, name, self._path + (name,))
-        default = self._root._default(self._path + (name,))
-        if default is _MISSING:
-            raise AttributeError(
-                f"{name!r}: no such key in this table (keys: {', '.join(sorted(self._data))})"
-            )
-        return copy.deepcopy(default)
+        if name not in self._data:
+            default = self._root._default(self._path + (name,))
+            if default is _MISSING:
+                raise AttributeError(
+                    f"{name!r}: no such key in this table (keys: {', '.join(sorted(self._data))})"
+                )
+            if not isinstance(default, (list, dict)):
+                return default  # a scalar default, or None: an optional key unset
+            # A list or table default joins the document, so changes to it stay.
+            self._data[name] = copy.deepcopy(default)
+        return self._root._wrap(self._data[name], self._data, name, self._path + (name,))
 
     def __setattr__(self, name: str, value: Any) -> None:
         self._root._assign(self._data, name, value)
@@ -232,27 +246,36 @@ class Experiment:
         if isinstance(value, dict):
             return _Table(self, value, path)
         if isinstance(value, list):
-            return _List(self._wrap_list(value, table, key, path))._bind(self, table, key)
+            return _List(self._wrap_list(value, path))._bind(self, table, key, path)
         return value
 
-    def _wrap_list(self, value: list, table: Dict[str, Any], key: str, path: tuple = None) -> list:
-        path = path if path is not None else (key,)
-        return [_Table(self, v, path + (i,)) if isinstance(v, dict) else copy.deepcopy(v) for i, v in enumerate(value)]
+    def _wrap_list(self, value: list, path: tuple) -> list:
+        # A table in a list is found by identity (its index moves when
+        # the list changes).
+        return [_Table(self, v, path + (v,)) if isinstance(v, dict) else copy.deepcopy(v) for v in value]
 
     def _default(self, path: tuple) -> Any:
-        """The value at `path` as the experiment reads it (a key the file
-        leaves out at its default), or _MISSING."""
+        """The value at `path` as the experiment reads it: a key the file
+        leaves out at its default, None for an optional key unset, or
+        _MISSING for no such key."""
         if self._full is None:
             self._full = json.loads(_numasim.full_json(self.to_toml(), self._origin()))
-        v: Any = self._full
+        d: Any = self._doc
+        f: Any = self._full
         for k in path:
-            if isinstance(v, dict) and k in v:
-                v = v[k]
-            elif isinstance(v, list) and isinstance(k, int) and k < len(v):
-                v = v[k]
+            if isinstance(k, str):
+                if not isinstance(f, dict) or k not in f:
+                    return _MISSING
+                f = f[k]
+                d = d.get(k) if isinstance(d, dict) else None
             else:
-                return _MISSING
-        return _MISSING if v is None else v
+                if not isinstance(d, list) or not isinstance(f, list):
+                    return _MISSING
+                i = next((i for i, x in enumerate(d) if x is k), None)
+                if i is None or i >= len(f):
+                    return _MISSING
+                d, f = d[i], f[i]
+        return f
 
     def _assign(self, table: Dict[str, Any], key: str, value: Any) -> None:
         """Sets `table[key]` (or removes it), keeping the change only if the
@@ -261,7 +284,7 @@ class Experiment:
         if value is _MISSING:
             table.pop(key, None)
         else:
-            table[key] = _plain(value)
+            table[key] = _plain(value, root=self)
         try:
             self.kind = self._check(self._doc)
             self._full = None

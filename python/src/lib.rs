@@ -342,16 +342,23 @@ fn run_dataset(
     history: usize,
     features: &str,
 ) -> Result<Rows, String> {
-    let exp =
-        match AnyExperiment::parse_file_text(Path::new(path), text).map_err(|e| e.to_string())? {
-            AnyExperiment::Requests(e) => e,
-            AnyExperiment::Tasks(_) => {
-                return Err(
+    // Other rows may name Python policies (they do not run here).
+    let any: Arc<dyn CustomPolicies> = Arc::new(PyPolicies {
+        objects: HashMap::new(),
+        raised: Arc::default(),
+        any: true,
+    });
+    let exp = match AnyExperiment::parse_file_text_with(Path::new(path), text, Some(any))
+        .map_err(|e| e.to_string())?
+    {
+        AnyExperiment::Requests(e) => e,
+        AnyExperiment::Tasks(_) => {
+            return Err(
                 "a dataset comes from a request experiment (a task trace has no dispatch features)"
                     .into(),
             );
-            }
-        };
+        }
+    };
     let names: Vec<&str> = exp.row.iter().map(|r| r.name.as_str()).collect();
     let Some(spec) = exp.row.iter().find(|r| r.name == row) else {
         return Err(format!(
@@ -359,6 +366,11 @@ fn run_dataset(
             names.join(", ")
         ));
     };
+    if spec.scheduler.starts_with("py:") || spec.preload.starts_with("py:") {
+        return Err(format!(
+            "row {row:?}: a dataset is recorded under a built-in scheduler and preload; this row names a Python policy"
+        ));
+    }
     let fs =
         sim::policy::FeatureSet::parse(history, features).map_err(|e| format!("features: {e}"))?;
     exp.check_size().map_err(|e| e.to_string())?;
@@ -493,10 +505,33 @@ fn trace_info(py: Python<'_>, path: &str) -> PyResult<String> {
 
 /// Writes `records` from `src` to `dst` in the format its extension names,
 /// whole or not at all (a temporary file renamed into place).
+/// The trace writer for `dst`: `to` (a writer's name) or the one its
+/// extension names, with the command line's message when neither does.
+fn writer_of(dst: &str, to: Option<&str>) -> Result<&'static traces::sink::Writer, String> {
+    let name = Path::new(dst)
+        .file_name()
+        .map(|n| n.to_string_lossy().to_ascii_lowercase())
+        .unwrap_or_default();
+    match to {
+        Some(t) => traces::registry::writer_named(t).ok_or_else(|| {
+            format!(
+                "unknown output format {t:?}; expected {}",
+                traces::registry::writer_names()
+            )
+        }),
+        None => traces::registry::writer_for(&name).ok_or_else(|| {
+            format!(
+                "{dst}: cannot tell the output format from the extension ({}); pass to=",
+                traces::registry::writer_extensions()
+            )
+        }),
+    }
+}
+
 fn write_records(
     src: &mut dyn traces::RecordSource,
     dst: &str,
-    to: Option<&str>,
+    w: &'static traces::sink::Writer,
     meta: &serde_json::Value,
 ) -> Result<u64, String> {
     let d = Path::new(dst);
@@ -504,20 +539,6 @@ fn write_records(
         .file_name()
         .map(|n| n.to_string_lossy().to_ascii_lowercase())
         .unwrap_or_default();
-    let w = match to {
-        Some(t) => traces::registry::writer_named(t).ok_or_else(|| {
-            format!(
-                "unknown output format {t:?}; expected {}",
-                traces::registry::writer_names()
-            )
-        })?,
-        None => traces::registry::writer_for(&name).ok_or_else(|| {
-            format!(
-                "{dst}: cannot tell the output format from its name (expected {})",
-                traces::registry::writer_extensions()
-            )
-        })?,
-    };
     let dir = d
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
@@ -633,13 +654,14 @@ fn run_trace_convert(a: &ConvertAsk) -> Result<u64, String> {
             "arrivals and task_end_pc apply to task traces (give task_pc, or a task trace)".into(),
         );
     }
+    let w = writer_of(a.dst, a.to)?;
     let mut input = lab::input::open_trace(p, format, false, 2, true).map_err(|e| e.to_string())?;
     let meta = serde_json::json!({
         "source": "numasim trace convert",
         "from_format": input.source.format_name(),
         "from_file": from_file,
     });
-    write_records(&mut input.source, a.dst, a.to, &meta).map_err(|e| format!("{}: {e}", a.src))
+    write_records(&mut input.source, a.dst, w, &meta).map_err(|e| format!("{}: {e}", a.src))
 }
 
 /// `run_trace_convert` for Python.
@@ -715,7 +737,7 @@ fn run_trace_gen(pattern: &str, dst: &str, params: &str) -> Result<u64, String> 
     let cfg: GenConfig = serde_json::from_value(cfg).map_err(|e| format!("trace gen: {e}"))?;
     let mut g = Generator::new(cfg.clone()).map_err(|e| format!("trace gen: {}", e.problem))?;
     let meta = serde_json::json!({ "source": "numasim trace gen", "generator": cfg });
-    write_records(&mut g, dst, None, &meta)
+    write_records(&mut g, dst, writer_of(dst, None)?, &meta)
 }
 
 /// `trace gen tasks DST` with `params` (JSON: the command's flags as
@@ -838,7 +860,7 @@ fn trace_write(
         };
         let mut src = traces::VecSource::new(records, fields);
         let meta = serde_json::json!({ "source": "numasim (Python) trace.write" });
-        write_records(&mut src, path, None, &meta)
+        write_records(&mut src, path, writer_of(path, None)?, &meta)
     })
 }
 

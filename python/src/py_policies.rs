@@ -221,12 +221,18 @@ fn keep_thread_state() {
 
 /// Gives back the thread state [`keep_thread_state`] kept on this thread,
 /// if any: takes the GIL with it and undoes the Ensure (which deletes a
-/// state the Ensure made, and releases the GIL).
+/// state the Ensure made, and releases the GIL). It must run while this
+/// thread is detached — not attached to the interpreter — as every drop
+/// of a Python policy does (the runs that own them run detached, on the
+/// simulator's threads or inside `py.detach`): taking the GIL while
+/// holding it would deadlock. (`PyGILState_Check`, which could assert
+/// it, is outside the stable ABI this extension is built against.)
 fn release_thread_state() {
     KEPT.with(|k| {
         if let Some((state, ts)) = k.take() {
-            // SAFETY: `ts` is this thread's state, saved by
-            // keep_thread_state and not restored since.
+            // SAFETY: `ts` is this thread's state (each decision's attach
+            // restores it and detaches again), and the thread is detached
+            // now (see above).
             unsafe {
                 pyo3::ffi::PyEval_RestoreThread(ts);
                 pyo3::ffi::PyGILState_Release(state);

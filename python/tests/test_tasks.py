@@ -94,6 +94,12 @@ def test_a_python_scheduler_in_a_task_trace_experiment(trace, tmp_path):
         '[[row]]\nname = "builtin"\nscheduler = "least-loaded"\n\n'
         '[[row]]\nname = "python"\nscheduler = "py:ll"\n'
     )
+    exp = numasim.Experiment.load(tmp_path / "exp.toml")
+    assert exp.kind == "tasks" and exp.workload.mlp is None
+    assert exp.rows[0].placement == "first-touch" and exp.rows[0].prefetch == []
+    probe = exp.copy()
+    probe.rows[0].prefetch.append("next-line")
+    assert 'prefetch = ["next-line"]' in probe.to_toml(), "a default list changed in place stays"
     c = numasim.compare(tmp_path / "exp.toml", policies={"ll": LeastLoaded()})
     t = c.to_pandas().set_index("row")
     assert "tp99_us" in t.columns

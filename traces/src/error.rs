@@ -95,7 +95,7 @@ pub enum Problem {
     Task(#[from] TaskRule),
     /// A recorded request log breaks its layout's rules.
     #[error(transparent)]
-    Log(crate::request_log::LogRule),
+    Log(LogRule),
     /// Neither the first bytes nor the name tell the format.
     #[error("cannot tell the trace format from its first bytes or its name")]
     UnknownFormat,
@@ -283,7 +283,9 @@ pub enum Param {
     )]
     LinesReads { max: usize, per_request: u64 },
     /// `arrivals = { log = ... }` given to the generator before its log was read.
-    #[error("arrivals.log: the request log was not read (a loader reads it relative to the experiment file)")]
+    #[error(
+        "arrivals.log: the request log was not read (a loader reads it relative to the experiment file)"
+    )]
     LogNotRead,
 }
 
@@ -334,6 +336,37 @@ pub enum TaskRule {
         "not a task trace: neither a CSV whose header has a task column nor a native task trace"
     )]
     NotATaskTrace,
+}
+
+/// What a recorded request log's line can break (`crate::request_log`).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum LogRule {
+    #[error(
+        "not a request log: the first line is none of Azure's (TIMESTAMP,ContextTokens,GeneratedTokens), BurstGPT's (Timestamp,Model,Request tokens,...), Mooncake's (a JSON object with timestamp) or a plain CSV's (arrival_s or arrival_ms)"
+    )]
+    UnknownLayout,
+    #[error("bad timestamp {0:?} (expected YYYY-MM-DD HH:MM:SS[.fffffff])")]
+    Timestamp(String),
+    #[error("{column} {text:?} is not a number")]
+    Number { column: &'static str, text: String },
+    #[error("{column} {value} is negative")]
+    Negative { column: &'static str, value: String },
+    #[error(
+        "arrival {at} is before the previous request's {previous}: a log must be in time order"
+    )]
+    Unsorted { at: String, previous: String },
+    #[error("row has {found} fields, the header has {expected}")]
+    Fields { found: usize, expected: usize },
+    #[error("not a JSON object with a numeric timestamp: {0}")]
+    Json(String),
+    #[error("more than {0} requests: a log is held in memory")]
+    TooManyRequests(usize),
+    #[error("more than {0} hash_ids in all: a log is held in memory")]
+    TooManyHashIds(usize),
+    #[error("time_scale {0} must be positive and finite")]
+    TimeScale(f64),
+    #[error("the log has no requests")]
+    NoRequests,
 }
 
 /// An error reading or writing a trace, with its location.

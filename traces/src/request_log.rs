@@ -19,7 +19,7 @@
 
 use std::io::BufRead;
 
-use crate::error::{Problem, TraceError};
+use crate::error::{LogRule, Problem, TraceError};
 
 /// Most requests a log may hold (about 2 GiB of requests at most).
 pub const MAX_LOG_REQUESTS: usize = 1 << 25;
@@ -69,37 +69,6 @@ pub struct LoggedRequest {
 pub struct RequestLog {
     pub format: LogFormat,
     pub requests: Vec<LoggedRequest>,
-}
-
-/// What a log's line can break.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum LogRule {
-    #[error(
-        "not a request log: the first line is none of Azure's (TIMESTAMP,ContextTokens,GeneratedTokens), BurstGPT's (Timestamp,Model,Request tokens,...), Mooncake's (a JSON object with timestamp) or a plain CSV's (arrival_s or arrival_ms)"
-    )]
-    UnknownLayout,
-    #[error("bad timestamp {0:?} (expected YYYY-MM-DD HH:MM:SS[.fffffff])")]
-    Timestamp(String),
-    #[error("{column} {text:?} is not a number")]
-    Number { column: &'static str, text: String },
-    #[error("{column} {value} is negative")]
-    Negative { column: &'static str, value: String },
-    #[error(
-        "arrival {at} is before the previous request's {previous}: a log must be in time order"
-    )]
-    Unsorted { at: String, previous: String },
-    #[error("row has {found} fields, the header has {expected}")]
-    Fields { found: usize, expected: usize },
-    #[error("not a JSON object with a numeric timestamp: {0}")]
-    Json(String),
-    #[error("more than {0} requests: a log is held in memory")]
-    TooManyRequests(usize),
-    #[error("more than {0} hash_ids in all: a log is held in memory")]
-    TooManyHashIds(usize),
-    #[error("time_scale {0} must be positive and finite")]
-    TimeScale(f64),
-    #[error("the log has no requests")]
-    NoRequests,
 }
 
 fn err(line: u64, record: u64, rule: LogRule) -> TraceError {
@@ -555,7 +524,10 @@ mod tests {
                 "line 2, record 1: not a JSON object with a numeric timestamp",
             ),
             ("arrival_s\n", "the log has no requests"),
-            ("arrival_s\n0\n1e8\n", "line 3, record 1: arrival 100000000000000000 ns is past the time horizon"),
+            (
+                "arrival_s\n0\n1e8\n",
+                "line 3, record 1: arrival 100000000000000000 ns is past the time horizon",
+            ),
             ("arrival_ms,key\n1,-4\n", "key -4 is negative"),
         ] {
             let e = parse(text).unwrap_err().to_string();

@@ -56,21 +56,34 @@ struct ArrivalsDoc {
     time_scale: Option<f64>,
 }
 
-impl TryFrom<ArrivalsDoc> for Arrivals {
-    type Error = String;
+/// An `arrivals` table that names no process or log, or mixes them.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ArrivalsShape {
+    #[error("arrivals: a log takes time_scale only")]
+    LogExtras,
+    #[error("arrivals: poisson takes no rates, dwell_ms or time_scale")]
+    PoissonExtras,
+    #[error("arrivals: mmpp takes no time_scale")]
+    MmppScale,
+    #[error("arrivals: mmpp needs rates and dwell_ms")]
+    MmppNeeds,
+    #[error("arrivals: unknown process {0:?}; expected poisson or mmpp (or log = \"FILE\")")]
+    Unknown(String),
+    #[error("arrivals: give process or log, not both")]
+    Both,
+    #[error("arrivals: give process = \"poisson\" or \"mmpp\", or log = \"FILE\"")]
+    Neither,
+}
 
-    fn try_from(d: ArrivalsDoc) -> std::result::Result<Arrivals, String> {
-        let only = |what: &str, ok: bool| {
-            if ok {
-                Ok(())
-            } else {
-                Err(format!("arrivals: {what}"))
-            }
-        };
+impl TryFrom<ArrivalsDoc> for Arrivals {
+    type Error = ArrivalsShape;
+
+    fn try_from(d: ArrivalsDoc) -> std::result::Result<Arrivals, ArrivalsShape> {
+        let only = |e: ArrivalsShape, ok: bool| if ok { Ok(()) } else { Err(e) };
         match (d.process.as_deref(), d.log) {
             (None, Some(log)) => {
                 only(
-                    "a log takes time_scale only",
+                    ArrivalsShape::LogExtras,
                     d.rates.is_none() && d.dwell_ms.is_none(),
                 )?;
                 Ok(Arrivals::Log {
@@ -81,23 +94,21 @@ impl TryFrom<ArrivalsDoc> for Arrivals {
             }
             (Some("poisson"), None) => {
                 only(
-                    "poisson takes no rates, dwell_ms or time_scale",
+                    ArrivalsShape::PoissonExtras,
                     d.rates.is_none() && d.dwell_ms.is_none() && d.time_scale.is_none(),
                 )?;
                 Ok(Arrivals::Poisson)
             }
             (Some("mmpp"), None) => {
-                only("mmpp takes no time_scale", d.time_scale.is_none())?;
+                only(ArrivalsShape::MmppScale, d.time_scale.is_none())?;
                 match (d.rates, d.dwell_ms) {
                     (Some(rates), Some(dwell_ms)) => Ok(Arrivals::Mmpp { rates, dwell_ms }),
-                    _ => Err("arrivals: mmpp needs rates and dwell_ms".into()),
+                    _ => Err(ArrivalsShape::MmppNeeds),
                 }
             }
-            (Some(p), None) => Err(format!(
-                "arrivals: unknown process {p:?}; expected poisson or mmpp (or log = \"FILE\")"
-            )),
-            (Some(_), Some(_)) => Err("arrivals: give process or log, not both".into()),
-            (None, None) => Err("arrivals: give process = \"poisson\" or \"mmpp\", or log = \"FILE\"".into()),
+            (Some(p), None) => Err(ArrivalsShape::Unknown(p.to_string())),
+            (Some(_), Some(_)) => Err(ArrivalsShape::Both),
+            (None, None) => Err(ArrivalsShape::Neither),
         }
     }
 }
