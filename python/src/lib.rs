@@ -178,6 +178,35 @@ impl Rest {
             .collect())
     }
 
+    /// `requests-<row>.csv`'s columns (name, int64 little-endian bytes),
+    /// or None if no row has that name.
+    #[allow(clippy::type_complexity)]
+    fn requests_columns<'py>(
+        &self,
+        py: Python<'py>,
+        row: &str,
+    ) -> PyResult<Option<Vec<(&'static str, Bound<'py, PyBytes>)>>> {
+        let Some(r) = self.c.rows.iter().find(|r| r.name == row) else {
+            return Ok(None);
+        };
+        let cols = detached(py, || {
+            Ok(lab::outputs::requests_columns(&r.first_records)
+                .into_iter()
+                .map(|(n, v)| {
+                    (
+                        n,
+                        v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>(),
+                    )
+                })
+                .collect::<Vec<_>>())
+        })?;
+        Ok(Some(
+            cols.into_iter()
+                .map(|(n, b)| (n, PyBytes::new(py, &b)))
+                .collect(),
+        ))
+    }
+
     /// `requests-<row>.csv` alone, or None if no row has that name.
     fn requests<'py>(&self, py: Python<'py>, row: &str) -> PyResult<Option<Bound<'py, PyBytes>>> {
         let Some(r) = self.c.rows.iter().find(|r| r.name == row) else {

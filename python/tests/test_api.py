@@ -361,6 +361,7 @@ def test_sweep_gives_the_command_lines_sweep_csv(tmp_path):
 def test_requests_then_write_writes_every_file(tmp_path):
     c = numasim.compare(SEED, duration=0.3, seeds=[1], rows=["static", "dynamic_lb"])
     first = c.requests("static")
+    assert first.dtypes.map(str).eq("int64").all() and len(first) > 1000
     c.write(tmp_path / "o")
     names = sorted(os.listdir(tmp_path / "o"))
     assert "latency-cdf.svg" in names and "requests-dynamic_lb.csv" in names and "monitor.csv" in names
