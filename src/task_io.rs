@@ -5,17 +5,13 @@
 use std::path::Path;
 
 use anyhow::{Context, Result};
-use traces::task_native::{TaskForm, read_task_trace, sniff};
+use traces::task_native::{TaskForm, read_task_trace};
 use traces::tasks::TaskTrace;
 
 /// The task form of the file at `path`, or None (a plain trace, or
 /// unreadable: the plain reader then words the error).
 pub fn task_form_of(path: &Path) -> Option<TaskForm> {
-    let f = std::fs::File::open(path).ok()?;
-    if !f.metadata().ok()?.is_file() {
-        return None;
-    }
-    sniff(Box::new(f))
+    lab::task_files::form_of(path)
 }
 
 /// Reads a task trace in either form (a compression layer is unwrapped).

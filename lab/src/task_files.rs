@@ -39,6 +39,16 @@ pub enum TaskFileError {
     },
 }
 
+/// The task form of the file at `path`, or None (a plain trace, or
+/// unreadable: the plain reader then words the error).
+pub fn form_of(path: &Path) -> Option<traces::task_native::TaskForm> {
+    let f = std::fs::File::open(path).ok()?;
+    if !f.metadata().ok()?.is_file() {
+        return None;
+    }
+    traces::task_native::sniff(Box::new(f))
+}
+
 /// The service's task trace, its parameters checked first.
 pub fn generate(g: &ServiceGen) -> Result<TaskTrace, TaskFileError> {
     let not_negative = |x: f64| x.is_finite() && x >= 0.0;

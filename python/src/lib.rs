@@ -492,10 +492,7 @@ fn dataset<'py>(
 /// command does), as JSON.
 fn run_trace_info(path: &str) -> Result<String, String> {
     let p = Path::new(path);
-    let task_form = std::fs::File::open(p)
-        .ok()
-        .filter(|f| f.metadata().is_ok_and(|m| m.is_file()))
-        .and_then(|f| traces::task_native::sniff(Box::new(f)));
+    let task_form = lab::task_files::form_of(p);
     let v = if task_form.is_some() {
         let f = std::fs::File::open(p).map_err(|e| format!("{path}: cannot open: {e}"))?;
         let (t, form) = traces::task_native::read_task_trace(Box::new(f))
@@ -660,10 +657,7 @@ fn run_trace_convert(a: &ConvertAsk) -> Result<u64, String> {
         write(&t, &meta)?;
         return Ok(t.tasks.len() as u64);
     }
-    let task_form = std::fs::File::open(p)
-        .ok()
-        .filter(|f| f.metadata().is_ok_and(|m| m.is_file()))
-        .and_then(|f| traces::task_native::sniff(Box::new(f)));
+    let task_form = lab::task_files::form_of(p);
     if let (None, Some(form)) = (format, task_form) {
         if a.to.is_some() {
             return Err("to does not apply to a task trace: the output's extension (.csv, .nst, .nst.zst) picks its form".into());

@@ -8,25 +8,9 @@ from pathlib import Path
 import pytest
 
 import numasim
+from rules import LeastLoaded, RoundRobin
 
 SEED = Path(__file__).resolve().parents[2] / "scenarios" / "seed-inference.toml"
-
-
-class RoundRobin:
-    def __init__(self):
-        self.next = 0
-
-    def choose(self, request, workers):
-        i = self.next % len(workers)
-        self.next += 1
-        return i
-
-
-class LeastLoaded:
-    """Least outstanding work; ties: lower utilization, then lower id."""
-
-    def choose(self, request, workers):
-        return min(range(len(workers)), key=lambda i: (workers[i].outstanding, workers[i].utilization, i))
 
 
 class NumaAwareScheduler:

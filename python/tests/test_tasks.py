@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 import numasim
+from rules import LeastLoaded, RoundRobin
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = os.environ.get("NUMASIM_BIN")
@@ -22,21 +23,6 @@ def cli(*args):
     if not BIN:
         pytest.skip("NUMASIM_BIN is not set: no command-line binary to compare against (.ci/run sets it)")
     return subprocess.run([BIN, *args], cwd=ROOT, check=True, capture_output=True, text=True).stdout
-
-
-class RoundRobin:
-    def __init__(self):
-        self.next = 0
-
-    def choose(self, request, workers):
-        i = self.next % len(workers)
-        self.next += 1
-        return i
-
-
-class LeastLoaded:
-    def choose(self, request, workers):
-        return min(range(len(workers)), key=lambda i: (workers[i].outstanding, workers[i].utilization, i))
 
 
 @pytest.fixture(scope="module")
