@@ -1,5 +1,6 @@
 //! Worker and arrival specs given as flags (`--workers`, `--arrivals`):
-//! `lab::workers` parses them, and its errors are said here with the flag.
+//! `lab::workers` and `lab::request_logs` parse them, and their errors are
+//! said here with the flag.
 
 use anyhow::{Result, anyhow};
 
@@ -8,7 +9,10 @@ pub fn worker_cores(spec: &str, m: &sim::Machine) -> Result<Vec<usize>> {
     lab::workers::cores(spec, m).map_err(|e| anyhow!("--workers {e}"))
 }
 
-/// `--arrivals poisson:QPS[:SEED]`.
-pub fn parse_arrivals(spec: &str) -> Result<(f64, u64)> {
-    lab::workers::arrivals(spec).map_err(|e| anyhow!("--arrivals {e}"))
+/// Re-times `trace` by `--arrivals poisson:QPS[:SEED]` or `log:FILE` (the
+/// log noted in `log`).
+pub fn retime(trace: &mut traces::tasks::TaskTrace, spec: &str, log: &lab::InputLog) -> Result<()> {
+    lab::request_logs::Retime::parse(spec, std::path::Path::new(""), log)
+        .and_then(|r| r.apply(trace, None))
+        .map_err(|e| anyhow!("--arrivals {e}"))
 }

@@ -467,6 +467,110 @@ fn a_recorded_request_loop_becomes_one_task_per_request() {
     }
 }
 
+/// Records before the first task warm the caches: a task reading lines
+/// the program's start-up touched hits them; the same trace without its
+/// warm-up misses them. The warm-up itself is untimed: the task starts at
+/// its arrival, with no queue left behind.
+#[test]
+fn records_before_the_first_task_warm_the_caches() {
+    let mut warm = trace(&[(1000, 0, vec![('L', 0x1000_0000, 0), ('L', 0x1000_0040, 0)])]);
+    let cold = warm.clone();
+    for line in 0..4096u64 {
+        // 256 KiB written: more than the L1D, within the L2 (xeon-2s).
+        let mut a = traces::Access::new(
+            traces::tasks::WARMUP_TASK,
+            traces::Kind::Store,
+            0x2000_0000 + line * 64,
+            8,
+        );
+        a.flags = 0;
+        warm.warmup.push(a);
+    }
+    for addr in [0x1000_0000u64, 0x1000_0040] {
+        warm.warmup.push(traces::Access::new(
+            traces::tasks::WARMUP_TASK,
+            traces::Kind::Load,
+            addr,
+            8,
+        ));
+    }
+    let (w, ws) = run("xeon-2s", &warm, &[0], "round-robin", "first-touch", None);
+    let (c, _) = run("xeon-2s", &cold, &[0], "round-robin", "first-touch", None);
+    assert_eq!((w[0].misses, c[0].misses), (0, 2), "warmed lines hit");
+    assert_eq!(w[0].start_ps, 1_000_000, "no wait behind the warm-up");
+    assert!(w[0].latency_ps() < c[0].latency_ps());
+    // The warm-up's accesses are not counted as the run's.
+    assert_eq!(ws.accesses, 2, "{ws:?}");
+}
+
+/// `trace convert --task-pc` keeps what ran before the first task as the
+/// warm-up (`--drop-warmup` drops it), in both forms.
+#[test]
+fn convert_keeps_the_start_up_as_warm_up_unless_told_to_drop_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = |n: &str| dir.path().join(n).display().to_string();
+    // Lackey text: three records of start-up, then two requests.
+    std::fs::write(
+        p("prog.lackey"),
+        "I  00400000,4\n S 10000000,8\n L 10000040,8\n\
+         I  00500000,4\n L 10000000,8\nI  00500000,4\n L 10000040,8\n",
+    )
+    .unwrap();
+    for (out, extra, want) in [
+        ("kept.nst", None, 3),
+        ("kept.csv", None, 3),
+        ("dropped.nst", Some("--drop-warmup"), 0),
+    ] {
+        let mut args = vec![
+            "trace",
+            "convert",
+            &*p("prog.lackey").leak(),
+            &*p(out).leak(),
+            "--task-pc",
+            "0x500000",
+            "--arrivals",
+            "poisson:1000:1",
+        ];
+        args.extend(extra);
+        common::ok(&args);
+        let v: serde_json::Value =
+            serde_json::from_str(&common::stdout(&["trace", "info", &p(out), "--json"])).unwrap();
+        assert_eq!(
+            (v["tasks"].as_u64(), v["warmup_records"].as_u64()),
+            (Some(2), Some(want)),
+            "{out}"
+        );
+    }
+    let csv = std::fs::read_to_string(p("kept.csv")).unwrap();
+    assert!(csv.contains("\nw,S,0x10000000,8,,,\n"), "{csv}");
+    // Replayed, the warmed trace misses less (both requests' lines were
+    // touched at start-up).
+    let misses = |f: &str| -> u64 {
+        let o = dir.path().join(format!("o-{f}"));
+        common::ok(&[
+            "replay",
+            &p(f),
+            "--machine",
+            "xeon-2s",
+            "--workers",
+            "1",
+            "--out",
+            o.to_str().unwrap(),
+        ]);
+        let text = std::fs::read_to_string(o.join("tasks.csv")).unwrap();
+        let mut lines = text.lines();
+        let h: Vec<&str> = lines.next().unwrap().split(',').collect();
+        let c = h
+            .iter()
+            .position(|x| *x == "misses")
+            .expect("a misses column");
+        lines
+            .map(|l| l.split(',').nth(c).unwrap().parse::<u64>().unwrap())
+            .sum()
+    };
+    assert_eq!(misses("dropped.nst") - misses("kept.nst"), 2);
+}
+
 #[test]
 fn compare_on_a_task_trace_pairs_rows_task_by_task() {
     let dir = tempfile::tempdir().unwrap();

@@ -46,10 +46,49 @@ pub enum TaskRunError {
     #[error("row {row}: {error}")]
     Run { row: String, error: TaskError },
     #[error("workload.arrivals {0}")]
-    ArrivalSpec(SpecError),
-    #[error("workload.arrivals {spec}: {problem}")]
-    Arrivals {
+    Arrivals(RetimeError),
+}
+
+/// A request log that cannot be read.
+#[derive(Debug, thiserror::Error)]
+pub enum LogReadError {
+    #[error("{path}: cannot read request log: {error}")]
+    Io { path: String, error: std::io::Error },
+    #[error("{path}: {error}")]
+    Log {
+        path: String,
+        error: traces::TraceError,
+    },
+}
+
+/// A task trace's arrivals that cannot be re-timed as asked (the caller
+/// says where the spec came from: `--arrivals`, `workload.arrivals`).
+#[derive(Debug, thiserror::Error)]
+pub enum RetimeError {
+    #[error("{0}")]
+    Spec(SpecError),
+    #[error("{spec}: {problem}")]
+    Horizon {
         spec: String,
         problem: traces::Problem,
+    },
+    #[error("{0}")]
+    Read(LogReadError),
+    #[error(
+        "{path}: the log has {requests} requests and the trace {tasks} tasks: task k arrives as the log's request k, so the log needs at least as many"
+    )]
+    Short {
+        path: String,
+        requests: usize,
+        tasks: usize,
+    },
+    #[error(
+        "{path}: request {index}: key {key} does not fit a task key (at most {})",
+        u32::MAX
+    )]
+    Key {
+        path: String,
+        index: usize,
+        key: u64,
     },
 }

@@ -177,12 +177,10 @@ pub enum LabError {
         origin: String,
         error: crate::workers::SpecError,
     },
+    /// A request log that does not read.
+    #[error(transparent)]
+    RequestLog(#[from] crate::errors::LogReadError),
     /// A task trace that does not read.
-    #[error("{path}: {error}")]
-    RequestLog {
-        path: String,
-        error: traces::TraceError,
-    },
     #[error("{path}: {error}")]
     TaskTrace {
         path: String,

@@ -78,8 +78,9 @@ pub struct Mapping {
     pub layout: LineLayout,
     homes: Vec<u32>,
     page_bits: u32,
-    /// The host-to-accelerator transfer each request's compute includes.
-    pub transfer_ns: u64,
+    /// The accelerator's PCIe bandwidth: each request's compute includes
+    /// its input's transfer at it (infinite: no accelerator).
+    pub pcie_gbps: f64,
 }
 
 impl Mapping {
@@ -90,22 +91,18 @@ impl Mapping {
         let homes: Vec<u32> = (0..exp.workload.shards.count as usize)
             .map(|s| m.core_node[cores[s % cores.len()]])
             .collect();
-        let transfer_ns = m
+        let pcie_gbps = m
             .spec
             .nodes
             .iter()
             .find_map(|n| n.accelerators.first())
-            .map_or(0, |a| {
-                let bytes =
-                    exp.workload.request.tokens as f64 * exp.workload.request.token_bytes as f64;
-                (bytes / a.pcie_gbps) as u64
-            });
+            .map_or(f64::INFINITY, |a| a.pcie_gbps);
         Mapping {
             cores,
             layout,
             homes,
             page_bits: page.trailing_zeros(),
-            transfer_ns,
+            pcie_gbps,
         }
     }
 
@@ -115,7 +112,7 @@ impl Mapping {
         exp: &Experiment,
         seed: u64,
     ) -> Result<traces::tasks::TaskTrace, traces::TraceError> {
-        traces::workload_lines::derive(&exp.workload, seed, &self.layout, self.transfer_ns)
+        traces::workload_lines::derive(&exp.workload, seed, &self.layout, self.pcie_gbps)
     }
 
     /// One row on one seed's `trace`: every request's latency in ns.

@@ -49,6 +49,25 @@ pub fn form_of(path: &Path) -> Option<traces::task_native::TaskForm> {
     traces::task_native::sniff(Box::new(f))
 }
 
+/// What `trace info --json` says of task trace `t` (read from `file` in
+/// `form`).
+pub fn info_json(
+    file: &str,
+    t: &TaskTrace,
+    form: traces::task_native::TaskForm,
+) -> serde_json::Value {
+    let (first, last) = t.arrival_span().unwrap_or((0, 0));
+    serde_json::json!({
+        "file": file,
+        "format": form.name(),
+        "tasks": t.tasks.len(),
+        "keys": t.keys(),
+        "accesses": t.accesses(),
+        "warmup_records": t.warmup.len(),
+        "arrival_ns": { "first": first, "last": last },
+    })
+}
+
 /// The service's task trace, its parameters checked first.
 pub fn generate(g: &ServiceGen) -> Result<TaskTrace, TaskFileError> {
     let not_negative = |x: f64| x.is_finite() && x >= 0.0;

@@ -29,7 +29,8 @@ pub struct TraceWorkload {
     pub machine: String,
     /// A count or a core list ([`crate::workers::cores`]).
     pub workers: String,
-    /// `poisson:QPS` re-times the arrivals, per seed; without it the
+    /// `poisson:QPS` re-times the arrivals, per seed; `log:FILE` by a
+    /// request log (relative to the experiment file); without it the
     /// trace's own arrivals are used by every seed.
     pub arrivals: Option<String>,
     pub mlp: Option<u32>,
@@ -346,14 +347,11 @@ pub fn run_one(
 ) -> Result<RunResult, TaskRunError> {
     let mut trace = trace.clone();
     if let Some(spec) = &exp.workload.arrivals {
-        // The experiment's seed drives the arrivals (a seed in the spec is ignored).
-        let (qps, _) = crate::workers::arrivals(spec).map_err(TaskRunError::ArrivalSpec)?;
-        trace
-            .retime_poisson(qps, seed)
-            .map_err(|problem| TaskRunError::Arrivals {
-                spec: spec.clone(),
-                problem,
-            })?;
+        // The experiment's seed drives a Poisson re-timing (a seed in the
+        // spec is ignored).
+        crate::request_logs::Retime::parse(spec, &exp.base, log)
+            .and_then(|r| r.apply(&mut trace, Some(seed)))
+            .map_err(TaskRunError::Arrivals)?;
     }
     let ctx = policies::registry::Ctx {
         seed,

@@ -1,6 +1,7 @@
 //! What a task replay's workers and arrivals are, from their specs:
 //! `N` workers spread over the nodes or a core list `0,1,28,29`, and
-//! `poisson:QPS[:SEED]` re-timing of a trace's arrivals. Errors say what is
+//! `poisson:QPS[:SEED]` re-timing of a trace's arrivals (`log:FILE` is
+//! `crate::request_logs::Retime`'s). Errors say what is
 //! wrong with the spec; the front end says where it came from (a flag or
 //! an experiment field).
 
@@ -13,7 +14,7 @@ pub enum SpecError {
     NotACount { spec: String },
     #[error("{n}: the machine has {cores} cores")]
     TooMany { n: usize, cores: usize },
-    #[error("{spec:?}: expected poisson:QPS[:SEED]")]
+    #[error("{spec:?}: expected poisson:QPS[:SEED] or log:FILE")]
     NotPoisson { spec: String },
     #[error("{spec:?}: QPS must be a positive number")]
     BadQps { spec: String },
@@ -107,7 +108,7 @@ mod tests {
         assert_eq!(arrivals("poisson:100:7").unwrap(), (100.0, 7));
         assert_eq!(
             arrivals("uniform:5").unwrap_err().to_string(),
-            "\"uniform:5\": expected poisson:QPS[:SEED]"
+            "\"uniform:5\": expected poisson:QPS[:SEED] or log:FILE"
         );
     }
 }

@@ -589,7 +589,7 @@ def replay(
     `workers` (a count or a core list), `trace` is a task trace dispatched
     by `scheduler` (default ``round-robin``; ``py:NAME`` names a
     ``choose(request, workers)`` object in `policies`), its arrivals
-    re-timed by `arrivals` (``poisson:QPS[:SEED]``)."""
+    re-timed by `arrivals` (``poisson:QPS[:SEED]`` or ``log:FILE``)."""
     p = os.fspath(trace)
     if not os.path.exists(p):
         _missing(p, "cannot open" if workers is not None else "cannot open trace")

@@ -64,6 +64,7 @@ def trace_convert(
     task_end_pc: Optional[int] = None,
     keys: int = 1,
     arrivals: Optional[str] = None,
+    drop_warmup: bool = False,
 ) -> int: ...
 def trace_write(
     path: str,

@@ -40,19 +40,21 @@ def convert(
     task_end_pc: Optional[int] = None,
     keys: int = 1,
     arrivals: Optional[str] = None,
+    drop_warmup: bool = False,
 ) -> int:
     """``numasim trace convert SRC DST``: the trace `src` (format detected,
     or `format`) written to `dst` (format from its extension, or `to`);
     returns the records written. A task trace is written in its other form
     (``.csv``, ``.nst``, ``.nst.zst``), re-timed by `arrivals`
-    (``poisson:QPS[:SEED]``); with `task_pc`, a plain trace is cut into
+    (``poisson:QPS[:SEED]`` or ``log:FILE``); with `task_pc`, a plain trace is cut into
     tasks, one beginning at each instruction fetch of `task_pc` (ending
-    after `task_end_pc`, keys ``i mod keys``), and the tasks written are
-    returned. `dst` appears whole or not at all."""
+    after `task_end_pc`, keys ``i mod keys``; the records before the first
+    task kept as its warm-up unless `drop_warmup`), and the tasks written
+    are returned. `dst` appears whole or not at all."""
     s = _path(src)
     if not os.path.exists(s):
         _missing(s, "cannot open trace")
-    return _numasim.trace_convert(s, _path(dst), format, to, task_pc, task_end_pc, int(keys), arrivals)
+    return _numasim.trace_convert(s, _path(dst), format, to, task_pc, task_end_pc, int(keys), arrivals, bool(drop_warmup))
 
 
 def gen(pattern: str, path: Path_, **params: Any) -> int:

@@ -497,15 +497,11 @@ fn run_trace_info(path: &str) -> Result<String, String> {
         let f = std::fs::File::open(p).map_err(|e| format!("{path}: cannot open: {e}"))?;
         let (t, form) = traces::task_native::read_task_trace(Box::new(f))
             .map_err(|e| format!("{path}: {e}"))?;
-        let (first, last) = t.arrival_span().unwrap_or((0, 0));
-        serde_json::json!({
-            "file": path,
-            "format": form.name(),
-            "tasks": t.tasks.len(),
-            "keys": t.keys(),
-            "accesses": t.accesses(),
-            "arrival_ns": { "first": first, "last": last },
-        })
+        lab::task_files::info_json(path, &t, form)
+    } else if lab::request_logs::sniff(p).is_some() {
+        let log = lab::request_logs::read(p, 1.0, &lab::InputLog::default())
+            .map_err(|e| e.to_string())?;
+        lab::request_logs::info_json(p, &log.stats())
     } else {
         let mut input =
             lab::input::open_trace(p, None, true, 2, true).map_err(|e| e.to_string())?;
@@ -599,6 +595,19 @@ struct ConvertAsk<'a> {
     task_end_pc: Option<u64>,
     keys: u32,
     arrivals: Option<&'a str>,
+    drop_warmup: bool,
+}
+
+/// Re-times `trace` by `arrivals=` (`poisson:QPS[:SEED]` or `log:FILE`),
+/// in the command line's words.
+fn retime(
+    trace: &mut traces::tasks::TaskTrace,
+    spec: &str,
+    log: &lab::InputLog,
+) -> Result<(), String> {
+    lab::request_logs::Retime::parse(spec, Path::new(""), log)
+        .and_then(|r| r.apply(trace, None))
+        .map_err(|e| format!("arrivals {e}"))
 }
 
 /// `trace convert SRC DST` as the command runs it: a plain trace (format
@@ -619,9 +628,7 @@ fn run_trace_convert(a: &ConvertAsk) -> Result<u64, String> {
     };
     let retime = |t: &mut traces::tasks::TaskTrace| -> Result<(), String> {
         if let Some(spec) = a.arrivals {
-            let (qps, seed) = lab::workers::arrivals(spec).map_err(|e| format!("arrivals {e}"))?;
-            t.retime_poisson(qps, seed)
-                .map_err(|e| format!("arrivals {spec}: {e}"))?;
+            retime(t, spec, &lab::InputLog::default())?;
         }
         Ok(())
     };
@@ -629,10 +636,17 @@ fn run_trace_convert(a: &ConvertAsk) -> Result<u64, String> {
         lab::task_files::write(Path::new(a.dst), t, meta).map_err(|e| e.to_string())
     };
     let from_file = p.file_name().map(|n| n.to_string_lossy().into_owned());
+    if a.drop_warmup && a.task_pc.is_none() {
+        return Err("drop_warmup applies with task_pc".into());
+    }
     if let Some(task_pc) = a.task_pc {
         let mut input =
             lab::input::open_trace(p, format, false, 2, true).map_err(|e| e.to_string())?;
-        let (mut t, timed, _) = traces::tasks::TaskSplitter::new(task_pc, a.task_end_pc, a.keys)
+        let mut splitter = traces::tasks::TaskSplitter::new(task_pc, a.task_end_pc, a.keys);
+        if a.drop_warmup {
+            splitter = splitter.drop_warmup();
+        }
+        let (mut t, timed, _) = splitter
             .split(&mut input.source)
             .map_err(|e| format!("{}: {e}", a.src))?;
         if t.tasks.is_empty() {
@@ -643,7 +657,7 @@ fn run_trace_convert(a: &ConvertAsk) -> Result<u64, String> {
         }
         if a.arrivals.is_none() && !timed {
             return Err(format!(
-                "{}: the trace has no arrival times; give arrivals=\"poisson:QPS[:SEED]\"",
+                "{}: the trace has no arrival times; give arrivals=\"poisson:QPS[:SEED]\" or \"log:FILE\"",
                 a.src
             ));
         }
@@ -689,7 +703,7 @@ fn run_trace_convert(a: &ConvertAsk) -> Result<u64, String> {
 
 /// `run_trace_convert` for Python.
 #[pyfunction]
-#[pyo3(signature = (src, dst, format=None, to=None, task_pc=None, task_end_pc=None, keys=1, arrivals=None))]
+#[pyo3(signature = (src, dst, format=None, to=None, task_pc=None, task_end_pc=None, keys=1, arrivals=None, drop_warmup=false))]
 #[allow(clippy::too_many_arguments)]
 fn trace_convert(
     py: Python<'_>,
@@ -701,6 +715,7 @@ fn trace_convert(
     task_end_pc: Option<u64>,
     keys: u32,
     arrivals: Option<&str>,
+    drop_warmup: bool,
 ) -> PyResult<u64> {
     let ask = ConvertAsk {
         src,
@@ -711,6 +726,7 @@ fn trace_convert(
         task_end_pc,
         keys,
         arrivals,
+        drop_warmup,
     };
     detached(py, || run_trace_convert(&ask))
 }
@@ -1092,10 +1108,7 @@ fn run_task_replay(a: &TaskAsk, custom: &dyn CustomPolicies) -> Result<(String, 
     let machine = lab::machines::load(a.machine, &log).map_err(|e| e.to_string())?;
     let mut trace = lab::tasks::read(Path::new(a.trace), &log).map_err(|e| e.to_string())?;
     if let Some(spec) = a.arrivals {
-        let (qps, seed) = lab::workers::arrivals(spec).map_err(|e| format!("arrivals {e}"))?;
-        trace
-            .retime_poisson(qps, seed)
-            .map_err(|p| format!("arrivals {spec}: {p}"))?;
+        retime(&mut trace, spec, &log)?;
     }
     let cores = lab::workers::cores(a.workers, &machine).map_err(|e| format!("workers {e}"))?;
     let ctx = policies::registry::Ctx {

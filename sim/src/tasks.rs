@@ -16,9 +16,13 @@
 //! caches after a move to another worker, remote memory, invalidations by
 //! other workers, channel queues.
 //!
-//! **No warm-up.** A task trace has no shard moves, the only time the
-//! request model runs a `Warmup` policy, so this engine has none (and its
-//! no-peeking test, `tests/tasks.rs`, covers schedulers only).
+//! **Warm-up.** A trace's warm-up records (what the recorded program did
+//! before its first task) run untimed on the first worker's core before
+//! anything else ([`Engine::warm`]): the tasks meet the caches, directory
+//! and pages the program's start-up left. A task trace has no shard moves,
+//! the only time the request model runs a `Warmup` policy, so this engine
+//! has none (and its no-peeking test, `tests/tasks.rs`, covers schedulers
+//! only).
 //!
 //! **Time.** Picoseconds. Events — a worker's next access, a task's end, an
 //! arrival — run in time order; at one time, worker events (in (time,
@@ -183,6 +187,9 @@ impl<'m> TaskEngine<'m> {
         trace: &TaskTrace,
         mut sink: impl FnMut(&TaskRecord),
     ) -> Result<(), TaskError> {
+        if !trace.warmup.is_empty() {
+            self.engine.warm(self.workers[0].core, &trace.warmup);
+        }
         let mut next = 0usize;
         loop {
             let arrival = match trace.tasks.get(next) {

@@ -336,6 +336,10 @@ pub enum TaskRule {
         "not a task trace: neither a CSV whose header has a task column nor a native task trace"
     )]
     NotATaskTrace,
+    #[error("a warm-up record after the first task begins: warm-up records come first")]
+    WarmupAfterTask,
+    #[error("task id {0} is reserved for warm-up records")]
+    ReservedId(u32),
 }
 
 /// What a recorded request log's line can break (`crate::request_log`).
@@ -367,6 +371,14 @@ pub enum LogRule {
     TimeScale(f64),
     #[error("the log has no requests")]
     NoRequests,
+    #[error("{column} {found} is more than the {max} a request may have")]
+    TooManyTokens {
+        column: &'static str,
+        found: u64,
+        max: u64,
+    },
+    #[error("{found} hash_ids: a request makes at most {max} lookups")]
+    TooManyBlocks { found: usize, max: u64 },
 }
 
 /// An error reading or writing a trace, with its location.

@@ -27,6 +27,13 @@ pub const MAX_LOG_REQUESTS: usize = 1 << 25;
 /// Most Mooncake `hash_ids` a log may hold in all (1 GiB).
 pub const MAX_LOG_HASH_IDS: usize = 1 << 27;
 
+/// Most tokens a request may have, in or out (the workload's own too).
+pub const MAX_TOKENS: u64 = 10_000_000;
+
+/// Most feature lookups a request may make (a logged request's blocks
+/// too).
+pub const MAX_LOOKUPS: u64 = 100_000;
+
 /// The layouts a log may be in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -60,8 +67,8 @@ pub struct LoggedRequest {
     pub input_tokens: Option<u32>,
     /// Generated tokens, where logged.
     pub output_tokens: Option<u32>,
-    /// Mooncake's prompt block hashes.
-    pub hash_ids: Vec<u64>,
+    /// Mooncake's prompt block hashes, where the line has them.
+    pub hash_ids: Option<Vec<u64>>,
 }
 
 /// A whole log.
@@ -80,6 +87,17 @@ fn err(line: u64, record: u64, rule: LogRule) -> TraceError {
 #[derive(Clone, Copy, Debug, PartialEq, PartialOrd)]
 enum Stamp {
     Ns(i128),
+}
+
+/// The layout a log's first line says it is in, if it is a request log
+/// at all (for `trace info`, which takes any trace).
+pub fn sniff(first_line: &str) -> Option<LogFormat> {
+    let head = first_line.trim_start_matches('\u{feff}').trim();
+    if head.starts_with('{') {
+        return mooncake(head).is_ok().then_some(LogFormat::Mooncake);
+    }
+    let header: Vec<String> = head.split(',').map(|c| c.trim().to_string()).collect();
+    Csv::of(&header).map(|c| c.format())
 }
 
 /// Reads a log from `r`, its layout told by the first line; arrivals
@@ -108,7 +126,7 @@ pub fn read(r: impl BufRead, time_scale: f64) -> Result<RequestLog, TraceError> 
                 continue;
             }
             let (stamp, req) = mooncake(l.trim()).map_err(|r| err(line, record, r))?;
-            ids += req.hash_ids.len();
+            ids += req.hash_ids.as_ref().map_or(0, Vec::len);
             if ids > MAX_LOG_HASH_IDS {
                 return Err(err(line, record, LogRule::TooManyHashIds(MAX_LOG_HASH_IDS)));
             }
@@ -116,29 +134,7 @@ pub fn read(r: impl BufRead, time_scale: f64) -> Result<RequestLog, TraceError> 
         }
     } else {
         let header: Vec<String> = head.split(',').map(|c| c.trim().to_string()).collect();
-        let col = |name: &str| header.iter().position(|c| c.eq_ignore_ascii_case(name));
-        let layout = if let (Some(t), Some(c), Some(g)) = (
-            col("TIMESTAMP").filter(|_| col("ContextTokens").is_some()),
-            col("ContextTokens"),
-            col("GeneratedTokens"),
-        ) {
-            Csv::Azure { t, c, g }
-        } else if let (Some(t), Some(q), Some(p)) = (
-            col("Timestamp").filter(|_| col("Model").is_some()),
-            col("Request tokens"),
-            col("Response tokens"),
-        ) {
-            Csv::Burst { t, q, p }
-        } else if let Some(t) = col("arrival_s").or(col("arrival_ms")) {
-            Csv::Plain {
-                t,
-                ms: col("arrival_s").is_none(),
-                key: col("key"),
-                tokens: col("tokens"),
-            }
-        } else {
-            return Err(err(1, 0, LogRule::UnknownLayout));
-        };
+        let layout = Csv::of(&header).ok_or_else(|| err(1, 0, LogRule::UnknownLayout))?;
         format = layout.format();
         for (i, l) in lines.enumerate() {
             let line = i as u64 + 2;
@@ -236,6 +232,31 @@ enum Csv {
 }
 
 impl Csv {
+    /// The layout a CSV header names, if any.
+    fn of(header: &[String]) -> Option<Csv> {
+        let col = |name: &str| header.iter().position(|c| c.eq_ignore_ascii_case(name));
+        if let (Some(t), Some(c), Some(g)) = (
+            col("TIMESTAMP").filter(|_| col("ContextTokens").is_some()),
+            col("ContextTokens"),
+            col("GeneratedTokens"),
+        ) {
+            Some(Csv::Azure { t, c, g })
+        } else if let (Some(t), Some(q), Some(p)) = (
+            col("Timestamp").filter(|_| col("Model").is_some()),
+            col("Request tokens"),
+            col("Response tokens"),
+        ) {
+            Some(Csv::Burst { t, q, p })
+        } else {
+            col("arrival_s").or(col("arrival_ms")).map(|t| Csv::Plain {
+                t,
+                ms: col("arrival_s").is_none(),
+                key: col("key"),
+                tokens: col("tokens"),
+            })
+        }
+    }
+
     fn format(&self) -> LogFormat {
         match self {
             Csv::Azure { .. } => LogFormat::Azure,
@@ -318,12 +339,20 @@ fn whole(text: &str, column: &'static str) -> Result<u64, LogRule> {
     })
 }
 
+/// A token count, at most [`MAX_TOKENS`].
 fn count(text: &str, column: &'static str) -> Result<u32, LogRule> {
-    let n = whole(text, column)?;
-    u32::try_from(n).map_err(|_| LogRule::Number {
-        column,
-        text: text.to_string(),
-    })
+    tokens(whole(text, column)?, column)
+}
+
+fn tokens(n: u64, column: &'static str) -> Result<u32, LogRule> {
+    if n > MAX_TOKENS {
+        return Err(LogRule::TooManyTokens {
+            column,
+            found: n,
+            max: MAX_TOKENS,
+        });
+    }
+    Ok(n as u32)
 }
 
 /// `YYYY-MM-DD HH:MM:SS[.fraction]` (UTC) as ns since 1970.
@@ -378,9 +407,23 @@ fn mooncake(text: &str) -> Result<(Stamp, LoggedRequest), LogRule> {
         #[serde(default)]
         output_length: Option<u32>,
         #[serde(default)]
-        hash_ids: Vec<u64>,
+        hash_ids: Option<Vec<u64>>,
     }
     let l: Line = serde_json::from_str(text).map_err(|e| LogRule::Json(e.to_string()))?;
+    for (column, n) in [
+        ("input_length", l.input_length),
+        ("output_length", l.output_length),
+    ] {
+        tokens(n.unwrap_or(0) as u64, column)?;
+    }
+    if let Some(h) = &l.hash_ids
+        && h.len() as u64 > MAX_LOOKUPS
+    {
+        return Err(LogRule::TooManyBlocks {
+            found: h.len(),
+            max: MAX_LOOKUPS,
+        });
+    }
     let ts = l.timestamp.to_string();
     Ok((
         Stamp::Ns(seconds(&ts, "timestamp", 1e6)?),
@@ -404,6 +447,13 @@ pub struct LogStats {
     pub mean_qps: f64,
     /// The most requests in one second (counted from the first arrival).
     pub peak_qps: u64,
+    /// Mean input and generated tokens of the requests that log them.
+    pub mean_input_tokens: Option<f64>,
+    pub mean_output_tokens: Option<f64>,
+    /// Requests that give their prompt's blocks (Mooncake `hash_ids`), and
+    /// the distinct blocks among them.
+    pub with_blocks: usize,
+    pub distinct_blocks: usize,
 }
 
 impl RequestLog {
@@ -423,12 +473,34 @@ impl RequestLog {
             run += 1;
             peak = peak.max(run);
         }
+        let mean = |f: fn(&LoggedRequest) -> Option<u32>| {
+            let (sum, k) = self
+                .requests
+                .iter()
+                .filter_map(f)
+                .fold((0u64, 0u64), |(s, k), x| (s + x as u64, k + 1));
+            (k > 0).then(|| sum as f64 / k as f64)
+        };
+        let mut blocks: Vec<u64> = Vec::new();
+        let mut with_blocks = 0;
+        for r in &self.requests {
+            if let Some(h) = &r.hash_ids {
+                with_blocks += 1;
+                blocks.extend_from_slice(h);
+            }
+        }
+        blocks.sort_unstable();
+        blocks.dedup();
         LogStats {
             format: self.format,
             requests: n,
             span_s,
             mean_qps: if span_s > 0.0 { n as f64 / span_s } else { 0.0 },
             peak_qps: peak,
+            mean_input_tokens: mean(|r| r.input_tokens),
+            mean_output_tokens: mean(|r| r.output_tokens),
+            with_blocks,
+            distinct_blocks: blocks.len(),
         }
     }
 }
@@ -474,7 +546,7 @@ mod tests {
         let m = parse(moon).unwrap();
         assert_eq!(m.format, LogFormat::Mooncake);
         assert_eq!(at(&m), vec![0, 27_482_000_000, 30_535_000_000]);
-        assert_eq!(m.requests[1].hash_ids, vec![46, 47, 2353]);
+        assert_eq!(m.requests[1].hash_ids, Some(vec![46, 47, 2353]));
         let plain = parse("arrival_ms,key,tokens\n10,3,100\n10.25,4,7\n12,3,9\n").unwrap();
         assert_eq!(plain.format, LogFormat::Plain);
         assert_eq!(at(&plain), vec![0, 250_000, 2_000_000]);
@@ -493,6 +565,33 @@ mod tests {
         assert_eq!((s.requests, s.peak_qps), (6, 3));
         assert_eq!(s.span_s, 4.0);
         assert_eq!(s.mean_qps, 1.5);
+        assert_eq!((s.mean_input_tokens, s.with_blocks), (None, 0));
+        let m = parse("{\"timestamp\": 0, \"input_length\": 10, \"hash_ids\": [1, 2]}\n{\"timestamp\": 5, \"input_length\": 20, \"hash_ids\": [2, 3]}\n").unwrap().stats();
+        assert_eq!(
+            (m.mean_input_tokens, m.mean_output_tokens),
+            (Some(15.0), None)
+        );
+        assert_eq!((m.with_blocks, m.distinct_blocks), (2, 3));
+    }
+
+    #[test]
+    fn sniff_tells_a_log_from_other_first_lines() {
+        assert_eq!(
+            sniff("TIMESTAMP,ContextTokens,GeneratedTokens"),
+            Some(LogFormat::Azure)
+        );
+        assert_eq!(
+            sniff("Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type"),
+            Some(LogFormat::BurstGpt)
+        );
+        assert_eq!(
+            sniff("{\"timestamp\": 1, \"hash_ids\": []}"),
+            Some(LogFormat::Mooncake)
+        );
+        assert_eq!(sniff("arrival_ms,key"), Some(LogFormat::Plain));
+        assert_eq!(sniff("task,op,addr,size,gap_ns,arrival_ns,key"), None);
+        assert_eq!(sniff("I  0400d7d4,8"), None);
+        assert_eq!(sniff("{\"traceEvents\": []}"), None);
     }
 
     #[test]
@@ -529,6 +628,10 @@ mod tests {
                 "line 3, record 1: arrival 100000000000000000 ns is past the time horizon",
             ),
             ("arrival_ms,key\n1,-4\n", "key -4 is negative"),
+            (
+                "arrival_ms,tokens\n1,10000001\n",
+                "tokens 10000001 is more than the 10000000 a request may have",
+            ),
         ] {
             let e = parse(text).unwrap_err().to_string();
             assert!(e.contains(want), "{text:?}: {e}");

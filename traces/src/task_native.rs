@@ -9,7 +9,9 @@
 //! - **end**: kind `store` (code 1), `addr` 0, flags `FLAG_TASK`.
 //!
 //! Every other record is an access of task `thread`, its time column the
-//! compute gap before it (`FLAG_GAP`, or no timing flag for a gap of 0).
+//! compute gap before it (`FLAG_GAP`, or no timing flag for a gap of 0) —
+//! or, with `thread` = [`crate::tasks::WARMUP_TASK`] before the first
+//! begin, a warm-up record (no time).
 //! The rules on markers are the CSV form's ([`crate::tasks`]), checked by
 //! the same code. The header carries [`FIELD_TASKS`], so a plain reader
 //! refuses the file instead of replaying markers as loads.
@@ -41,6 +43,9 @@ pub fn write_task_native<W: Write>(
     meta: &serde_json::Value,
 ) -> std::io::Result<W> {
     let mut w = NativeWriter::for_tasks(out, codec, meta)?;
+    for &a in &t.warmup {
+        w.write(&Record::from_parts(a, 0, 0))?;
+    }
     for task in &t.tasks {
         w.write(&Record {
             addr: task.key as u64,
@@ -116,9 +121,13 @@ pub fn read_task_native<R: Read + Send>(inner: R) -> Result<TaskTrace> {
                 if r.flags & FLAG_TIME != 0 {
                     return Err(rule(TaskRule::AccessTime(id)));
                 }
-                let gap = if r.flags & FLAG_GAP != 0 { r.time } else { 0 };
-                let t = b.open_task(id).map_err(rule)?;
-                b.push(t, r.core(), gap);
+                if id == crate::tasks::WARMUP_TASK {
+                    b.warm(r.core()).map_err(rule)?;
+                } else {
+                    let gap = if r.flags & FLAG_GAP != 0 { r.time } else { 0 };
+                    let t = b.open_task(id).map_err(rule)?;
+                    b.push(t, r.core(), gap);
+                }
             }
             record += 1;
         }

@@ -47,9 +47,28 @@ pub struct Task {
     pub accesses: Vec<(Access, u64)>,
 }
 
-/// A task trace: tasks in order of (arrival, begin order).
+/// An access kind's letter in the CSV form.
+fn op_letter(k: Kind) -> &'static str {
+    match k {
+        Kind::Load => "L",
+        Kind::Store => "S",
+        Kind::Modify => "M",
+        Kind::IFetch => "I",
+    }
+}
+
+/// The task id that marks a warm-up record (in the native form; `w` in
+/// the CSV form's task column).
+pub const WARMUP_TASK: u32 = u32::MAX;
+
+/// A task trace: tasks in order of (arrival, begin order), after the
+/// warm-up records — what the recorded program did before its first task
+/// (its start-up: loading tables, filling buffers). A replay runs the
+/// warm-up through the memory system untimed before the first task, so
+/// the tasks meet the caches, directory and pages the program left.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct TaskTrace {
+    pub warmup: Vec<Access>,
     pub tasks: Vec<Task>,
 }
 
@@ -112,15 +131,18 @@ impl TaskTrace {
     /// The trace in the CSV form above.
     pub fn to_csv(&self) -> String {
         let mut s = String::from("task,op,addr,size,gap_ns,arrival_ns,key\n");
+        for a in &self.warmup {
+            s.push_str(&format!(
+                "w,{},{:#x},{},,,\n",
+                op_letter(a.kind),
+                a.addr,
+                a.size
+            ));
+        }
         for t in &self.tasks {
             s.push_str(&format!("{},B,,,,{},{}\n", t.id, t.arrival_ns, t.key));
             for (a, gap) in &t.accesses {
-                let op = match a.kind {
-                    Kind::Load => "L",
-                    Kind::Store => "S",
-                    Kind::Modify => "M",
-                    Kind::IFetch => "I",
-                };
+                let op = op_letter(a.kind);
                 s.push_str(&format!("{},{op},{:#x},{},{gap},,\n", t.id, a.addr, a.size));
             }
             s.push_str(&format!("{},E,,,,,\n", t.id));
@@ -236,7 +258,10 @@ pub fn generate_service(g: &ServiceGen) -> Result<TaskTrace, Problem> {
             id += 1;
         }
     }
-    let t = TaskTrace { tasks: out };
+    let t = TaskTrace {
+        tasks: out,
+        ..TaskTrace::default()
+    };
     t.check_horizon()?;
     Ok(t)
 }
@@ -244,8 +269,9 @@ pub fn generate_service(g: &ServiceGen) -> Result<TaskTrace, Problem> {
 /// Cuts a record stream into tasks: a task begins at every instruction
 /// fetch of `task_pc` (that fetch is its first record) and runs until the
 /// next one begins or, with `end_pc`, through the fetch of `end_pc`.
-/// Records before the first task, or between an end and the next begin,
-/// belong to no task and are dropped. Task `i` gets key `i % keys`; its
+/// Records before the first task are the trace's warm-up (unless
+/// [`TaskSplitter::drop_warmup`]); records between an end and the next
+/// begin belong to no task and are dropped. Task `i` gets key `i % keys`; its
 /// arrival is its first record's open-loop time (`time_ns`) if it has one,
 /// else 0 (re-time with [`TaskTrace::retime_poisson`]).
 pub struct TaskSplitter {
@@ -255,6 +281,7 @@ pub struct TaskSplitter {
     open: bool,
     timed: bool,
     total: usize,
+    keep_warmup: bool,
     pub trace: TaskTrace,
 }
 
@@ -267,8 +294,16 @@ impl TaskSplitter {
             open: false,
             timed: true,
             total: 0,
+            keep_warmup: true,
             trace: TaskTrace::default(),
         }
+    }
+
+    /// Drops the records before the first task instead of keeping them
+    /// as the warm-up.
+    pub fn drop_warmup(mut self) -> TaskSplitter {
+        self.keep_warmup = false;
+        self
     }
 
     /// Takes the next record (`index`: its position in the input, for errors).
@@ -292,7 +327,8 @@ impl TaskSplitter {
             });
             self.open = true;
         }
-        if !self.open {
+        let warmup = self.trace.tasks.is_empty();
+        if !(self.open || warmup && self.keep_warmup) {
             return Ok(());
         }
         if self.total >= MAX_TASK_RECORDS {
@@ -301,6 +337,14 @@ impl TaskSplitter {
                 index,
                 Problem::Task(TaskRule::TooManyTaskRecords(MAX_TASK_RECORDS)),
             ));
+        }
+        if warmup {
+            let mut a = r.core();
+            a.thread = WARMUP_TASK;
+            a.flags = 0;
+            self.trace.warmup.push(a);
+            self.total += 1;
+            return Ok(());
         }
         let task = self.trace.tasks.last_mut().expect("open task");
         let mut a = r.core();
@@ -439,9 +483,19 @@ pub fn read_task_csv<R: Read>(mut inner: R) -> Result<TaskTrace> {
                 )
             })
         };
+        let op = cell(Some(c_op));
+        if cell(Some(c_task)).eq_ignore_ascii_case(b"w") {
+            let kind = crate::csvfmt::parse_op(op)
+                .ok_or_else(|| at(line, record, Problem::UnknownOp(show(op))))?;
+            let addr = field(c_addr, "addr")?;
+            let size = check_size(field(c_size, "size")?).map_err(|p| at(line, record, p))?;
+            b.warm(Access::new(WARMUP_TASK, kind, addr, size))
+                .map_err(rule)?;
+            record += 1;
+            continue;
+        }
         let id = field(Some(c_task), "task")?;
         let id = u32::try_from(id).map_err(|_| rule(TaskRule::IdTooWide(id)))?;
-        let op = cell(Some(c_op));
         match op {
             b"B" | b"b" => {
                 let arrival = field(c_arr, "arrival_ns")?;
@@ -489,14 +543,33 @@ pub(crate) struct TaskBuilder {
     seen: HashMap<u32, ()>,
     last_arrival: HashMap<u32, u64>,
     tasks: Vec<Task>,
+    warmup: Vec<Access>,
     total: usize,
     /// The task of the previous access (most accesses continue it).
     last: Option<(u32, usize)>,
 }
 
 impl TaskBuilder {
+    /// A warm-up record: only before the first begin.
+    pub(crate) fn warm(&mut self, mut a: Access) -> Result<(), TaskRule> {
+        if !self.tasks.is_empty() {
+            return Err(TaskRule::WarmupAfterTask);
+        }
+        if self.total >= MAX_TASK_RECORDS {
+            return Err(TaskRule::TooManyRecords(MAX_TASK_RECORDS));
+        }
+        a.thread = WARMUP_TASK;
+        a.flags = 0;
+        self.warmup.push(a);
+        self.total += 1;
+        Ok(())
+    }
+
     /// A begin marker.
     pub(crate) fn begin(&mut self, id: u32, key: u32, arrival: u64) -> Result<(), TaskRule> {
+        if id == WARMUP_TASK {
+            return Err(TaskRule::ReservedId(id));
+        }
         if self.seen.insert(id, ()).is_some() {
             return Err(TaskRule::BeginsTwice(id));
         }
@@ -569,7 +642,10 @@ impl TaskBuilder {
         let mut tasks = self.tasks;
         // Dispatch order: by arrival, ties in begin order (stable).
         tasks.sort_by_key(|t| t.arrival_ns);
-        Ok(TaskTrace { tasks })
+        Ok(TaskTrace {
+            warmup: self.warmup,
+            tasks,
+        })
     }
 }
 
@@ -632,6 +708,7 @@ mod tests {
     #[test]
     fn poisson_retiming_keeps_order_and_has_the_asked_rate() {
         let mut t = TaskTrace {
+            warmup: Vec::new(),
             tasks: (0..20_000)
                 .map(|i| Task {
                     id: i,
@@ -668,6 +745,82 @@ mod tests {
         assert_eq!(read_task_csv(t.to_csv().as_bytes()).unwrap(), t);
         assert!(is_task_csv(b"task,op,addr"));
         assert!(!is_task_csv(b"thread,op,addr,size"));
+    }
+
+    #[test]
+    fn warm_up_records_come_first_and_round_trip() {
+        let text = "task,op,addr,size,gap_ns,arrival_ns,key\n\
+                    w,S,0x1000,8,,,\nW,L,0x2000,4,,,\n0,B,,,,10,0\n0,L,0x1000,8,0,,\n0,E,,,,,\n";
+        let t = read_task_csv(text.as_bytes()).unwrap();
+        assert_eq!(t.warmup.len(), 2);
+        assert_eq!(
+            (t.warmup[0].kind, t.warmup[0].addr, t.warmup[1].size),
+            (Kind::Store, 0x1000, 4)
+        );
+        assert_eq!(t.accesses(), 1, "warm-up records are no task's");
+        assert_eq!(read_task_csv(t.to_csv().as_bytes()).unwrap(), t);
+        let native = crate::task_native::write_task_native(
+            &t,
+            Vec::new(),
+            crate::native::Codec::None,
+            &serde_json::json!({}),
+        )
+        .unwrap();
+        assert_eq!(
+            crate::task_native::read_task_native(&native[..]).unwrap(),
+            t
+        );
+        for (body, want) in [
+            (
+                "0,B,,,,10,0\n0,E,,,,,\nw,L,0x40,8,,,\n",
+                "line 4, record 2: a warm-up record after the first task begins",
+            ),
+            (
+                "4294967295,B,,,,10,0\n",
+                "task id 4294967295 is reserved for warm-up records",
+            ),
+        ] {
+            let text = format!("task,op,addr,size,gap_ns,arrival_ns,key\n{body}");
+            let e = read_task_csv(text.as_bytes()).unwrap_err().to_string();
+            assert!(e.contains(want), "{e}");
+        }
+    }
+
+    #[test]
+    fn the_splitter_keeps_what_runs_before_the_first_task_as_warm_up() {
+        use crate::record::Record;
+        let rec = |kind, addr| Record {
+            addr,
+            pc: 0,
+            time: 0,
+            thread: 0,
+            size: 8,
+            kind,
+            flags: 0,
+        };
+        let records = [
+            rec(Kind::IFetch, 0x400000),
+            rec(Kind::Store, 0x1000),
+            rec(Kind::IFetch, 0x500000),
+            rec(Kind::Load, 0x1000),
+        ];
+        let run = |s: TaskSplitter| {
+            let mut s = s;
+            for (i, r) in records.iter().enumerate() {
+                s.push(r, i as u64).unwrap();
+            }
+            s.trace
+        };
+        let kept = run(TaskSplitter::new(0x500000, None, 1));
+        assert_eq!(
+            kept.warmup.iter().map(|a| a.addr).collect::<Vec<_>>(),
+            [0x400000, 0x1000]
+        );
+        assert_eq!(kept.tasks.len(), 1);
+        assert_eq!(kept.tasks[0].accesses.len(), 2, "its fetch and its load");
+        let dropped = run(TaskSplitter::new(0x500000, None, 1).drop_warmup());
+        assert!(dropped.warmup.is_empty());
+        assert_eq!(dropped.tasks, kept.tasks);
     }
 
     #[test]

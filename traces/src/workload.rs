@@ -160,6 +160,13 @@ pub struct Compute {
     pub batch_ms: f64,
     /// Cost per request in the batch (ms).
     pub per_request_ms: f64,
+    /// Cost per input (prompt) token of a request (ms; prefill). 0 unless
+    /// given: a request's cost is then `per_request_ms` alone.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub per_input_token_ms: f64,
+    /// Cost per generated token of a request (ms; decode).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub per_output_token_ms: f64,
     /// Log-normal noise σ on each request's cost.
     pub sigma: f64,
 }
@@ -190,12 +197,20 @@ fn half() -> f64 {
     0.5
 }
 
+fn is_zero<T: Default + PartialEq>(x: &T) -> bool {
+    *x == T::default()
+}
+
 /// The inference service.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Request {
-    /// Input tokens per request.
+    /// Input tokens per request (a logged request's own count where the
+    /// log has one).
     pub tokens: u32,
+    /// Generated tokens per request (likewise; 0 unless given).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub output_tokens: u32,
     /// Bytes per token sent to the accelerator.
     pub token_bytes: u32,
     /// Most requests an accelerator runs at once.
@@ -331,6 +346,16 @@ impl WorkloadSpec {
         )?;
         within(self.request.compute.sigma, 10.0, "request.compute.sigma")?;
         within(
+            self.request.compute.per_input_token_ms,
+            1.0,
+            "request.compute.per_input_token_ms",
+        )?;
+        within(
+            self.request.compute.per_output_token_ms,
+            1e3,
+            "request.compute.per_output_token_ms",
+        )?;
+        within(
             self.request.features.item_kb,
             1e6,
             "request.features.item_kb",
@@ -365,7 +390,16 @@ impl WorkloadSpec {
         for (x, max, what) in [
             (self.shards.count as u64, 100_000, "shards.count"),
             (self.request.batch as u64, 100_000, "request.batch"),
-            (self.request.tokens as u64, 10_000_000, "request.tokens"),
+            (
+                self.request.tokens as u64,
+                crate::request_log::MAX_TOKENS,
+                "request.tokens",
+            ),
+            (
+                self.request.output_tokens as u64,
+                crate::request_log::MAX_TOKENS,
+                "request.output_tokens",
+            ),
             (
                 self.request.token_bytes as u64,
                 1_000_000,
@@ -373,7 +407,7 @@ impl WorkloadSpec {
             ),
             (
                 self.request.features.lookups as u64,
-                100_000,
+                crate::request_log::MAX_LOOKUPS,
                 "request.features.lookups",
             ),
         ] {
@@ -449,6 +483,66 @@ pub struct Arrival {
     pub shard: u32,
     /// Seed for everything drawn about this request.
     pub seed: u64,
+    /// Its input tokens: the workload's `request.tokens`, or the logged
+    /// request's own.
+    pub input_tokens: u32,
+    /// Its generated tokens: `request.output_tokens`, or the log's.
+    pub output_tokens: u32,
+}
+
+impl Compute {
+    /// A request's cost before noise (ms): `per_request_ms` plus its
+    /// tokens at the per-token costs.
+    pub fn request_ms(&self, a: &Arrival) -> f64 {
+        self.per_request_ms
+            + a.input_tokens as f64 * self.per_input_token_ms
+            + a.output_tokens as f64 * self.per_output_token_ms
+    }
+}
+
+impl WorkloadSpec {
+    /// The logged request behind `a`, when the workload replays a log
+    /// (a logged arrival's id is its index in the log).
+    pub fn logged(&self, a: &Arrival) -> Option<&crate::request_log::LoggedRequest> {
+        match &self.arrivals {
+            Arrivals::Log {
+                requests: Some(log),
+                ..
+            } => log.requests.get(a.id as usize),
+            _ => None,
+        }
+    }
+
+    /// The feature items request `a` looks up, in order, then its compute
+    /// noise (the standard normal of [`compute_noise`]): drawn from the
+    /// request's own stream — `lookups` Zipf draws, then the noise — or,
+    /// when the log gives the request's prompt blocks (Mooncake's
+    /// `hash_ids`), one lookup per block, of item `hash mod items`, the
+    /// noise then drawn first from the same stream.
+    pub fn request_items(&self, a: &Arrival, items: &CdfSampler, mut each: impl FnMut(u32)) -> f64 {
+        let mut rng = a.seed;
+        if let Some(r) = self.logged(a)
+            && let Some(keys) = &r.hash_ids
+        {
+            let n = self.request.features.items as u64;
+            for &h in keys {
+                each((h % n) as u32);
+            }
+        } else {
+            for _ in 0..self.request.features.lookups {
+                each(next_item(&mut rng, items));
+            }
+        }
+        compute_noise(&mut rng)
+    }
+
+    /// How many lookups request `a` makes.
+    pub fn lookups_of(&self, a: &Arrival) -> u32 {
+        match self.logged(a).and_then(|r| r.hash_ids.as_ref()) {
+            Some(keys) => keys.len() as u32,
+            None => self.request.features.lookups,
+        }
+    }
 }
 
 /// SplitMix64's state step: the state after k draws is the seed plus k
@@ -603,11 +697,12 @@ impl Iterator for ArrivalGen {
             // The log's own times and keys; a request without a key draws
             // its shard from the workload's popularity.
             let r = log.requests.get(self.next_id as usize)?;
+            let req = &self.spec.request;
             if r.arrival_ns as f64 >= self.end_ns {
                 return None;
             }
             let count = self.spec.shards.count as u64;
-            let shard = match (r.key, r.hash_ids.first()) {
+            let shard = match (r.key, r.hash_ids.as_ref().and_then(|h| h.first())) {
                 (Some(k), _) => (k % count) as u32,
                 (None, Some(&h)) => {
                     let mut x = h;
@@ -623,6 +718,8 @@ impl Iterator for ArrivalGen {
                 arrival_ns: r.arrival_ns,
                 shard,
                 seed: splitmix(&mut s),
+                input_tokens: r.input_tokens.unwrap_or(req.tokens),
+                output_tokens: r.output_tokens.unwrap_or(req.output_tokens),
             });
         }
         loop {
@@ -653,6 +750,8 @@ impl Iterator for ArrivalGen {
             arrival_ns: self.t_ns as u64,
             shard,
             seed: splitmix(&mut s),
+            input_tokens: self.spec.request.tokens,
+            output_tokens: self.spec.request.output_tokens,
         })
     }
 }

@@ -11,14 +11,15 @@
 //!   overlaps them);
 //! - compute → the gap before the task's first access:
 //!   `per_request_ms × lognormal(σ) + batch_ms / batch` (the batch's fixed
-//!   cost shared by a full batch's requests) `+ transfer_ns`;
+//!   cost shared by a full batch's requests) `+` the request's input
+//!   (`tokens × token_bytes`) over the accelerator's PCIe bandwidth;
 //! - background jobs and shard moves have no line-level mapping and are
 //!   refused here (the caller says so); items beyond `resident` (the far
 //!   tier) likewise.
 
 use crate::error::{Param, Problem, Result, TraceError};
 use crate::tasks::{MAX_TASK_RECORDS, Task, TaskTrace};
-use crate::workload::{ArrivalGen, CdfSampler, WorkloadSpec, compute_noise, next_item, zipf_cdf};
+use crate::workload::{ArrivalGen, CdfSampler, WorkloadSpec, zipf_cdf};
 use crate::{Access, Kind};
 
 /// Where the derived accesses live.
@@ -82,25 +83,27 @@ pub fn check(spec: &WorkloadSpec) -> Result<()> {
     Ok(())
 }
 
-/// Derives the task trace of `spec` on `seed`. `transfer_ns` is added to
-/// every request's compute (its input's copy to the accelerator, which
-/// the line model has no device for).
+/// Derives the task trace of `spec` on `seed`. Every request's compute
+/// includes its input's copy to the accelerator at `pcie_gbps` (the line
+/// model has no device for it; infinite for none).
 pub fn derive(
     spec: &WorkloadSpec,
     seed: u64,
     layout: &LineLayout,
-    transfer_ns: u64,
+    pcie_gbps: f64,
 ) -> Result<TaskTrace> {
     check(spec)?;
     let f = &spec.request.features;
     let items = CdfSampler::new(zipf_cdf(f.items, f.zipf));
-    let per_request = f.lookups.max(1) as u64 * layout.lines_per_item;
+    let per_request =
+        |a: &crate::workload::Arrival| spec.lookups_of(a).max(1) as u64 * layout.lines_per_item;
     let c = &spec.request.compute;
     let fixed_ns = c.batch_ms * 1e6 / spec.request.batch.max(1) as f64;
     let mut tasks = Vec::new();
     let mut total = 0u64;
     for a in ArrivalGen::new(spec, seed)? {
         let id = u32::try_from(a.id).map_err(|_| bad(Param::LinesRequests))?;
+        let per_request = per_request(&a);
         total += per_request;
         if total > MAX_TASK_RECORDS as u64 {
             return Err(bad(Param::LinesReads {
@@ -109,27 +112,26 @@ pub fn derive(
             }));
         }
         let region = layout.base + a.shard as u64 * layout.region;
-        let mut rng = a.seed;
         let mut accesses = Vec::with_capacity(per_request as usize);
-        for _ in 0..f.lookups {
-            let item = next_item(&mut rng, &items) as u64;
-            let at = region + item * layout.item_stride;
+        // The request model's items and compute noise, from the same
+        // stream, so both fidelities cost the request alike.
+        let z = spec.request_items(&a, &items, |item| {
+            let at = region + item as u64 * layout.item_stride;
             for l in 0..layout.lines_per_item {
                 let mut acc = Access::new(id, Kind::Load, at + l * LINE, 8);
                 acc.flags = crate::record::FLAG_GAP;
                 accesses.push((acc, 0));
             }
-        }
+        });
         if accesses.is_empty() {
             let mut acc = Access::new(id, Kind::Load, region, 8);
             acc.flags = crate::record::FLAG_GAP;
             accesses.push((acc, 0));
         }
-        // The request model's compute noise, drawn after the lookups from
-        // the same stream, so both fidelities cost it alike.
-        let z = compute_noise(&mut rng);
-        let compute = c.per_request_ms * 1e6 * (c.sigma * z).exp() + fixed_ns;
+        let compute = c.request_ms(&a) * 1e6 * (c.sigma * z).exp() + fixed_ns;
         // Saturating: a gap past the horizon is refused by the task engine.
+        let input = a.input_tokens as f64 * spec.request.token_bytes as f64;
+        let transfer_ns = (input / pcie_gbps) as u64;
         accesses[0].1 = (compute as u64).saturating_add(transfer_ns);
         tasks.push(Task {
             id,
@@ -138,7 +140,10 @@ pub fn derive(
             accesses,
         });
     }
-    Ok(TaskTrace { tasks })
+    Ok(TaskTrace {
+        tasks,
+        ..TaskTrace::default()
+    })
 }
 
 #[cfg(test)]
@@ -158,7 +163,7 @@ mod tests {
     fn requests_become_tasks_with_their_shards_items_and_compute() {
         let s = spec();
         let lay = LineLayout::of(&s, 1 << 32, 4096);
-        let t = derive(&s, 7, &lay, 0).unwrap();
+        let t = derive(&s, 7, &lay, f64::INFINITY).unwrap();
         let arrivals: Vec<_> = ArrivalGen::new(&s, 7).unwrap().collect();
         assert_eq!(t.tasks.len(), arrivals.len());
         let f = &s.request.features;
@@ -186,7 +191,7 @@ mod tests {
             );
             assert!(task.accesses[1..].iter().all(|&(_, g)| g == 0));
         }
-        assert_eq!(t, derive(&s, 7, &lay, 0).unwrap(), "seeded");
+        assert_eq!(t, derive(&s, 7, &lay, f64::INFINITY).unwrap(), "seeded");
     }
 
     #[test]
@@ -195,7 +200,7 @@ mod tests {
         s.request.features.resident = 1;
         let lay = LineLayout::of(&s, 0, 4096);
         assert!(
-            derive(&s, 1, &lay, 0)
+            derive(&s, 1, &lay, f64::INFINITY)
                 .unwrap_err()
                 .to_string()
                 .contains("far tier")
@@ -207,7 +212,7 @@ mod tests {
             flushes_cache: true,
         });
         assert!(
-            derive(&s, 1, &lay, 0)
+            derive(&s, 1, &lay, f64::INFINITY)
                 .unwrap_err()
                 .to_string()
                 .contains("background")

@@ -51,9 +51,7 @@ mod worker;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
-use traces::workload::{
-    Arrival, ArrivalGen, CdfSampler, WorkloadSpec, compute_noise, next_item, zipf_cdf,
-};
+use traces::workload::{Arrival, ArrivalGen, CdfSampler, WorkloadSpec, zipf_cdf};
 
 use crate::cache::{Cache, Replacement};
 use crate::geometry::Geometry;
@@ -701,6 +699,7 @@ impl<'a> ServeEngine<'a> {
         let mut cold = vec![false; n];
         let mut state_wait = t;
         let mut compute_ps = ps_of_ns((self.spec.request.compute.batch_ms * 1e6) as u64);
+        let mut input = 0.0f64;
         let shards = self.spec.shards.count as u64;
         for (i, (arrival_ps, a)) in batch.iter().enumerate() {
             let s = a.shard as usize;
@@ -715,35 +714,39 @@ impl<'a> ServeEngine<'a> {
             }
             state_wait = state_wait.max(self.state_ready_at[s]);
             let home = self.shard_node[s] as usize;
-            let mut rng = a.seed;
             let mut misses = 0u32;
-            for _ in 0..f.lookups {
-                let item = next_item(&mut rng, &self.item_cdf);
+            let mut looked = 0u32;
+            let caches = &mut self.caches;
+            let totals = &mut self.totals;
+            // The compute noise, drawn from the request's stream after its
+            // items.
+            let z = self.spec.request_items(a, &self.item_cdf, |item| {
                 let block = item as u64 * shards + s as u64 + 1;
+                looked += 1;
                 batch_lookups += 1;
                 batch_addr += item as f64 * item_bytes / 1e6;
-                if self.caches[node].probe(block, false) {
+                if caches[node].probe(block, false) {
                     from_node[node] += item_bytes;
-                    self.totals.feature_hits += 1;
+                    totals.feature_hits += 1;
                     batch_hits += 1;
                 } else {
                     misses += 1;
-                    self.totals.feature_misses += 1;
+                    totals.feature_misses += 1;
                     if item < f.resident {
                         from_node[home] += item_bytes;
                     } else {
                         far += item_bytes;
                     }
-                    self.caches[node].fill(block, false);
+                    caches[node].fill(block, false);
                 }
-            }
-            let missed = misses as f64 >= f.miss_share * f.lookups as f64;
+            });
+            let missed = misses as f64 >= f.miss_share * looked as f64;
             if missed && let Some(bits) = &mut self.outcomes {
                 set_bit(bits, a.id);
             }
             let q = &queued[i];
             let win = window(&mut self.totals.windows, t);
-            win.feature_hits += (f.lookups - misses) as u64;
+            win.feature_hits += (looked - misses) as u64;
             win.feature_misses += misses as u64;
             if q.preloaded.is_empty()
                 && let Some(pred) = q.predicted
@@ -760,15 +763,14 @@ impl<'a> ServeEngine<'a> {
                     label: missed,
                 });
             }
-            // Log-normal compute noise from the request's own stream.
-            let z = compute_noise(&mut rng);
+            // Log-normal compute noise on the request's cost.
             // Saturating (a float past u64 converts to u64::MAX): a batch
             // that would end past the horizon stops the run there.
+            let c = &self.spec.request.compute;
             compute_ps = compute_ps.saturating_add(ps_of_ns(
-                (self.spec.request.compute.per_request_ms
-                    * 1e6
-                    * (self.spec.request.compute.sigma * z).exp()) as u64,
+                (c.request_ms(a) * 1e6 * (c.sigma * z).exp()) as u64,
             ));
+            input += a.input_tokens as f64 * self.spec.request.token_bytes as f64;
         }
         let mut ready = state_wait.max(preload_wait);
         for (home, &b) in from_node.iter().enumerate() {
@@ -780,8 +782,6 @@ impl<'a> ServeEngine<'a> {
             ready = ready.max(self.far_read(far, t));
         }
         let feature_bytes: f64 = from_node.iter().sum::<f64>() + far;
-        let input =
-            (self.spec.request.tokens as f64) * (self.spec.request.token_bytes as f64) * n as f64;
         let pcie_bytes = input + feature_bytes;
         let pcie = self.workers[w].pcie_gbps;
         let transferred = if pcie.is_finite() {

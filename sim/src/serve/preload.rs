@@ -3,7 +3,7 @@
 //! items, what of them the worker node's cache holds, the worker's past
 //! batches as known at that moment.
 
-use traces::workload::{Arrival, next_item};
+use traces::workload::Arrival;
 
 use super::{ServeEngine, judge, window};
 
@@ -12,13 +12,11 @@ impl ServeEngine<'_> {
     /// whoever asks).
     pub(super) fn items_of(&self, a: &Arrival) -> Vec<(u32, u64)> {
         let shards = self.spec.shards.count as u64;
-        let mut rng = a.seed;
-        (0..self.spec.request.features.lookups)
-            .map(|_| {
-                let item = next_item(&mut rng, &self.item_cdf);
-                (item, item as u64 * shards + a.shard as u64 + 1)
-            })
-            .collect()
+        let mut out = Vec::with_capacity(self.spec.lookups_of(a) as usize);
+        self.spec.request_items(a, &self.item_cdf, |item| {
+            out.push((item, item as u64 * shards + a.shard as u64 + 1))
+        });
+        out
     }
 
     /// Brings queued request `pos` of worker `w`'s data into its node's cache now.

@@ -23,6 +23,30 @@ impl Engine<'_> {
         (lat, matches!(served, Served::Private(0)) && !waited)
     }
 
+    /// Runs `accesses` on `core` untimed, before anything else: the
+    /// caches, directory, pages and prefetcher tables take them, while the
+    /// queues, the lines in flight and the statistics end as if nothing
+    /// had run (every access is applied at time 0, then the queues are
+    /// emptied and in-flight fills count as landed). A recorded program's
+    /// start-up before its first task.
+    pub fn warm(&mut self, core: usize, accesses: &[Access]) {
+        for a in accesses {
+            self.access(core, a, 0, None);
+        }
+        self.waited = false;
+        self.mem.reset_queues();
+        for slot in &mut self.pf {
+            for v in slot.lines.values_mut() {
+                v.0 = 0;
+            }
+            slot.evicted_inflight.clear();
+            for q in &mut slot.inflight {
+                q.clear();
+            }
+        }
+        self.clear_stats();
+    }
+
     /// Picoseconds per core cycle (the least time between two accesses of a core).
     pub fn cycle_ps(&self) -> u64 {
         self.cycle_ps

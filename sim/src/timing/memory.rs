@@ -115,6 +115,19 @@ impl Memory {
         }
     }
 
+    /// Empties every channel and link queue (state and sums): after an
+    /// untimed warm-up, whose requests all came at time 0.
+    pub fn reset_queues(&mut self) {
+        for q in self
+            .channels
+            .iter_mut()
+            .flatten()
+            .chain(self.links.iter_mut())
+        {
+            *q = Queue::default();
+        }
+    }
+
     /// Forgets the queues' sums (their state stays).
     pub fn clear_stats(&mut self) {
         for q in self

@@ -97,7 +97,9 @@ pub struct ReplayArgs {
           help = crate::policy::flag_help("Task scheduler for --workers", &policies::sched::SCHEDULERS))]
     pub scheduler: String,
     /// With --workers: re-time the task arrivals as a Poisson process,
-    /// poisson:QPS[:SEED] (a recorded trace at any load).
+    /// poisson:QPS[:SEED] (a recorded trace at any load), or by a request
+    /// log, log:FILE (task k at the log's request k; Azure, BurstGPT,
+    /// Mooncake or plain CSV).
     #[arg(long)]
     pub arrivals: Option<String>,
     /// With --workers: write a Chrome trace-event / Perfetto timeline (JSON):

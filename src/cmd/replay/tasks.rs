@@ -12,7 +12,7 @@ use lab::tasks::BuildError;
 use super::ReplayArgs;
 use crate::manifest::manifest;
 use crate::output::{ensure_dir, write_file, write_json};
-use crate::workers::{parse_arrivals, worker_cores};
+use crate::workers::{retime, worker_cores};
 
 pub fn run(a: &ReplayArgs, workers: &str) -> Result<()> {
     let Some(machine_arg) = &a.machine else {
@@ -22,10 +22,7 @@ pub fn run(a: &ReplayArgs, workers: &str) -> Result<()> {
     let machine = crate::machines::load_machine(machine_arg, &log)?;
     let (mut trace, _) = crate::task_io::load_tasks(&a.trace)?;
     if let Some(spec) = &a.arrivals {
-        let (qps, seed) = parse_arrivals(spec)?;
-        trace
-            .retime_poisson(qps, seed)
-            .map_err(|p| anyhow::anyhow!("--arrivals {spec}: {p}"))?;
+        retime(&mut trace, spec, &log)?;
     }
     let cores = worker_cores(workers, &machine)?;
     let ctx = policies::registry::Ctx {

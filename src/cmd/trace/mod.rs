@@ -20,7 +20,9 @@ pub enum TraceCmd {
     Gen(GenArgs),
     /// Convert a trace between formats (output format from OUT's extension).
     Convert(ConvertArgs),
-    /// Summarise a trace: records by kind and thread, footprint, address range.
+    /// Summarise a trace: records by kind and thread, footprint, address
+    /// range; a task trace's tasks; a request log's requests, span, mean
+    /// and peak QPS.
     Info(InfoArgs),
     /// Run a prefetcher over an ML Prefetching Competition load trace and
     /// write its prefetch file (`instr_id hexaddr` per line).
@@ -212,9 +214,13 @@ pub struct ConvertArgs {
     /// With --task-pc: task i gets key i mod KEYS.
     #[arg(long, default_value_t = 1)]
     pub keys: u32,
+    /// With --task-pc: drop the records before the first task (by default
+    /// they are the trace's warm-up, run untimed before the first task).
+    #[arg(long, requires = "task_pc")]
+    pub drop_warmup: bool,
     /// With --task-pc or a task trace as input: arrival times,
-    /// poisson:QPS[:SEED] (needed when the trace has no open-loop times;
-    /// re-times one that has).
+    /// poisson:QPS[:SEED] or a request log's, log:FILE (needed when the
+    /// trace has no open-loop times; re-times one that has).
     #[arg(long)]
     pub arrivals: Option<String>,
 }
@@ -339,10 +345,13 @@ fn generate_tasks(a: &GenArgs) -> Result<()> {
 /// trace (CSV or native, by the output's extension).
 fn convert_tasks(a: &ConvertArgs, task_pc: u64) -> Result<()> {
     let mut input = open_trace(&a.input, a.format, false, 2)?;
-    let (mut trace, timed, index) =
-        traces::tasks::TaskSplitter::new(task_pc, a.task_end_pc, a.keys)
-            .split(&mut input.source)
-            .map_err(|e| trace_err(&a.input, e))?;
+    let mut splitter = traces::tasks::TaskSplitter::new(task_pc, a.task_end_pc, a.keys);
+    if a.drop_warmup {
+        splitter = splitter.drop_warmup();
+    }
+    let (mut trace, timed, index) = splitter
+        .split(&mut input.source)
+        .map_err(|e| trace_err(&a.input, e))?;
     if trace.tasks.is_empty() {
         bail!(
             "{}: no instruction fetch of {task_pc:#x}: no task begins (is the address the handler's, as the trace runs it?)",
@@ -350,14 +359,9 @@ fn convert_tasks(a: &ConvertArgs, task_pc: u64) -> Result<()> {
         );
     }
     match &a.arrivals {
-        Some(spec) => {
-            let (qps, seed) = crate::workers::parse_arrivals(spec)?;
-            trace
-                .retime_poisson(qps, seed)
-                .map_err(|p| anyhow::anyhow!("--arrivals {spec}: {p}"))?;
-        }
+        Some(spec) => crate::workers::retime(&mut trace, spec, &lab::InputLog::default())?,
         None if !timed => bail!(
-            "{}: the trace has no arrival times; give --arrivals poisson:QPS[:SEED]",
+            "{}: the trace has no arrival times; give --arrivals poisson:QPS[:SEED] or log:FILE",
             a.input.display()
         ),
         None => {}
@@ -370,9 +374,10 @@ fn convert_tasks(a: &ConvertArgs, task_pc: u64) -> Result<()> {
     });
     crate::task_io::write_tasks(&a.output, &trace, &meta)?;
     eprintln!(
-        "wrote {} tasks ({} of the trace's {index} records) to {}",
+        "wrote {} tasks ({} of the trace's {index} records; {} warm-up records before the first) to {}",
         trace.tasks.len(),
         trace.accesses(),
+        trace.warmup.len(),
         a.output.display()
     );
     Ok(())
@@ -388,9 +393,7 @@ fn convert_task_trace(a: &ConvertArgs) -> Result<()> {
     }
     let (mut t, form) = crate::task_io::load_tasks(&a.input)?;
     if let Some(spec) = &a.arrivals {
-        let (qps, seed) = crate::workers::parse_arrivals(spec)?;
-        t.retime_poisson(qps, seed)
-            .map_err(|p| anyhow::anyhow!("--arrivals {spec}: {p}"))?;
+        crate::workers::retime(&mut t, spec, &lab::InputLog::default())?;
     }
     let meta = json!({
         "source": "numasim trace convert",
@@ -444,14 +447,7 @@ fn task_info(a: &InfoArgs) -> Result<()> {
     let (t, form) = crate::task_io::load_tasks(&a.input)?;
     let (first, last) = t.arrival_span().unwrap_or((0, 0));
     if a.json {
-        let v = json!({
-            "file": a.input.display().to_string(),
-            "format": form.name(),
-            "tasks": t.tasks.len(),
-            "keys": t.keys(),
-            "accesses": t.accesses(),
-            "arrival_ns": { "first": first, "last": last },
-        });
+        let v = lab::task_files::info_json(&a.input.display().to_string(), &t, form);
         println!("{}", serde_json::to_string_pretty(&v)?);
         return Ok(());
     }
@@ -461,9 +457,45 @@ fn task_info(a: &InfoArgs) -> Result<()> {
     println!("keys:        {}", t.keys());
     println!("accesses:    {}", t.accesses());
     println!(
+        "warm-up:     {} records before the first task",
+        t.warmup.len()
+    );
+    println!(
         "arrivals:    {first} .. {last} ns ({:.3} ms)",
         (last - first) as f64 / 1e6
     );
+    Ok(())
+}
+
+/// `trace info` of a request log: requests, span, mean and peak QPS.
+fn log_info(a: &InfoArgs) -> Result<()> {
+    let st = lab::request_logs::read(&a.input, 1.0, &lab::InputLog::default())?.stats();
+    if a.json {
+        let v = lab::request_logs::info_json(&a.input, &st);
+        println!("{}", serde_json::to_string_pretty(&v)?);
+        return Ok(());
+    }
+    let opt = |x: Option<f64>| x.map_or("-".to_string(), |x| format!("{x:.1}"));
+    println!("file:        {}", a.input.display());
+    println!("format:      {} (request log)", st.format.name());
+    println!("requests:    {}", st.requests);
+    println!("span:        {:.3} s", st.span_s);
+    println!("mean QPS:    {:.3}", st.mean_qps);
+    println!(
+        "peak QPS:    {} (busiest second from the first arrival)",
+        st.peak_qps
+    );
+    println!(
+        "tokens:      {} in, {} out (mean of the requests that log them)",
+        opt(st.mean_input_tokens),
+        opt(st.mean_output_tokens)
+    );
+    if st.with_blocks > 0 {
+        println!(
+            "blocks:      {} requests give hash_ids; {} distinct blocks",
+            st.with_blocks, st.distinct_blocks
+        );
+    }
     Ok(())
 }
 
@@ -473,6 +505,9 @@ fn info(a: InfoArgs) -> Result<()> {
     }
     if a.format.is_none() && crate::task_io::task_form_of(&a.input).is_some() {
         return task_info(&a);
+    }
+    if a.format.is_none() && lab::request_logs::sniff(&a.input).is_some() {
+        return log_info(&a);
     }
     let mut input = open_trace(&a.input, a.format, true, 2)?;
     let mut progress = Progress::new(input.file_len, "scanning");
