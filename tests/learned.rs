@@ -57,6 +57,28 @@ fn the_committed_model_is_reproduced_by_the_documented_commands() {
         std::fs::read_to_string(root("scenarios/models/seed-gbdt.json")).unwrap(),
         "scenarios/models/seed-gbdt.json is what the documented commands produce"
     );
+    // The sequence model, on the same rows (the documented command in
+    // scenarios/predictor-kinds.toml).
+    let lstm = dir.path().join("lstm.json");
+    let o = ok(&[
+        "train",
+        data.to_str().unwrap(),
+        "--model",
+        "lstm",
+        "--rounds",
+        "20",
+        "--out",
+        lstm.to_str().unwrap(),
+    ]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    let held = out.lines().find(|l| l.contains("held-out")).unwrap();
+    let auc: f64 = held.rsplit("AUC ").next().unwrap().trim().parse().unwrap();
+    assert!(auc >= 0.75, "held-out AUC: {held}");
+    assert_eq!(
+        std::fs::read_to_string(&lstm).unwrap(),
+        std::fs::read_to_string(root("scenarios/models/seed-lstm.json")).unwrap(),
+        "scenarios/models/seed-lstm.json is what the documented commands produce"
+    );
 }
 
 #[test]

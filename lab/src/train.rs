@@ -48,7 +48,7 @@ pub enum TrainError {
 }
 
 /// The model kinds [`fit`] trains.
-pub const MODELS: &str = "tree, forest, gbdt or logistic";
+pub const MODELS: &str = "tree, forest, gbdt, logistic or lstm";
 
 type Result<T> = std::result::Result<T, TrainError>;
 
@@ -181,6 +181,14 @@ pub fn fit(
         "forest" => model::train::forest(&train, rounds.max(1), seed),
         "gbdt" => model::train::gbdt(&train, rounds.max(1)),
         "logistic" => model::linfa_fit::logistic(&train)?,
+        "lstm" => model::lstm::train(
+            &train,
+            model::lstm::Fit {
+                epochs: rounds.max(1),
+                seed,
+                ..model::lstm::Fit::default()
+            },
+        ),
         other => return Err(TrainError::UnknownModel(other.to_string())),
     };
     let scores = [("train", &train), ("held-out", &test)]

@@ -127,6 +127,10 @@ pub enum ModelError {
     LogisticShape,
     #[error("logistic model: scales must be finite and non-zero")]
     LogisticScale,
+    #[error(
+        "lstm model: steps of equal width over existing columns, one mean and scale per feature, and w, b, out_w sized by hidden (1 to 1024)"
+    )]
+    LstmShape,
     #[error("XGBoost model: {0}")]
     Xgboost(XgboostProblem),
     /// Fitting a model failed (`what` was being built).

@@ -1,4 +1,4 @@
-//! `numasim train DATA.csv|DATA.npy --model tree|forest|gbdt|logistic --out MODEL.json`.
+//! `numasim train DATA.csv|DATA.npy --model tree|forest|gbdt|logistic|lstm --out MODEL.json`.
 //!
 //! A dataset split by time and a model trained and scored on it
 //! (`lab::train`); prints precision, recall and ROC AUC on both parts.
@@ -14,16 +14,17 @@ use crate::output::write_file;
 pub struct Args {
     /// Dataset: CSV with a header, or .npy with NAME.columns.txt beside it.
     pub data: PathBuf,
-    /// tree, forest, gbdt or logistic.
+    /// tree, forest, gbdt, logistic or lstm (a small LSTM over the history
+    /// windows).
     #[arg(long, default_value = "gbdt")]
     pub model: String,
     /// Output model file (JSON).
     #[arg(long)]
     pub out: PathBuf,
-    /// Boosting rounds (gbdt) or trees (forest).
+    /// Boosting rounds (gbdt), trees (forest) or epochs (lstm).
     #[arg(long, default_value_t = 60)]
     pub rounds: usize,
-    /// Seed (forest).
+    /// Seed (forest, lstm).
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// Share of rows (the latest in time) held out.

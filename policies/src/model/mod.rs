@@ -10,6 +10,7 @@
 
 mod file;
 pub mod linfa_fit;
+pub mod lstm;
 pub mod train;
 pub mod xgboost;
 
@@ -121,6 +122,21 @@ pub enum Body {
         weights: Vec<f64>,
         bias: f64,
     },
+    /// A small LSTM over the history windows ([`lstm`]).
+    Lstm {
+        /// Per step (oldest window first), its input columns.
+        steps: Vec<Vec<u32>>,
+        /// Columns beside the sequence, into the output.
+        statics: Vec<u32>,
+        mean: Vec<f64>,
+        scale: Vec<f64>,
+        hidden: u32,
+        /// Gates i, f, g, o: 4·hidden rows of (inputs, hidden) weights.
+        w: Vec<f64>,
+        b: Vec<f64>,
+        out_w: Vec<f64>,
+        out_b: f64,
+    },
 }
 
 /// A model file.
@@ -128,7 +144,7 @@ pub enum Body {
 pub struct Model {
     pub format: String,
     pub version: u32,
-    /// What trained it: tree, forest, gbdt, logistic, xgboost.
+    /// What trained it: tree, forest, gbdt, logistic, lstm, xgboost.
     pub trainer: String,
     pub features: Vec<String>,
     #[serde(flatten)]
@@ -178,6 +194,28 @@ impl Model {
                         .sum::<f64>();
                 (sigmoid(z), weights.len() as u32)
             }
+            Body::Lstm {
+                steps,
+                statics,
+                mean,
+                scale,
+                hidden,
+                w,
+                b,
+                out_w,
+                out_b,
+            } => lstm::Net {
+                steps,
+                statics,
+                mean,
+                scale,
+                hidden: *hidden as usize,
+                w,
+                b,
+                out_w,
+                out_b: *out_b,
+            }
+            .predict(x),
         }
     }
 
@@ -200,6 +238,41 @@ impl Model {
             } => {
                 if mean.len() != nf || scale.len() != nf || weights.len() != nf {
                     return Err(ModelError::LogisticShape);
+                }
+                if scale.iter().any(|s| *s == 0.0 || !s.is_finite()) {
+                    return Err(ModelError::LogisticScale);
+                }
+            }
+            Body::Lstm {
+                steps,
+                statics,
+                mean,
+                scale,
+                hidden,
+                w,
+                b,
+                out_w,
+                ..
+            } => {
+                let h = *hidden as usize;
+                let n_in = steps.first().map_or(0, Vec::len);
+                let cols_ok = steps
+                    .iter()
+                    .flatten()
+                    .chain(statics)
+                    .all(|&c| (c as usize) < nf);
+                if h == 0
+                    || h > 1024
+                    || steps.len() > sim::policy::MAX_HISTORY
+                    || steps.iter().any(|s| s.len() != n_in)
+                    || !cols_ok
+                    || mean.len() != nf
+                    || scale.len() != nf
+                    || w.len() != 4 * h * (n_in + h)
+                    || b.len() != 4 * h
+                    || out_w.len() != h + statics.len()
+                {
+                    return Err(ModelError::LstmShape);
                 }
                 if scale.iter().any(|s| *s == 0.0 || !s.is_finite()) {
                     return Err(ModelError::LogisticScale);

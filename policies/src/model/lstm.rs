@@ -1,0 +1,533 @@
+//! A small LSTM over the preload's history windows — the sequence model the
+//! seed article suggests in place of its GBDT.
+//!
+//! The preload's features hold, per past batch of the worker (window *k*,
+//! 0 the newest), its hit rate, the MB it read and the drift of its mean
+//! address (`hit_rate_k`, `read_mb_k`, `addr_delta_mb_k`). The LSTM reads
+//! those windows oldest first, one step each; its last hidden state,
+//! beside the features that are no window's (remote, queue length, cached
+//! share), goes through a logistic output. Inputs are standardised with the
+//! training rows' means and deviations.
+//!
+//! Training is deterministic: weights drawn from a seeded SplitMix64,
+//! mini-batches in a seeded order, back-propagation through time and Adam,
+//! one thread. What a prediction costs is reported in the learned
+//! preload's cost units (a unit is what one tree node costs its clock):
+//! its multiply-adds over [`MACS_PER_UNIT`] plus [`EXP_UNITS`] per
+//! exponential (each gate's sigmoid or tanh).
+
+use traces::workload::{splitmix, unit};
+
+use super::train::Data;
+use super::{Body, Model, VERSION};
+
+/// Hidden units.
+pub const HIDDEN: usize = 8;
+
+/// Multiply-adds per cost unit: the learned preload charges a tree node's
+/// time (5 ns) for this many.
+pub const MACS_PER_UNIT: usize = 16;
+
+/// Cost units per exponential (sigmoid, tanh): about 20 ns. With
+/// [`MACS_PER_UNIT`], the seed's LSTM (10 steps, 8 hidden) is charged
+/// 10.1 µs a prediction; measured p50 6.9 and 11.8 µs in two runs
+/// (2026-12-02, 2-vCPU Intel Xeon VM; `docs/prefetch.md`).
+pub const EXP_UNITS: usize = 4;
+
+/// The window a feature name belongs to: `hit_rate_3` → (`hit_rate`, 3).
+fn window_of(name: &str) -> Option<(&str, usize)> {
+    let (base, k) = name.rsplit_once('_')?;
+    let k = k.parse().ok()?;
+    ["hit_rate", "read_mb", "addr_delta_mb"]
+        .contains(&base)
+        .then_some((base, k))
+}
+
+/// The LSTM's layout over a model's feature columns: per step (oldest
+/// window first) the columns of its input, and the columns beside the
+/// sequence.
+pub fn layout(names: &[String]) -> (Vec<Vec<u32>>, Vec<u32>) {
+    let windows = names
+        .iter()
+        .filter_map(|n| window_of(n))
+        .map(|(_, k)| k + 1)
+        .max()
+        .unwrap_or(0);
+    let mut steps = vec![Vec::new(); windows];
+    let mut statics = Vec::new();
+    for (i, n) in names.iter().enumerate() {
+        match window_of(n) {
+            Some((_, k)) => steps[windows - 1 - k].push(i as u32),
+            None => statics.push(i as u32),
+        }
+    }
+    // A window missing a column (not written by the feature set) is a step
+    // with fewer inputs; the shape must be the same at every step.
+    let width = steps.iter().map(Vec::len).max().unwrap_or(0);
+    steps.retain(|s| s.len() == width);
+    (steps, statics)
+}
+
+/// The LSTM's parameters (the model body's fields, borrowed).
+pub struct Net<'a> {
+    pub steps: &'a [Vec<u32>],
+    pub statics: &'a [u32],
+    pub mean: &'a [f64],
+    pub scale: &'a [f64],
+    pub hidden: usize,
+    /// Gates i, f, g, o stacked: 4H rows of (inputs, then H recurrent).
+    pub w: &'a [f64],
+    pub b: &'a [f64],
+    /// Over the last hidden state, then the statics.
+    pub out_w: &'a [f64],
+    pub out_b: f64,
+}
+
+fn sigmoid(z: f64) -> f64 {
+    1.0 / (1.0 + (-z).exp())
+}
+
+/// One step's values, kept for back-propagation.
+struct Step {
+    x: Vec<f64>,
+    h_prev: Vec<f64>,
+    c_prev: Vec<f64>,
+    i: Vec<f64>,
+    f: Vec<f64>,
+    g: Vec<f64>,
+    o: Vec<f64>,
+    c: Vec<f64>,
+}
+
+impl Net<'_> {
+    fn inputs(&self) -> usize {
+        self.steps.first().map_or(0, Vec::len)
+    }
+
+    fn std(&self, row: &[f64], col: u32) -> f64 {
+        let c = col as usize;
+        (row.get(c).copied().unwrap_or(0.0) - self.mean[c]) / self.scale[c]
+    }
+
+    /// Runs the sequence; (logit, the last hidden state, the steps if
+    /// `keep`).
+    fn run(&self, row: &[f64], keep: bool) -> (f64, Vec<f64>, Vec<Step>) {
+        let (h_n, n_in) = (self.hidden, self.inputs());
+        let width = n_in + h_n;
+        let mut h = vec![0.0; h_n];
+        let mut c = vec![0.0; h_n];
+        let mut kept = Vec::new();
+        let mut z = vec![0.0; 4 * h_n];
+        let mut x = vec![0.0; n_in];
+        for cols in self.steps {
+            for (xi, &col) in x.iter_mut().zip(cols) {
+                *xi = self.std(row, col);
+            }
+            for (r, zr) in z.iter_mut().enumerate() {
+                let w = &self.w[r * width..(r + 1) * width];
+                let mut s = self.b[r];
+                for (wi, xi) in w[..n_in].iter().zip(&x) {
+                    s += wi * xi;
+                }
+                for (wi, hi) in w[n_in..].iter().zip(&h) {
+                    s += wi * hi;
+                }
+                *zr = s;
+            }
+            // Gates in place: i, f and o squashed, g through tanh.
+            for (r, zr) in z.iter_mut().enumerate() {
+                *zr = if (2 * h_n..3 * h_n).contains(&r) {
+                    zr.tanh()
+                } else {
+                    sigmoid(*zr)
+                };
+            }
+            let c_prev = keep.then(|| c.clone());
+            let h_prev = keep.then(|| h.clone());
+            for k in 0..h_n {
+                c[k] = z[h_n + k] * c[k] + z[k] * z[2 * h_n + k];
+                h[k] = z[3 * h_n + k] * c[k].tanh();
+            }
+            if let (Some(c_prev), Some(h_prev)) = (c_prev, h_prev) {
+                kept.push(Step {
+                    x: x.clone(),
+                    h_prev,
+                    c_prev,
+                    i: z[..h_n].to_vec(),
+                    f: z[h_n..2 * h_n].to_vec(),
+                    g: z[2 * h_n..3 * h_n].to_vec(),
+                    o: z[3 * h_n..].to_vec(),
+                    c: c.clone(),
+                });
+            }
+        }
+        let mut logit = self.out_b;
+        for (wi, hi) in self.out_w[..h_n].iter().zip(&h) {
+            logit += wi * hi;
+        }
+        for (wi, &col) in self.out_w[h_n..].iter().zip(self.statics) {
+            logit += wi * self.std(row, col);
+        }
+        (logit, h, kept)
+    }
+
+    /// Probability of a miss and the prediction's cost units.
+    pub fn predict(&self, row: &[f64]) -> (f64, u32) {
+        let (logit, _, _) = self.run(row, false);
+        let macs =
+            self.steps.len() * 4 * self.hidden * (self.inputs() + self.hidden) + self.out_w.len();
+        let exps = self.steps.len() * 5 * self.hidden + 1;
+        let units = macs.div_ceil(MACS_PER_UNIT) + EXP_UNITS * exps;
+        (sigmoid(logit), units as u32)
+    }
+
+    /// Adds the gradient of the log loss of `row` (label `y`) to the
+    /// gradient buffers (same shapes as `w`, `b`, `out_w`, `out_b`);
+    /// returns the loss.
+    fn backprop(&self, row: &[f64], y: bool, grad: &mut Grad) -> f64 {
+        let (h_n, n_in) = (self.hidden, self.inputs());
+        let width = n_in + h_n;
+        let (logit, h, steps) = self.run(row, true);
+        let p = sigmoid(logit);
+        let t = if y { 1.0 } else { 0.0 };
+        let loss = -(t * p.max(1e-12).ln() + (1.0 - t) * (1.0 - p).max(1e-12).ln());
+        let dlogit = p - t;
+        grad.out_b += dlogit;
+        for (g, hk) in grad.out_w[..h_n].iter_mut().zip(&h) {
+            *g += dlogit * hk;
+        }
+        for (j, &col) in self.statics.iter().enumerate() {
+            grad.out_w[h_n + j] += dlogit * self.std(row, col);
+        }
+        let mut dh: Vec<f64> = self.out_w[..h_n].iter().map(|w| dlogit * w).collect();
+        let mut dc = vec![0.0; h_n];
+        let mut dz = vec![0.0; 4 * h_n];
+        for st in steps.iter().rev() {
+            for k in 0..h_n {
+                let tc = st.c[k].tanh();
+                let dck = dh[k] * st.o[k] * (1.0 - tc * tc) + dc[k];
+                let (di, df, dg, do_) =
+                    (dck * st.g[k], dck * st.c_prev[k], dck * st.i[k], dh[k] * tc);
+                dz[k] = di * st.i[k] * (1.0 - st.i[k]);
+                dz[h_n + k] = df * st.f[k] * (1.0 - st.f[k]);
+                dz[2 * h_n + k] = dg * (1.0 - st.g[k] * st.g[k]);
+                dz[3 * h_n + k] = do_ * st.o[k] * (1.0 - st.o[k]);
+                dc[k] = dck * st.f[k];
+            }
+            let mut dh_prev = vec![0.0; h_n];
+            for (r, &dzr) in dz.iter().enumerate() {
+                grad.b[r] += dzr;
+                let gw = &mut grad.w[r * width..(r + 1) * width];
+                for (g, xi) in gw[..n_in].iter_mut().zip(&st.x) {
+                    *g += dzr * xi;
+                }
+                for (g, hi) in gw[n_in..].iter_mut().zip(&st.h_prev) {
+                    *g += dzr * hi;
+                }
+                let w = &self.w[r * width + n_in..(r + 1) * width];
+                for (d, wi) in dh_prev.iter_mut().zip(w) {
+                    *d += dzr * wi;
+                }
+            }
+            dh = dh_prev;
+        }
+        loss
+    }
+}
+
+/// Gradient (or Adam moment) buffers in the parameters' shapes.
+#[derive(Clone)]
+struct Grad {
+    w: Vec<f64>,
+    b: Vec<f64>,
+    out_w: Vec<f64>,
+    out_b: f64,
+}
+
+impl Grad {
+    fn zeros(w: usize, b: usize, out_w: usize) -> Grad {
+        Grad {
+            w: vec![0.0; w],
+            b: vec![0.0; b],
+            out_w: vec![0.0; out_w],
+            out_b: 0.0,
+        }
+    }
+
+    fn clear(&mut self) {
+        self.w.fill(0.0);
+        self.b.fill(0.0);
+        self.out_w.fill(0.0);
+        self.out_b = 0.0;
+    }
+}
+
+/// Training settings.
+#[derive(Clone, Copy, Debug)]
+pub struct Fit {
+    pub epochs: usize,
+    pub batch: usize,
+    pub rate: f64,
+    pub seed: u64,
+}
+
+impl Default for Fit {
+    fn default() -> Fit {
+        Fit {
+            epochs: 20,
+            batch: 64,
+            rate: 0.01,
+            seed: 1,
+        }
+    }
+}
+
+/// Trains an LSTM on `d` (its feature names give the layout).
+pub fn train(d: &Data, fit: Fit) -> Model {
+    let (steps, statics) = layout(&d.names);
+    let nf = d.names.len();
+    let n = d.x.len().max(1) as f64;
+    let mean: Vec<f64> = (0..nf)
+        .map(|f| d.x.iter().map(|r| r[f]).sum::<f64>() / n)
+        .collect();
+    let scale: Vec<f64> = (0..nf)
+        .map(|f| {
+            let v = d.x.iter().map(|r| (r[f] - mean[f]).powi(2)).sum::<f64>() / n;
+            if v.sqrt() > 1e-12 { v.sqrt() } else { 1.0 }
+        })
+        .collect();
+    let h_n = HIDDEN;
+    let n_in = steps.first().map_or(0, Vec::len);
+    let width = n_in + h_n;
+    let mut rng = fit.seed ^ 0x15_7A;
+    let mut draw = |fan: usize| (unit(splitmix(&mut rng)) * 2.0 - 1.0) / (fan.max(1) as f64).sqrt();
+    let mut w: Vec<f64> = (0..4 * h_n * width).map(|_| draw(width)).collect();
+    // The forget gate starts open (bias 1), the usual start.
+    let mut b: Vec<f64> = (0..4 * h_n)
+        .map(|r| {
+            if (h_n..2 * h_n).contains(&r) {
+                1.0
+            } else {
+                0.0
+            }
+        })
+        .collect();
+    let mut out_w: Vec<f64> = (0..h_n + statics.len())
+        .map(|_| draw(h_n + statics.len()))
+        .collect();
+    let mut out_b = 0.0;
+    let mut grad = Grad::zeros(w.len(), b.len(), out_w.len());
+    let (mut m1, mut m2) = (grad.clone(), grad.clone());
+    let (beta1, beta2, eps) = (0.9f64, 0.999f64, 1e-8);
+    let mut order: Vec<usize> = (0..d.x.len()).collect();
+    let mut t = 0i32;
+    for _ in 0..fit.epochs {
+        // A seeded shuffle (Fisher–Yates).
+        for i in (1..order.len()).rev() {
+            let j = (splitmix(&mut rng) % (i as u64 + 1)) as usize;
+            order.swap(i, j);
+        }
+        for chunk in order.chunks(fit.batch.max(1)) {
+            grad.clear();
+            {
+                let net = Net {
+                    steps: &steps,
+                    statics: &statics,
+                    mean: &mean,
+                    scale: &scale,
+                    hidden: h_n,
+                    w: &w,
+                    b: &b,
+                    out_w: &out_w,
+                    out_b,
+                };
+                for &i in chunk {
+                    net.backprop(&d.x[i], d.y[i], &mut grad);
+                }
+            }
+            t += 1;
+            let k = 1.0 / chunk.len() as f64;
+            let (c1, c2) = (1.0 - beta1.powi(t), 1.0 - beta2.powi(t));
+            let adam = |p: &mut f64, g: f64, m: &mut f64, v: &mut f64| {
+                let g = g * k;
+                *m = beta1 * *m + (1.0 - beta1) * g;
+                *v = beta2 * *v + (1.0 - beta2) * g * g;
+                *p -= fit.rate * (*m / c1) / ((*v / c2).sqrt() + eps);
+            };
+            for (((p, g), m), v) in w.iter_mut().zip(&grad.w).zip(&mut m1.w).zip(&mut m2.w) {
+                adam(p, *g, m, v);
+            }
+            for (((p, g), m), v) in b.iter_mut().zip(&grad.b).zip(&mut m1.b).zip(&mut m2.b) {
+                adam(p, *g, m, v);
+            }
+            for (((p, g), m), v) in out_w
+                .iter_mut()
+                .zip(&grad.out_w)
+                .zip(&mut m1.out_w)
+                .zip(&mut m2.out_w)
+            {
+                adam(p, *g, m, v);
+            }
+            adam(&mut out_b, grad.out_b, &mut m1.out_b, &mut m2.out_b);
+        }
+    }
+    Model {
+        format: "numasim-model".into(),
+        version: VERSION,
+        trainer: "lstm".into(),
+        features: d.names.clone(),
+        body: Body::Lstm {
+            steps,
+            statics,
+            mean,
+            scale,
+            hidden: h_n as u32,
+            w,
+            b,
+            out_w,
+            out_b,
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Rows of a 4-window history (`hit_rate_3` … `hit_rate_0`) and one
+    /// static column, labelled by the oldest window: the label needs the
+    /// LSTM to carry it through three more steps.
+    fn memory_task(n: usize, seed: u64) -> Data {
+        let mut names: Vec<String> = vec!["queue".into()];
+        for k in 0..4 {
+            names.push(format!("hit_rate_{k}"));
+        }
+        let mut s = seed;
+        let mut x = Vec::new();
+        let mut y = Vec::new();
+        for _ in 0..n {
+            let row: Vec<f64> = (0..5).map(|_| unit(splitmix(&mut s))).collect();
+            // Column 4 is hit_rate_3, the oldest window.
+            y.push(row[4] > 0.5);
+            x.push(row);
+        }
+        Data { names, x, y }
+    }
+
+    #[test]
+    fn the_layout_reads_windows_oldest_first_and_keeps_the_rest_static() {
+        let names: Vec<String> = [
+            "remote",
+            "hit_rate_0",
+            "read_mb_0",
+            "hit_rate_1",
+            "read_mb_1",
+            "queue",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let (steps, statics) = layout(&names);
+        assert_eq!(steps, vec![vec![3, 4], vec![1, 2]]);
+        assert_eq!(statics, vec![0, 5]);
+    }
+
+    #[test]
+    fn the_gradient_is_the_numerical_one() {
+        let d = memory_task(1, 3);
+        let m = train(
+            &d,
+            Fit {
+                epochs: 1,
+                ..Fit::default()
+            },
+        );
+        let Body::Lstm {
+            steps,
+            statics,
+            mean,
+            scale,
+            hidden,
+            w,
+            b,
+            out_w,
+            out_b,
+        } = &m.body
+        else {
+            panic!("an LSTM");
+        };
+        let loss = |w: &[f64], b: &[f64], out_w: &[f64], out_b: f64| {
+            let net = Net {
+                steps,
+                statics,
+                mean,
+                scale,
+                hidden: *hidden as usize,
+                w,
+                b,
+                out_w,
+                out_b,
+            };
+            let mut g = Grad::zeros(w.len(), b.len(), out_w.len());
+            (net.backprop(&d.x[0], d.y[0], &mut g), g)
+        };
+        let (_, g) = loss(w, b, out_w, *out_b);
+        let e = 1e-6;
+        // Central differences on a spread of weights, biases and outputs.
+        for i in (0..w.len()).step_by(7) {
+            let (mut up, mut down) = (w.clone(), w.clone());
+            up[i] += e;
+            down[i] -= e;
+            let num = (loss(&up, b, out_w, *out_b).0 - loss(&down, b, out_w, *out_b).0) / (2.0 * e);
+            assert!(
+                (num - g.w[i]).abs() < 1e-6 * (1.0 + num.abs()),
+                "w[{i}]: {num} vs {}",
+                g.w[i]
+            );
+        }
+        for i in 0..b.len() {
+            let (mut up, mut down) = (b.clone(), b.clone());
+            up[i] += e;
+            down[i] -= e;
+            let num = (loss(w, &up, out_w, *out_b).0 - loss(w, &down, out_w, *out_b).0) / (2.0 * e);
+            assert!(
+                (num - g.b[i]).abs() < 1e-6 * (1.0 + num.abs()),
+                "b[{i}]: {num} vs {}",
+                g.b[i]
+            );
+        }
+        for i in 0..out_w.len() {
+            let (mut up, mut down) = (out_w.clone(), out_w.clone());
+            up[i] += e;
+            down[i] -= e;
+            let num = (loss(w, b, &up, *out_b).0 - loss(w, b, &down, *out_b).0) / (2.0 * e);
+            assert!(
+                (num - g.out_w[i]).abs() < 1e-6 * (1.0 + num.abs()),
+                "out_w[{i}]"
+            );
+        }
+    }
+
+    #[test]
+    fn it_learns_what_the_oldest_window_says_and_is_seeded() {
+        let train_d = memory_task(3000, 1);
+        let test_d = memory_task(1000, 2);
+        let fit = Fit {
+            epochs: 15,
+            ..Fit::default()
+        };
+        let m = train(&train_d, fit);
+        let p: Vec<f64> = test_d.x.iter().map(|x| m.predict(x).0).collect();
+        let auc = super::super::auc(&p, &test_d.y);
+        assert!(auc > 0.97, "held-out AUC {auc}");
+        assert_eq!(m, train(&train_d, fit), "deterministic");
+        // Round trip through the model file.
+        let back = Model::from_json(&m.to_json()).unwrap();
+        assert_eq!(back.predict(&test_d.x[0]), m.predict(&test_d.x[0]));
+        // A file whose weights do not fit its shape is refused.
+        let mut j: serde_json::Value = serde_json::from_str(&m.to_json()).unwrap();
+        j["w"].as_array_mut().unwrap().pop();
+        let e = Model::from_json(&j.to_string()).unwrap_err().to_string();
+        assert!(e.contains("lstm model"), "{e}");
+    }
+}
