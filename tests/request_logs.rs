@@ -352,3 +352,44 @@ fn a_log_re_times_a_task_trace() {
         "{e}"
     );
 }
+
+/// A task experiment's `workload.arrivals = "log:FILE"` (relative to the
+/// experiment file) re-times its trace by the log, which the run notes
+/// among its inputs; a log too short for the trace is a one-line error.
+#[test]
+fn a_task_experiment_takes_its_arrivals_from_a_log() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        common::root_dir().join("tests/data/two-tasks.csv"),
+        dir.path().join("t.csv"),
+    )
+    .unwrap();
+    let exp = dir.path().join("e.toml");
+    std::fs::write(
+        &exp,
+        "[experiment]\nname = \"x\"\nseeds = [1]\n\n[workload]\ntrace = \"t.csv\"\n\
+         machine = \"xeon-2s\"\nworkers = \"2\"\narrivals = \"log:log.csv\"\n\n\
+         [[row]]\nname = \"rr\"\nscheduler = \"round-robin\"\n",
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("log.csv"), "arrival_ms,key\n0,5\n7.5,6\n").unwrap();
+    let out = dir.path().join("o");
+    common::ok(&[
+        "compare",
+        exp.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let manifest = std::fs::read_to_string(out.join("manifest.json")).unwrap();
+    assert!(
+        manifest.contains("request log") && manifest.contains("log.csv"),
+        "{manifest}"
+    );
+    std::fs::write(dir.path().join("log.csv"), "arrival_ms\n0\n").unwrap();
+    let e = common::one_line_error(&common::numasim(&["compare", exp.to_str().unwrap()]));
+    assert!(
+        e.contains("workload.arrivals ")
+            && e.contains("log.csv: the log has 1 requests and the trace 2 tasks"),
+        "{e}"
+    );
+}

@@ -113,3 +113,33 @@ def test_task_replay_errors(trace):
 class Bad:
     def choose(self, request, workers):
         return 7
+
+
+def test_a_request_log_re_times_a_task_replay_and_info_reads_it(tmp_path):
+    """`arrivals="log:FILE"`: task k arrives at the log's request k (its key
+    from the key column), as on the command line; `trace.info` of a log
+    gives its requests and span."""
+    two = ROOT / "tests" / "data" / "two-tasks.csv"
+    log = ROOT / "tests" / "data" / "logs" / "plain.csv"
+    r = numasim.replay(two, machine="xeon-2s", workers="2", arrivals=f"log:{log}")
+    t = r.tasks.sort_values("task")
+    assert list(t["arrival_ns"]) == [0, 1_500_000] and list(t["key"]) == [3, 0]
+    info = numasim.trace.info(log)
+    assert (info["format"], info["requests"], info["peak_qps"]) == ("plain", 5, 5)
+    assert info["span_s"] == 0.25
+    ten = tmp_path / "s.csv"
+    numasim.trace.gen("tasks", ten, count=10)
+    with pytest.raises(numasim.NumasimError, match="the log has 5 requests and the trace 10 tasks"):
+        numasim.replay(ten, machine="xeon-2s", workers="2", arrivals=f"log:{log}")
+
+
+def test_convert_keeps_or_drops_the_warm_up(tmp_path):
+    """`trace.convert(task_pc=...)` keeps the records before the first task
+    as the trace's warm-up; `drop_warmup=True` drops them."""
+    src = tmp_path / "p.lackey"
+    src.write_text("I  00400000,4\n S 10000000,8\n L 10000040,8\nI  00500000,4\n L 10000000,8\n")
+    for name, drop, want in [("kept.csv", False, 3), ("dropped.csv", True, 0)]:
+        numasim.trace.convert(src, tmp_path / name, task_pc=0x500000, arrivals="poisson:1000:1", drop_warmup=drop)
+        assert numasim.trace.info(tmp_path / name)["warmup_records"] == want
+    with pytest.raises(numasim.NumasimError, match="drop_warmup applies with task_pc"):
+        numasim.trace.convert(src, tmp_path / "x.nst", drop_warmup=True)
