@@ -191,6 +191,12 @@ pub struct Features {
     /// least this share of its lookups miss the worker node's cache.
     #[serde(default = "half")]
     pub miss_share: f64,
+    /// A preload fetches the request's whole feature set (one object per
+    /// request in the store), not only the items the node's cache lacks:
+    /// a preload of a request that would have hit moves bytes for
+    /// nothing. False unless given.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub preload_whole: bool,
 }
 
 fn half() -> f64 {

@@ -32,15 +32,20 @@ impl ServeEngine<'_> {
         let mut missing = 0usize;
         let items = self.items_of(&a);
         for &(item, block) in &items {
-            if self.caches[node].contains(block) {
+            let cached = self.caches[node].contains(block);
+            if cached && !f.preload_whole {
                 continue;
             }
-            missing += 1;
             if item < resident {
                 from_home += item_bytes
             } else {
                 far += item_bytes
             }
+            if cached {
+                // Fetched with the request's object; the node had it.
+                continue;
+            }
+            missing += 1;
             self.caches[node].fill(block, false);
             brought.push(block);
         }
