@@ -79,6 +79,29 @@ fn the_committed_model_is_reproduced_by_the_documented_commands() {
         std::fs::read_to_string(root("scenarios/models/seed-lstm.json")).unwrap(),
         "scenarios/models/seed-lstm.json is what the documented commands produce"
     );
+    // It runs as a learned preload: its calls are judged and charged.
+    let out = dir.path().join("k");
+    ok(&[
+        "compare",
+        &root("scenarios/predictor-kinds.toml"),
+        "--rows",
+        "lstm",
+        "--duration",
+        "1s",
+        "--seeds",
+        "1",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("compare.json")).unwrap()).unwrap();
+    let row = &v["rows"][0];
+    assert!(row["predict_auc"].as_f64().unwrap() > 0.5, "{row}");
+    // 1 µs + 5 ns × (3 531 multiply-adds / 16 + 4 × 401 exponentials).
+    assert!(
+        (row["predict_cost_us"].as_f64().unwrap() - 10.12).abs() < 0.01,
+        "{row}"
+    );
 }
 
 #[test]

@@ -501,6 +501,52 @@ fn records_before_the_first_task_warm_the_caches() {
     assert!(w[0].latency_ps() < c[0].latency_ps());
     // The warm-up's accesses are not counted as the run's.
     assert_eq!(ws.accesses, 2, "{ws:?}");
+    // Nor do they leave queues behind: 20 000 memory reads at start-up
+    // (all at time 0 to the model), then a task reading a line they did
+    // not touch pays exactly what it pays on a cold machine.
+    let mut busy = trace(&[(1000, 0, vec![('L', 0x4000_0000, 0)])]);
+    let fresh = busy.clone();
+    for line in 0..20_000u64 {
+        busy.warmup.push(traces::Access::new(
+            traces::tasks::WARMUP_TASK,
+            traces::Kind::Load,
+            0x8000_0000 + line * 64,
+            8,
+        ));
+    }
+    for pf in [None, Some("stream")] {
+        let (b, _) = run_pf("xeon-2s", &busy, pf);
+        let (f, _) = run_pf("xeon-2s", &fresh, pf);
+        assert_eq!(b[0].latency_ps(), f[0].latency_ps(), "prefetcher {pf:?}");
+    }
+}
+
+/// [`run`] on one worker (core 0), round-robin, first-touch, with a
+/// prefetcher at the L2 if given.
+fn run_pf(
+    machine: &str,
+    t: &TaskTrace,
+    pf: Option<&str>,
+) -> (Vec<TaskRecord>, sim::results::Summary) {
+    let Some(pf) = pf else {
+        return run(machine, t, &[0], "round-robin", "first-touch", None);
+    };
+    let m = sim::Machine::from_toml(sim::presets::preset(machine).unwrap()).unwrap();
+    let ctx = policies::registry::Ctx::for_machine(&m);
+    let s = policies::sched::SCHEDULERS
+        .build("round-robin", &ctx)
+        .unwrap();
+    let p = policies::placement::PLACEMENTS
+        .build("first-touch", &ctx)
+        .unwrap();
+    let mut e = sim::Engine::new(&m, sim::Config::default(), p).unwrap();
+    let prefetcher = policies::prefetch::PREFETCHERS.build(pf, &ctx).unwrap();
+    e.add_prefetcher(prefetcher, 1).unwrap();
+    let mut te = TaskEngine::new(e, &m, &[0], s).unwrap();
+    let mut recs = Vec::new();
+    te.run(t, |r| recs.push(*r)).unwrap();
+    let summary = te.engine.summary();
+    (recs, summary)
 }
 
 /// `trace convert --task-pc` keeps what ran before the first task as the

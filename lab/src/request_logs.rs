@@ -20,11 +20,10 @@ use crate::{InputLog, LabError};
 /// Reads the log at `path` (times scaled by `time_scale`), noted in `log`.
 pub fn read(path: &Path, time_scale: f64, log: &InputLog) -> Result<RequestLog, LogReadError> {
     let shown = path.display().to_string();
-    let io = |error| LogReadError::Io {
+    let f = std::fs::File::open(path).map_err(|error| LogReadError::Io {
         path: shown.clone(),
         error,
-    };
-    let f = std::fs::File::open(path).map_err(io)?;
+    })?;
     let read =
         traces::request_log::read(std::io::BufReader::new(f), time_scale).map_err(|error| {
             LogReadError::Log {
@@ -32,14 +31,23 @@ pub fn read(path: &Path, time_scale: f64, log: &InputLog) -> Result<RequestLog, 
                 error,
             }
         })?;
-    let checksum = crate::inputs::checksum_file(path).map_err(io)?;
-    log.note(crate::Input {
+    log.note(input(path)?);
+    Ok(read)
+}
+
+/// The log at `path` as a run's input: its path and checksum.
+pub fn input(path: &Path) -> Result<crate::Input, LogReadError> {
+    let shown = path.display().to_string();
+    let checksum = crate::inputs::checksum_file(path).map_err(|error| LogReadError::Io {
+        path: shown.clone(),
+        error,
+    })?;
+    Ok(crate::Input {
         role: "request log".into(),
         path: Some(shown),
         preset: None,
         checksum,
-    });
-    Ok(read)
+    })
 }
 
 /// Reads the log `w.arrivals` names, if it names one, into `w`.
@@ -62,8 +70,17 @@ pub fn attach(w: &mut WorkloadSpec, base: &Path, log: &InputLog) -> Result<(), L
 /// sets the task's key; tasks past the log are an error).
 #[derive(Clone, Debug)]
 pub enum Retime {
-    Poisson { spec: String, qps: f64, seed: u64 },
-    Log { path: String, log: Arc<RequestLog> },
+    Poisson {
+        spec: String,
+        qps: f64,
+        seed: u64,
+    },
+    Log {
+        path: String,
+        log: Arc<RequestLog>,
+        /// As noted among the inputs (a run reusing the parse notes it).
+        input: crate::Input,
+    },
 }
 
 impl Retime {
@@ -80,6 +97,7 @@ impl Retime {
             return Ok(Retime::Log {
                 path: path.display().to_string(),
                 log: Arc::new(read),
+                input: input(&path).map_err(RetimeError::Read)?,
             });
         }
         let (qps, seed) = crate::workers::arrivals(spec).map_err(RetimeError::Spec)?;
@@ -99,7 +117,7 @@ impl Retime {
                     spec: spec.clone(),
                     problem,
                 }),
-            Retime::Log { path, log } => {
+            Retime::Log { path, log, .. } => {
                 if log.requests.len() < trace.tasks.len() {
                     return Err(RetimeError::Short {
                         path: path.clone(),

@@ -64,6 +64,36 @@ pub struct TaskExperiment {
     /// Schedulers a front end supplies beside the registry.
     #[serde(skip)]
     pub custom: Option<Arc<dyn CustomPolicies>>,
+    /// The arrivals spec as last parsed (a log is read once, not per run).
+    #[serde(skip)]
+    pub retime: RetimeCache,
+}
+
+/// A parsed arrivals spec, kept with the spec and directory it came from.
+pub type RetimeCache =
+    Arc<std::sync::Mutex<Option<(String, PathBuf, Arc<crate::request_logs::Retime>)>>>;
+
+/// `exp`'s arrivals spec `spec`, parsed once.
+fn retime_of(
+    exp: &TaskExperiment,
+    spec: &str,
+    log: &InputLog,
+) -> Result<Arc<crate::request_logs::Retime>, crate::errors::RetimeError> {
+    // The first run parses under the lock; the others wait, then reuse it.
+    let mut cache = exp.retime.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some((s, base, r)) = cache.as_ref()
+        && s == spec
+        && *base == exp.base
+    {
+        if let crate::request_logs::Retime::Log { input, .. } = &**r {
+            // Noted among this run's inputs too.
+            log.note(input.clone());
+        }
+        return Ok(r.clone());
+    }
+    let r = Arc::new(crate::request_logs::Retime::parse(spec, &exp.base, log)?);
+    *cache = Some((spec.to_string(), exp.base.clone(), r.clone()));
+    Ok(r)
 }
 
 /// Reads a task trace (CSV or native, a compression layer unwrapped),
@@ -349,7 +379,7 @@ pub fn run_one(
     if let Some(spec) = &exp.workload.arrivals {
         // The experiment's seed drives a Poisson re-timing (a seed in the
         // spec is ignored).
-        crate::request_logs::Retime::parse(spec, &exp.base, log)
+        retime_of(exp, spec, log)
             .and_then(|r| r.apply(&mut trace, Some(seed)))
             .map_err(TaskRunError::Arrivals)?;
     }

@@ -336,6 +336,10 @@ pub enum TaskRule {
         "not a task trace: neither a CSV whose header has a task column nor a native task trace"
     )]
     NotATaskTrace,
+    #[error(
+        "more than {0} warm-up records before the first task (is the task address right? --drop-warmup drops them)"
+    )]
+    TooManyWarmup(usize),
     #[error("a warm-up record after the first task begins: warm-up records come first")]
     WarmupAfterTask,
     #[error("task id {0} is reserved for warm-up records")]

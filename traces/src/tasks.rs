@@ -57,6 +57,9 @@ fn op_letter(k: Kind) -> &'static str {
     }
 }
 
+/// Most warm-up records a task trace may hold (240 MB in memory).
+pub const MAX_WARMUP_RECORDS: usize = 10_000_000;
+
 /// The task id that marks a warm-up record (in the native form; `w` in
 /// the CSV form's task column).
 pub const WARMUP_TASK: u32 = u32::MAX;
@@ -331,20 +334,26 @@ impl TaskSplitter {
         if !(self.open || warmup && self.keep_warmup) {
             return Ok(());
         }
+        if warmup {
+            if self.trace.warmup.len() >= MAX_WARMUP_RECORDS {
+                return Err(TraceError::at_offset(
+                    0,
+                    index,
+                    Problem::Task(TaskRule::TooManyWarmup(MAX_WARMUP_RECORDS)),
+                ));
+            }
+            let mut a = r.core();
+            a.thread = WARMUP_TASK;
+            a.flags = 0;
+            self.trace.warmup.push(a);
+            return Ok(());
+        }
         if self.total >= MAX_TASK_RECORDS {
             return Err(TraceError::at_offset(
                 0,
                 index,
                 Problem::Task(TaskRule::TooManyTaskRecords(MAX_TASK_RECORDS)),
             ));
-        }
-        if warmup {
-            let mut a = r.core();
-            a.thread = WARMUP_TASK;
-            a.flags = 0;
-            self.trace.warmup.push(a);
-            self.total += 1;
-            return Ok(());
         }
         let task = self.trace.tasks.last_mut().expect("open task");
         let mut a = r.core();
@@ -555,13 +564,12 @@ impl TaskBuilder {
         if !self.tasks.is_empty() {
             return Err(TaskRule::WarmupAfterTask);
         }
-        if self.total >= MAX_TASK_RECORDS {
-            return Err(TaskRule::TooManyRecords(MAX_TASK_RECORDS));
+        if self.warmup.len() >= MAX_WARMUP_RECORDS {
+            return Err(TaskRule::TooManyWarmup(MAX_WARMUP_RECORDS));
         }
         a.thread = WARMUP_TASK;
         a.flags = 0;
         self.warmup.push(a);
-        self.total += 1;
         Ok(())
     }
 

@@ -6,12 +6,14 @@
 //! is documented in `docs/fidelity.md`.
 //!
 //! - task id = request id, key = shard, arrival = the request's arrival;
-//! - lookup of item *i* of shard *s* → `ceil(item_bytes / 64)` line reads
+//! - lookup of item *i* of shard *s* (the request model's items:
+//!   `WorkloadSpec::request_items`) → `ceil(item_bytes / 64)` line reads
 //!   at `base + s·region + i·item_stride`, back to back (the core's MLP
-//!   overlaps them);
+//!   overlaps them); a request with no lookups reads one line of its
+//!   region (a task has at least one access);
 //! - compute → the gap before the task's first access:
-//!   `per_request_ms × lognormal(σ) + batch_ms / batch` (the batch's fixed
-//!   cost shared by a full batch's requests) `+` the request's input
+//!   `Compute::request_ms × lognormal(σ) + batch_ms / batch` (the batch's
+//!   fixed cost shared by a full batch's requests) `+` the request's input
 //!   (`tokens × token_bytes`) over the accelerator's PCIe bandwidth;
 //! - background jobs and shard moves have no line-level mapping and are
 //!   refused here (the caller says so); items beyond `resident` (the far
@@ -192,6 +194,48 @@ mod tests {
             assert!(task.accesses[1..].iter().all(|&(_, g)| g == 0));
         }
         assert_eq!(t, derive(&s, 7, &lay, f64::INFINITY).unwrap(), "seeded");
+    }
+
+    #[test]
+    fn a_logged_requests_blocks_and_tokens_set_its_reads_and_gap() {
+        let mut s = spec();
+        s.request.compute.sigma = 0.0;
+        s.request.compute.per_input_token_ms = 0.001;
+        s.request.compute.per_output_token_ms = 0.01;
+        let log = crate::request_log::read(
+            "{\"timestamp\": 0, \"input_length\": 100, \"output_length\": 10, \"hash_ids\": [5, 100005]}\n\
+             {\"timestamp\": 1, \"input_length\": 0, \"output_length\": 0, \"hash_ids\": []}\n"
+                .as_bytes(),
+            1.0,
+        )
+        .unwrap();
+        s.arrivals = crate::workload::Arrivals::Log {
+            log: "l.jsonl".into(),
+            time_scale: 1.0,
+            requests: Some(std::sync::Arc::new(log)),
+        };
+        let lay = LineLayout::of(&s, 1 << 32, 4096);
+        // 100 000 items: block 100005 is item 5, as block 5 is.
+        let t = derive(&s, 1, &lay, 25.0).unwrap();
+        assert_eq!(t.tasks.len(), 2);
+        let a = &t.tasks[0];
+        assert_eq!(a.accesses.len() as u64, 2 * lay.lines_per_item);
+        let region = lay.base + a.key as u64 * lay.region;
+        assert_eq!(a.accesses[0].0.addr, region + 5 * lay.item_stride);
+        assert_eq!(
+            a.accesses[lay.lines_per_item as usize].0.addr,
+            region + 5 * lay.item_stride
+        );
+        // (0.4 + 100 × 0.001 + 10 × 0.01) ms + 2 ms / 16 + 100 × 4 B / 25 GB/s.
+        let want = 0.6e6 + 2e6 / 16.0 + 16.0;
+        assert!(
+            (a.accesses[0].1 as f64 - want).abs() <= 1.0,
+            "{}",
+            a.accesses[0].1
+        );
+        // No blocks: one read of its region, its compute alone.
+        assert_eq!(t.tasks[1].accesses.len(), 1);
+        assert!((t.tasks[1].accesses[0].1 as f64 - (0.4e6 + 2e6 / 16.0)).abs() <= 1.0);
     }
 
     #[test]

@@ -169,14 +169,14 @@ pub fn lines(exp: &Experiment, lc: &LineComparison, files: bool) -> Result<Rende
     let table = &lc.comparison.table;
     let e = &exp.experiment;
     let text = format!(
-        "{} on {} at line level: {:.0} QPS for {} s × {} seeds ({} requests per row; {} line reads per request, {} workers)\n{}",
+        "{} on {} at line level: {:.0} QPS for {} s × {} seeds ({} requests per row; {} line reads per lookup, {} workers)\n{}",
         e.name,
         exp.workload.machine,
         exp.workload.qps,
         exp.workload.duration_s,
         e.seeds.len(),
         table.first().map_or(0, |r| r.requests),
-        exp.workload.request.features.lookups as u64 * lc.lines_per_item,
+        lc.lines_per_item,
         lc.cores.len(),
         compare::render(table, e.spike_k)
     );

@@ -30,7 +30,7 @@ pub const MACS_PER_UNIT: usize = 16;
 
 /// Cost units per exponential (sigmoid, tanh): about 20 ns. With
 /// [`MACS_PER_UNIT`], the seed's LSTM (10 steps, 8 hidden) is charged
-/// 10.1 µs a prediction; measured p50 6.9 and 11.8 µs in two runs
+/// 10.1 µs a prediction; measured p50 6.9-11.8 µs over several runs
 /// (2026-12-02, 2-vCPU Intel Xeon VM; `docs/prefetch.md`).
 pub const EXP_UNITS: usize = 4;
 
@@ -61,9 +61,13 @@ pub fn layout(names: &[String]) -> (Vec<Vec<u32>>, Vec<u32>) {
             None => statics.push(i as u32),
         }
     }
-    // A window missing a column (not written by the feature set) is a step
-    // with fewer inputs; the shape must be the same at every step.
+    // Every step has the same inputs: a window lacking a column its
+    // neighbours have gives its columns to the statics instead.
     let width = steps.iter().map(Vec::len).max().unwrap_or(0);
+    for s in steps.iter_mut().filter(|s| s.len() != width) {
+        statics.append(s);
+    }
+    statics.sort_unstable();
     steps.retain(|s| s.len() == width);
     (steps, statics)
 }
@@ -430,6 +434,15 @@ mod tests {
         let (steps, statics) = layout(&names);
         assert_eq!(steps, vec![vec![3, 4], vec![1, 2]]);
         assert_eq!(statics, vec![0, 5]);
+        // A window short of a column: its columns join the statics.
+        let names: Vec<String> = ["hit_rate_0", "read_mb_0", "hit_rate_1"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        assert_eq!(layout(&names), (vec![vec![0, 1]], vec![2]));
+        // No history: no steps, every column static.
+        let names: Vec<String> = ["remote", "queue"].iter().map(|s| s.to_string()).collect();
+        assert_eq!(layout(&names), (vec![], vec![0, 1]));
     }
 
     #[test]

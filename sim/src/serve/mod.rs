@@ -740,7 +740,9 @@ impl<'a> ServeEngine<'a> {
                     caches[node].fill(block, false);
                 }
             });
-            let missed = misses as f64 >= f.miss_share * looked as f64;
+            // A logged request that looks nothing up misses nothing.
+            let missed =
+                misses as f64 >= f.miss_share * looked as f64 && (looked > 0 || f.lookups == 0);
             if missed && let Some(bits) = &mut self.outcomes {
                 set_bit(bits, a.id);
             }

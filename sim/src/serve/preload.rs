@@ -70,7 +70,8 @@ impl ServeEngine<'_> {
                 &mut self.totals,
                 t,
                 pred,
-                missing as f64 >= share * items.len() as f64,
+                missing as f64 >= share * items.len() as f64
+                    && (!items.is_empty() || self.spec.request.features.lookups == 0),
             );
         }
         let q = &mut self.workers[w].queue[pos];

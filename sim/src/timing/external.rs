@@ -27,7 +27,8 @@ impl Engine<'_> {
     /// caches, directory, pages and prefetcher tables take them, while the
     /// queues, the lines in flight and the statistics end as if nothing
     /// had run (every access is applied at time 0, then the queues are
-    /// emptied and in-flight fills count as landed). A recorded program's
+    /// emptied, in-flight fills count as landed, and lines the warm-up
+    /// prefetched count as ordinary lines). A recorded program's
     /// start-up before its first task.
     pub fn warm(&mut self, core: usize, accesses: &[Access]) {
         for a in accesses {
@@ -36,9 +37,9 @@ impl Engine<'_> {
         self.waited = false;
         self.mem.reset_queues();
         for slot in &mut self.pf {
-            for v in slot.lines.values_mut() {
-                v.0 = 0;
-            }
+            // Lines the warm-up prefetched are ordinary cached lines to the
+            // run: neither in flight nor counted as its prefetches.
+            slot.lines.clear();
             slot.evicted_inflight.clear();
             for q in &mut slot.inflight {
                 q.clear();
