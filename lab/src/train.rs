@@ -181,12 +181,12 @@ pub fn fit(
         "forest" => model::train::forest(&train, rounds.max(1), seed),
         "gbdt" => model::train::gbdt(&train, rounds.max(1)),
         "logistic" => model::linfa_fit::logistic(&train)?,
-        "lstm" => model::lstm::train(
+        "lstm" => model::lstm_fit::train(
             &train,
-            model::lstm::Fit {
+            model::lstm_fit::Fit {
                 epochs: rounds.max(1),
                 seed,
-                ..model::lstm::Fit::default()
+                ..model::lstm_fit::Fit::default()
             },
         ),
         other => return Err(TrainError::UnknownModel(other.to_string())),

@@ -337,7 +337,7 @@ pub enum TaskRule {
     )]
     NotATaskTrace,
     #[error(
-        "more than {0} warm-up records before the first task (is the task address right? --drop-warmup drops them)"
+        "more than {0} warm-up records before the first task (is the task address right? the converter can drop the warm-up)"
     )]
     TooManyWarmup(usize),
     #[error("a warm-up record after the first task begins: warm-up records come first")]

@@ -11,6 +11,7 @@
 mod file;
 pub mod linfa_fit;
 pub mod lstm;
+pub mod lstm_fit;
 pub mod train;
 pub mod xgboost;
 
