@@ -10,10 +10,11 @@
 //! training rows' means and deviations.
 //!
 //! This file is the network (inference and back-propagation); training
-//! and the feature layout are [`super::lstm_fit`]'s. What a prediction costs is reported in the learned
-//! preload's cost units (a unit is what one tree node costs its clock):
-//! its multiply-adds over [`MACS_PER_UNIT`] plus [`EXP_UNITS`] per
-//! exponential (each gate's sigmoid or tanh).
+//! and the feature layout are [`super::lstm_fit`]'s. What a prediction
+//! costs is reported in the learned preload's cost units (a unit is what
+//! one tree node costs its clock): its multiply-adds over
+//! [`MACS_PER_UNIT`] plus [`EXP_UNITS`] per exponential (each gate's
+//! sigmoid or tanh).
 
 /// Hidden units.
 pub const HIDDEN: usize = 8;
