@@ -117,6 +117,18 @@ scheduler = "static"
     p
 }
 
+/// `compare EXP --out DIR/o`; the output folder.
+fn compare(exp: &std::path::Path, dir: &std::path::Path) -> std::path::PathBuf {
+    let out = dir.join("o");
+    common::ok(&[
+        "compare",
+        exp.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    out
+}
+
 /// Column `name` of `requests-static.csv`, in request-id order.
 fn column(out: &std::path::Path, name: &str) -> Vec<u64> {
     let text = std::fs::read_to_string(out.join("requests-static.csv")).unwrap();
@@ -167,13 +179,7 @@ fn logged_tokens_set_a_requests_input_bytes_and_compute() {
          {\"timestamp\": 1000, \"input_length\": 3500, \"output_length\": 60, \"hash_ids\": []}\n\
          {\"timestamp\": 2000, \"input_length\": 0, \"output_length\": 0, \"hash_ids\": []}\n",
     );
-    let out = dir.path().join("o");
-    common::ok(&[
-        "compare",
-        exp.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    let out = compare(&exp, dir.path());
     let t = request_times(&out);
     // Within the model's resolution: a time is truncated to whole ns.
     let near = |got: u64, ms: f64| (got as f64 - ms * 1e6).abs() <= 1.0;
@@ -197,13 +203,7 @@ fn mooncake_hash_ids_are_the_requests_feature_keys() {
          {\"timestamp\": 2000, \"input_length\": 10, \"output_length\": 1, \"hash_ids\": [46, 47, 900]}\n\
          {\"timestamp\": 3000, \"input_length\": 10, \"output_length\": 1, \"hash_ids\": [1046, 48]}\n",
     );
-    let out = dir.path().join("o");
-    common::ok(&[
-        "compare",
-        exp.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    let out = compare(&exp, dir.path());
     let stall: Vec<u64> = request_times(&out).iter().map(|r| r.1).collect();
     let far = 8_000_000;
     assert!(stall[0] >= far, "first sight of its blocks: {stall:?}");
@@ -373,13 +373,7 @@ fn a_task_experiment_takes_its_arrivals_from_a_log() {
     )
     .unwrap();
     std::fs::write(dir.path().join("log.csv"), "arrival_ms,key\n0,5\n7.5,6\n").unwrap();
-    let out = dir.path().join("o");
-    common::ok(&[
-        "compare",
-        exp.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    let out = compare(&exp, dir.path());
     let manifest = std::fs::read_to_string(out.join("manifest.json")).unwrap();
     assert!(
         manifest.contains("request log") && manifest.contains("log.csv"),

@@ -19,20 +19,19 @@ use crate::{InputLog, LabError};
 
 /// Reads the log at `path` (times scaled by `time_scale`), noted in `log`.
 pub fn read(path: &Path, time_scale: f64, log: &InputLog) -> Result<RequestLog, LogReadError> {
+    let read = read_unnoted(path, time_scale)?;
+    log.note(input(path)?);
+    Ok(read)
+}
+
+fn read_unnoted(path: &Path, time_scale: f64) -> Result<RequestLog, LogReadError> {
     let shown = path.display().to_string();
     let f = std::fs::File::open(path).map_err(|error| LogReadError::Io {
         path: shown.clone(),
         error,
     })?;
-    let read =
-        traces::request_log::read(std::io::BufReader::new(f), time_scale).map_err(|error| {
-            LogReadError::Log {
-                path: shown.clone(),
-                error,
-            }
-        })?;
-    log.note(input(path)?);
-    Ok(read)
+    traces::request_log::read(std::io::BufReader::new(f), time_scale)
+        .map_err(|error| LogReadError::Log { path: shown, error })
 }
 
 /// The log at `path` as a run's input: its path and checksum.
@@ -93,11 +92,13 @@ impl Retime {
                 }));
             }
             let path = base.join(file);
-            let read = read(&path, 1.0, log).map_err(RetimeError::Read)?;
+            let read = read_unnoted(&path, 1.0).map_err(RetimeError::Read)?;
+            let input = input(&path).map_err(RetimeError::Read)?;
+            log.note(input.clone());
             return Ok(Retime::Log {
                 path: path.display().to_string(),
                 log: Arc::new(read),
-                input: input(&path).map_err(RetimeError::Read)?,
+                input,
             });
         }
         let (qps, seed) = crate::workers::arrivals(spec).map_err(RetimeError::Spec)?;

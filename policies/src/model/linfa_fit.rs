@@ -44,17 +44,7 @@ fn arrays(
 
 /// L2-regularised logistic regression (α = 1e-3) on standardised features.
 pub fn logistic(d: &Data) -> Result<Model, PolicyError> {
-    let nf = d.names.len();
-    let n = d.y.len().max(1) as f64;
-    let mean: Vec<f64> = (0..nf)
-        .map(|f| d.x.iter().map(|r| r[f]).sum::<f64>() / n)
-        .collect();
-    let scale: Vec<f64> = (0..nf)
-        .map(|f| {
-            let v = d.x.iter().map(|r| (r[f] - mean[f]).powi(2)).sum::<f64>() / n;
-            if v > 1e-12 { v.sqrt() } else { 1.0 }
-        })
-        .collect();
+    let (mean, scale) = d.standardisation();
     let (x, y) = arrays(d, &mean, &scale)?;
     let ds = Dataset::new(x, y);
     let fitted = linfa_logistic::LogisticRegression::default()

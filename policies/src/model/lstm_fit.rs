@@ -70,17 +70,7 @@ impl Default for Fit {
 /// Trains an LSTM on `d` (its feature names give the layout).
 pub fn train(d: &Data, fit: Fit) -> Model {
     let (steps, statics) = layout(&d.names);
-    let nf = d.names.len();
-    let n = d.x.len().max(1) as f64;
-    let mean: Vec<f64> = (0..nf)
-        .map(|f| d.x.iter().map(|r| r[f]).sum::<f64>() / n)
-        .collect();
-    let scale: Vec<f64> = (0..nf)
-        .map(|f| {
-            let v = d.x.iter().map(|r| (r[f] - mean[f]).powi(2)).sum::<f64>() / n;
-            if v.sqrt() > 1e-12 { v.sqrt() } else { 1.0 }
-        })
-        .collect();
+    let (mean, scale) = d.standardisation();
     let h_n = HIDDEN;
     let n_in = steps.first().map_or(0, Vec::len);
     let width = n_in + h_n;

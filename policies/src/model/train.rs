@@ -18,6 +18,26 @@ pub struct Data {
     pub y: Vec<bool>,
 }
 
+impl Data {
+    /// Each column's mean and standard deviation over the rows (1 for a
+    /// column with variance at most 1e-12): what the logistic model and
+    /// the LSTM standardise their inputs by.
+    pub fn standardisation(&self) -> (Vec<f64>, Vec<f64>) {
+        let nf = self.names.len();
+        let n = self.x.len().max(1) as f64;
+        let mean: Vec<f64> = (0..nf)
+            .map(|f| self.x.iter().map(|r| r[f]).sum::<f64>() / n)
+            .collect();
+        let scale = (0..nf)
+            .map(|f| {
+                let v = self.x.iter().map(|r| (r[f] - mean[f]).powi(2)).sum::<f64>() / n;
+                if v > 1e-12 { v.sqrt() } else { 1.0 }
+            })
+            .collect();
+        (mean, scale)
+    }
+}
+
 const BINS: usize = 32;
 
 /// Candidate thresholds per feature: distinct quantiles of the training values.
