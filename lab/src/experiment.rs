@@ -80,6 +80,40 @@ impl Experiment {
         Experiment::parse_file_text(path, &text)
     }
 
+    /// Reads `path` keeping only the row `name`: the other rows are not
+    /// built, so a row naming a model that does not exist yet — the model
+    /// a dataset recorded under this row is for — cannot stop it.
+    pub fn load_row(path: &Path, name: &str) -> Result<Experiment, LabError> {
+        let origin = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|error| LabError::Read {
+            path: origin.clone(),
+            what: "experiment",
+            error,
+        })?;
+        let Ok(mut t) = toml::from_str::<toml::Table>(&text) else {
+            // Not TOML: the full parse says where.
+            return Experiment::parse_file_text(path, &text);
+        };
+        let Some(toml::Value::Array(rows)) = t.get_mut("row") else {
+            return Experiment::parse_file_text(path, &text);
+        };
+        let named = |r: &toml::Value| r.get("name").and_then(|n| n.as_str()) == Some(name);
+        if !rows.iter().any(named) {
+            let names: Vec<&str> = rows
+                .iter()
+                .filter_map(|r| r.get("name")?.as_str())
+                .collect();
+            return Err(LabError::NoSuchRow {
+                origin,
+                row: name.to_string(),
+                rows: names.join(", "),
+            });
+        }
+        rows.retain(named);
+        let only = toml::to_string(&t).map_err(|error| LabError::RowSelect { origin, error })?;
+        Experiment::parse_file_text(path, &only)
+    }
+
     /// Parses an experiment's `text` as if read from `path` (relative paths
     /// in it resolve against `path`'s folder).
     pub fn parse_file_text(path: &Path, text: &str) -> Result<Experiment, LabError> {

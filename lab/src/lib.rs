@@ -118,6 +118,18 @@ pub enum LabError {
     },
     #[error("{origin}: an experiment needs at least one [[row]]")]
     NoRows { origin: String },
+    #[error("{origin}: no row {row:?} (rows: {rows})")]
+    NoSuchRow {
+        origin: String,
+        row: String,
+        rows: String,
+    },
+    /// One row kept out of an experiment's text.
+    #[error("{origin}: {error}")]
+    RowSelect {
+        origin: String,
+        error: toml::ser::Error,
+    },
     #[error("{origin}: experiment.seeds is empty")]
     NoSeeds { origin: String },
     #[error("{origin}: workload: {problem}")]

@@ -96,27 +96,16 @@ pub fn run(a: DatasetArgs) -> Result<()> {
 
 /// Dispatch decisions of the request-level model.
 fn experiment_rows(a: &DatasetArgs) -> Result<Dataset> {
-    let text = std::fs::read_to_string(&a.input)
-        .with_context(|| format!("{}: cannot read experiment", a.input.display()))?;
-    let names = row_names(&text);
-    if names.is_empty() {
-        // Not TOML, or no rows: the full parse names the problem.
-        load_experiment(&a.input, a.duration)?;
-    }
     let Some(want) = &a.row else {
+        let exp = load_experiment(&a.input, a.duration)?;
+        let names: Vec<&str> = exp.row.iter().map(|r| r.name.as_str()).collect();
         bail!(
             "--row is needed with an experiment (rows: {})",
             names.join(", ")
         );
     };
-    if !names.contains(want) {
-        bail!("--row {want:?}: no such row (rows: {})", names.join(", "));
-    }
-    // Only the recorded row is built: another row may use the very model
-    // this dataset is for, which does not exist yet.
-    let only = lab::sweep::apply(&text, &a.input, Some(std::slice::from_ref(want)), &[])
-        .map_err(|e| anyhow::anyhow!("{}: {e}", a.input.display()))?;
-    let mut exp = lab::experiment::Experiment::parse_file_text(&a.input, &only)?;
+    // Only the recorded row is built (its model may not exist yet).
+    let mut exp = lab::experiment::Experiment::load_row(&a.input, want)?;
     if let Some(d) = a.duration {
         exp.workload.duration_s = d;
     }
@@ -127,17 +116,6 @@ fn experiment_rows(a: &DatasetArgs) -> Result<Dataset> {
         .with_context(|| a.input.display().to_string())?;
     let m = load_machine(&exp.workload.machine, &exp.inputs)?;
     Ok(lab::dataset::requests(&m, &exp, row, a.seed, &fs)?)
-}
-
-/// The names of an experiment's rows, in file order (none if it is not
-/// TOML: the full parse then says why).
-fn row_names(text: &str) -> Vec<String> {
-    let t: toml::Table = toml::from_str(text).unwrap_or_default();
-    let rows = t.get("row").and_then(|r| r.as_array());
-    rows.into_iter()
-        .flatten()
-        .filter_map(|r| r.get("name")?.as_str().map(str::to_string))
-        .collect()
 }
 
 /// Candidate prefetches over a trace's data accesses.
