@@ -64,3 +64,70 @@ fn the_learned_preload_beats_always_on_the_preload_pays_workload() {
     assert!(bytes <= 0.7, "learned moves {bytes:.3}× always's bytes");
     assert!(oracle <= learned, "oracle {oracle} vs learned {learned}");
 }
+
+/// The window sweep (`scenarios/preload-pays-window.toml`): the table in
+/// docs/prefetch.md ("The window") is its output line for line, and what
+/// that section states holds — the learned row's preloaded items are all
+/// used at every window, its TP99 never rises with the window, and from
+/// 50 ms up every window gives the same run.
+#[test]
+fn the_window_sweep_is_the_documented_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("o");
+    ok(&[
+        "sweep",
+        &root("scenarios/preload-pays-window.toml"),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    // One value per field: none of this sweep's holds a comma.
+    let text = std::fs::read_to_string(out.join("sweep.csv")).unwrap();
+    let mut lines = text.lines();
+    let h: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = |name: &str| h.iter().position(|x| *x == name).unwrap();
+    let doc = std::fs::read_to_string(root("docs/prefetch.md")).unwrap();
+    let mut learned = Vec::new();
+    for l in lines {
+        let rec: Vec<&str> = l.split(',').collect();
+        assert_eq!(rec.len(), h.len(), "{l}");
+        let num = |c: &str| rec[col(c)].parse::<f64>().unwrap();
+        let window = rec[col("row.always.preload")]
+            .strip_prefix("always:")
+            .unwrap()
+            .to_string();
+        let row = rec[col("row")];
+        let line = format!(
+            "| {window} | {row} | {:.1} | {:.1} | {:.4} | {:.2} |",
+            num("tp50_ms"),
+            num("tp99_ms"),
+            num("preload_hit_rate"),
+            num("preload_gb")
+        );
+        assert!(
+            doc.contains(&line),
+            "docs/prefetch.md lacks the line\n{line}"
+        );
+        if row == "learned" {
+            learned.push((
+                window.parse::<u32>().unwrap(),
+                num("tp99_ms"),
+                num("preload_hit_rate"),
+            ));
+        }
+    }
+    assert_eq!(
+        learned.iter().map(|l| l.0).collect::<Vec<_>>(),
+        [5, 20, 50, 120, 250]
+    );
+    for w in learned.windows(2) {
+        assert!(
+            w[1].1 <= w[0].1,
+            "learned TP99 rises with the window: {w:?}"
+        );
+    }
+    assert!(learned.iter().all(|l| l.2 == 1.0), "{learned:?}");
+    assert!(
+        learned[2..].iter().all(|l| l.1 == learned[2].1),
+        "{learned:?}"
+    );
+}
