@@ -110,6 +110,66 @@ fn queue_waits_through_the_memory_model_follow_lindley_exactly() {
     }
 }
 
+/// Batching (the request model's: an idle worker takes up to `size` queued
+/// tasks) against its recursion computed here: a batch starts when its
+/// first task arrives at an idle worker (alone), or when the worker frees
+/// (with every task that arrived before, up to `size`, in order), and
+/// takes `fixed + k × 800 ns + h` for k cache-resident tasks of eight
+/// 100 ns gaps (h: the last access's hit latency, read off the second
+/// batch; the first is cold). Every task of a batch ends at its end.
+#[test]
+fn batches_follow_the_batch_recursion_exactly() {
+    let arrivals = poisson(20_000, 1400.0, 11);
+    let t = resident_tasks(&arrivals);
+    let (size, fixed) = (4usize, 1_500_000u64);
+    let m = sim::Machine::from_toml(sim::presets::preset("xeon-2s").unwrap()).unwrap();
+    let ctx = policies::registry::Ctx::for_machine(&m);
+    let s = policies::sched::SCHEDULERS
+        .build("round-robin", &ctx)
+        .unwrap();
+    let p = policies::placement::PLACEMENTS
+        .build("first-touch", &ctx)
+        .unwrap();
+    let e = sim::Engine::new(&m, sim::Config::default(), p).unwrap();
+    let mut te = TaskEngine::new(e, &m, &[0], s).unwrap();
+    te.set_batching(size, fixed);
+    let mut r = Vec::new();
+    te.run(&t, |x| r.push(*x)).unwrap();
+    r.sort_by_key(|x| x.task);
+    assert_eq!(r.len(), arrivals.len());
+    let arr: Vec<u64> = r.iter().map(|x| x.arrival_ps).collect();
+    // The first batch (cold) as the engine ran it, then h from the second.
+    let first = r.iter().take_while(|x| x.start_ps == r[0].start_ps).count();
+    let second = r[first..]
+        .iter()
+        .take_while(|x| x.start_ps == r[first].start_ps)
+        .count();
+    let h = r[first].service_ps() - fixed - second as u64 * 800_000;
+    assert!(h > 0 && h < 100_000, "a hit's latency: {h} ps");
+    let (mut i, mut free) = (first, r[0].end_ps);
+    let mut sizes = [0usize; 5];
+    while i < arr.len() {
+        let (start, mut j) = if arr[i] >= free {
+            (arr[i], i + 1)
+        } else {
+            let mut j = i;
+            while j < arr.len() && j - i < size && arr[j] < free {
+                j += 1;
+            }
+            (free, j)
+        };
+        j = j.max(i + 1);
+        let end = start + fixed + (j - i) as u64 * 800_000 + h;
+        for x in &r[i..j] {
+            assert_eq!((x.start_ps, x.end_ps), (start, end), "task {}", x.task);
+        }
+        sizes[j - i] += 1;
+        (i, free) = (j, end);
+    }
+    // The load makes batches of every size.
+    assert!(sizes[1..].iter().all(|&n| n > 0), "batch sizes {sizes:?}");
+}
+
 #[test]
 fn mean_wait_through_the_memory_model_is_md1_within_3_percent() {
     // Service D measured on one run; arrivals then scaled to rho.

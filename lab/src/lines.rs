@@ -81,6 +81,8 @@ pub struct Mapping {
     /// The accelerator's PCIe bandwidth: each request's compute includes
     /// its input's transfer at it (infinite: no accelerator).
     pub pcie_gbps: f64,
+    /// The request model's batch: its size and fixed cost (ps).
+    pub batching: (usize, u64),
 }
 
 impl Mapping {
@@ -97,12 +99,17 @@ impl Mapping {
             .iter()
             .find_map(|n| n.accelerators.first())
             .map_or(f64::INFINITY, |a| a.pcie_gbps);
+        let r = &exp.workload.request;
         Mapping {
             cores,
             layout,
             homes,
             page_bits: page.trailing_zeros(),
             pcie_gbps,
+            batching: (
+                r.batch.max(1) as usize,
+                traces::workload_lines::batch_fixed_ns(&exp.workload).saturating_mul(1000),
+            ),
         }
     }
 
@@ -138,6 +145,7 @@ impl Mapping {
             seed,
             log: &exp.inputs,
             custom: exp.custom.as_deref(),
+            batching: self.batching,
         };
         let r = replay(m, trace, &self.cores, placement, &how)?;
         // At the request model's resolution (whole ns), so the two

@@ -134,6 +134,10 @@ pub struct Replay<'a> {
     pub log: &'a InputLog,
     /// Schedulers supplied beside the registry, asked first.
     pub custom: Option<&'a dyn CustomPolicies>,
+    /// Tasks a worker takes at once and a batch's fixed cost (ps):
+    /// `(1, 0)` for a recorded trace, the request model's batch at line
+    /// level.
+    pub batching: (usize, u64),
 }
 
 /// One replay's outcome.
@@ -227,6 +231,7 @@ pub fn replay(
             error,
         },
     })?;
+    te.set_batching(how.batching.0, how.batching.1);
     let mut lat = vec![0u64; trace.tasks.len()];
     let index: std::collections::HashMap<u32, usize> = trace
         .tasks
@@ -401,6 +406,7 @@ pub fn run_one(
         seed,
         log,
         custom: exp.custom.as_deref(),
+        batching: (1, 0),
     };
     let r = replay(m, &trace, cores, placement, &how)?;
     Ok(run_result(seed, r.latency_ps, r.span_ps, r.memory_bytes))

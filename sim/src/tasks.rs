@@ -16,6 +16,14 @@
 //! caches after a move to another worker, remote memory, invalidations by
 //! other workers, channel queues.
 //!
+//! **Batching** ([`TaskEngine::set_batching`]; by default a batch is one
+//! task and costs nothing fixed). As in the request model, an idle worker
+//! takes up to `size` queued tasks as one batch. The batch pays its fixed
+//! cost once, before its first access. Then its tasks' accesses run in
+//! queue order, each task's gaps included, closed loop through one MLP
+//! window. Every task of the batch ends when the batch's last access
+//! completes.
+//!
 //! **Warm-up.** A trace's warm-up records (what the recorded program did
 //! before its first task) run untimed on the first worker's core before
 //! anything else ([`Engine::warm`]): the tasks meet the caches, directory
@@ -95,16 +103,27 @@ pub enum TaskError {
     ClockPastHorizon { task: u32, ps: u64 },
 }
 
-struct Running {
+/// One task of a running batch.
+struct Member {
     task: usize,
+    misses: u64,
+    compute_ps: u64,
+}
+
+struct Running {
+    /// The batch, in queue order.
+    batch: Vec<Member>,
+    /// The member whose accesses issue now.
+    cur: usize,
+    /// Its next access.
     next: usize,
     start_ps: u64,
     last_issue_ps: u64,
     started: bool,
     inflight: BinaryHeap<Reverse<u64>>,
     last_done_ps: u64,
-    misses: u64,
-    compute_ps: u64,
+    /// The batch's fixed cost (ps), not yet paid.
+    fixed_ps: u64,
 }
 
 struct Worker {
@@ -135,6 +154,9 @@ pub struct TaskEngine<'m> {
     key_node: HashMap<u32, u32>,
     heap: BinaryHeap<Reverse<(u64, u64, Ev)>>,
     seq: u64,
+    /// Tasks a worker takes at once, and a batch's fixed cost (ps).
+    batch: usize,
+    batch_fixed_ps: u64,
 }
 
 impl<'m> TaskEngine<'m> {
@@ -173,7 +195,16 @@ impl<'m> TaskEngine<'m> {
             key_node: HashMap::new(),
             heap: BinaryHeap::new(),
             seq: 0,
+            batch: 1,
+            batch_fixed_ps: 0,
         })
+    }
+
+    /// Workers take up to `size` queued tasks at once (at least one); each
+    /// batch costs `fixed_ps` before its first access.
+    pub fn set_batching(&mut self, size: usize, fixed_ps: u64) {
+        self.batch = size.max(1);
+        self.batch_fixed_ps = fixed_ps;
     }
 
     fn push(&mut self, t: u64, ev: Ev) {
@@ -221,8 +252,9 @@ impl<'m> TaskEngine<'m> {
         let views: Vec<WorkerView> = (0..self.workers.len())
             .map(|w| {
                 let wk = &self.workers[w];
-                let running = wk.running.is_some() as usize;
-                wk.signals.view(w, wk.queue.len(), running, 1, t_ps)
+                let running = wk.running.as_ref().map_or(0, |r| r.batch.len());
+                let slots = self.batch as u32;
+                wk.signals.view(w, wk.queue.len(), running, slots, t_ps)
             })
             .collect();
         let home = task.key as usize % self.workers.len();
@@ -248,22 +280,32 @@ impl<'m> TaskEngine<'m> {
         Ok(())
     }
 
-    /// Starts worker `w`'s next queued task at `t_ps`.
+    /// Starts worker `w`'s next batch of queued tasks at `t_ps`.
     fn start(&mut self, trace: &TaskTrace, w: usize, t_ps: u64) -> Result<(), TaskError> {
-        let Some(i) = self.workers[w].queue.pop_front() else {
+        let n = self.batch.min(self.workers[w].queue.len());
+        if n == 0 {
             return Ok(());
-        };
+        }
+        let batch = self.workers[w]
+            .queue
+            .drain(..n)
+            .map(|task| Member {
+                task,
+                misses: 0,
+                compute_ps: 0,
+            })
+            .collect();
         self.workers[w].signals.set_busy(true, t_ps);
         self.workers[w].running = Some(Running {
-            task: i,
+            batch,
+            cur: 0,
             next: 0,
             start_ps: t_ps,
             last_issue_ps: t_ps,
             started: false,
             inflight: BinaryHeap::new(),
             last_done_ps: t_ps,
-            misses: 0,
-            compute_ps: 0,
+            fixed_ps: self.batch_fixed_ps,
         });
         self.schedule_next(trace, w)
     }
@@ -274,22 +316,30 @@ impl<'m> TaskEngine<'m> {
         let Some(r) = self.workers[w].running.as_mut() else {
             return Ok(());
         };
-        let task = trace.tasks[r.task].id;
-        let next = match trace.tasks[r.task].accesses.get(r.next) {
-            None => (r.last_done_ps, Ev::Done(w)),
+        // Past the current member's last access: the next member's first.
+        while r.next >= trace.tasks[r.batch[r.cur].task].accesses.len() && r.cur + 1 < r.batch.len()
+        {
+            r.cur += 1;
+            r.next = 0;
+        }
+        let m = &mut r.batch[r.cur];
+        let task = trace.tasks[m.task].id;
+        let next = match trace.tasks[m.task].accesses.get(r.next) {
+            None => (r.last_done_ps.saturating_add(r.fixed_ps), Ev::Done(w)),
             Some(&(_, gap_ns)) => {
                 if gap_ns > HORIZON_NS {
                     let (field, ns) = ("gap_ns", gap_ns);
                     return Err(TaskError::TimePastHorizon { task, field, ns });
                 }
                 // Issue times, completions and gaps are within the
-                // horizon, so these sums of two cannot wrap.
-                let gap = gap_ns * 1000;
-                r.compute_ps = r.compute_ps.saturating_add(gap);
+                // horizon; a batch's fixed cost may not be (saturating).
+                // The batch's fixed cost rides on its first gap.
+                let gap = (gap_ns * 1000).saturating_add(std::mem::take(&mut r.fixed_ps));
+                m.compute_ps = m.compute_ps.saturating_add(gap);
                 let mut at = if r.started {
-                    r.last_issue_ps + gap.max(cycle)
+                    r.last_issue_ps.saturating_add(gap.max(cycle))
                 } else {
-                    r.last_issue_ps + gap
+                    r.last_issue_ps.saturating_add(gap)
                 };
                 while r.inflight.peek().is_some_and(|&Reverse(d)| d <= at) {
                     r.inflight.pop();
@@ -323,8 +373,9 @@ impl<'m> TaskEngine<'m> {
                 let Some(r) = self.workers[w].running.as_mut() else {
                     return Ok(());
                 };
-                let task = trace.tasks[r.task].id;
-                let (a, _) = trace.tasks[r.task].accesses[r.next];
+                let i = r.batch[r.cur].task;
+                let task = trace.tasks[i].id;
+                let (a, _) = trace.tasks[i].accesses[r.next];
                 r.next += 1;
                 r.started = true;
                 r.last_issue_ps = t;
@@ -337,7 +388,7 @@ impl<'m> TaskEngine<'m> {
                 r.last_done_ps = r.last_done_ps.max(done);
                 if !l1_hit {
                     r.inflight.push(Reverse(done));
-                    r.misses += 1;
+                    r.batch[r.cur].misses += 1;
                 }
                 self.schedule_next(trace, w)
             }
@@ -346,32 +397,35 @@ impl<'m> TaskEngine<'m> {
                 let Some(r) = self.workers[w].running.take() else {
                     return Ok(());
                 };
-                let task = &trace.tasks[r.task];
-                let rec = TaskRecord {
-                    task: task.id,
-                    key: task.key,
-                    worker: w as u32,
-                    core: self.workers[w].core as u32,
-                    node: self.workers[w].node,
-                    arrival_ps: task.arrival_ns * 1000,
-                    start_ps: r.start_ps,
-                    end_ps: t,
-                    accesses: task.accesses.len() as u64,
-                    misses: r.misses,
-                    compute_ps: r.compute_ps,
-                };
-                // What the task tells a dispatcher, now that it has ended:
-                // its memory time, and where its key's data lives.
-                let mem_ms = rec.service_ps().saturating_sub(rec.compute_ps) as f64 / 1e9;
-                let wk = &mut self.workers[w];
-                // Known from its end on.
-                wk.signals.stall_known_at(t, mem_ms);
-                if let Some((a, _)) = task.accesses.iter().find(|(a, _)| a.kind.is_data())
-                    && let Some(node) = self.engine.page_node(a.addr)
-                {
-                    self.key_node.insert(task.key, node);
+                let (core, node) = (self.workers[w].core as u32, self.workers[w].node);
+                let mut compute = 0u64;
+                for m in &r.batch {
+                    let task = &trace.tasks[m.task];
+                    compute = compute.saturating_add(m.compute_ps);
+                    sink(&TaskRecord {
+                        task: task.id,
+                        key: task.key,
+                        worker: w as u32,
+                        core,
+                        node,
+                        arrival_ps: task.arrival_ns * 1000,
+                        start_ps: r.start_ps,
+                        end_ps: t,
+                        accesses: task.accesses.len() as u64,
+                        misses: m.misses,
+                        compute_ps: m.compute_ps,
+                    });
+                    // Where its key's data lives, now that it has ended.
+                    if let Some((a, _)) = task.accesses.iter().find(|(a, _)| a.kind.is_data())
+                        && let Some(node) = self.engine.page_node(a.addr)
+                    {
+                        self.key_node.insert(task.key, node);
+                    }
                 }
-                sink(&rec);
+                // What the batch tells a dispatcher, known from its end on:
+                // its memory time.
+                let mem_ms = (t - r.start_ps).saturating_sub(compute) as f64 / 1e9;
+                self.workers[w].signals.stall_known_at(t, mem_ms);
                 self.start(trace, w, t)
             }
         }

@@ -12,9 +12,10 @@
 //!   overlaps them); a request with no lookups reads one line of its
 //!   region (a task has at least one access);
 //! - compute → the gap before the task's first access:
-//!   `Compute::request_ms × lognormal(σ) + batch_ms / batch` (the batch's
-//!   fixed cost shared by a full batch's requests) `+` the request's input
-//!   (`tokens × token_bytes`) over the accelerator's PCIe bandwidth;
+//!   `Compute::request_ms × lognormal(σ)` `+` the request's input
+//!   (`tokens × token_bytes`) over the accelerator's PCIe bandwidth; the
+//!   batch's fixed cost `batch_ms` ([`batch_fixed_ns`]) is the task
+//!   engine's, paid once per batch it forms;
 //! - background jobs and shard moves have no line-level mapping and are
 //!   refused here (the caller says so); items beyond `resident` (the far
 //!   tier) likewise.
@@ -85,6 +86,12 @@ pub fn check(spec: &WorkloadSpec) -> Result<()> {
     Ok(())
 }
 
+/// A batch's fixed compute (`batch_ms`) in whole ns, which the task
+/// engine pays once per batch.
+pub fn batch_fixed_ns(spec: &WorkloadSpec) -> u64 {
+    (spec.request.compute.batch_ms * 1e6) as u64
+}
+
 /// Derives the task trace of `spec` on `seed`. Every request's compute
 /// includes its input's copy to the accelerator at `pcie_gbps` (the line
 /// model has no device for it; infinite for none).
@@ -100,7 +107,6 @@ pub fn derive(
     let per_request =
         |a: &crate::workload::Arrival| spec.lookups_of(a).max(1) as u64 * layout.lines_per_item;
     let c = &spec.request.compute;
-    let fixed_ns = c.batch_ms * 1e6 / spec.request.batch.max(1) as f64;
     let mut tasks = Vec::new();
     let mut total = 0u64;
     for a in ArrivalGen::new(spec, seed)? {
@@ -130,7 +136,7 @@ pub fn derive(
             acc.flags = crate::record::FLAG_GAP;
             accesses.push((acc, 0));
         }
-        let compute = c.request_ms(&a) * 1e6 * (c.sigma * z).exp() + fixed_ns;
+        let compute = c.request_ms(&a) * 1e6 * (c.sigma * z).exp();
         // Saturating: a gap past the horizon is refused by the task engine.
         let input = a.input_tokens as f64 * spec.request.token_bytes as f64;
         let transfer_ns = (input / pcie_gbps) as u64;
@@ -184,9 +190,9 @@ mod tests {
                     .iter()
                     .all(|(x, _)| lay.shard_of(x.addr, s.shards.count) == Some(a.shard))
             );
-            // The gap is the compute: within the log-normal's ±5σ of the mean.
-            let fixed = c.batch_ms * 1e6 / s.request.batch as f64;
-            let per = (task.accesses[0].1 as f64 - fixed) / (c.per_request_ms * 1e6);
+            // The gap is the request's compute (the batch's is the
+            // engine's): within the log-normal's ±5σ of the mean.
+            let per = task.accesses[0].1 as f64 / (c.per_request_ms * 1e6);
             assert!(
                 per > (-5.0 * c.sigma).exp() && per < (5.0 * c.sigma).exp(),
                 "{per}"
@@ -226,8 +232,8 @@ mod tests {
             a.accesses[lay.lines_per_item as usize].0.addr,
             region + 5 * lay.item_stride
         );
-        // (0.4 + 100 × 0.001 + 10 × 0.01) ms + 2 ms / 16 + 100 × 4 B / 25 GB/s.
-        let want = 0.6e6 + 2e6 / 16.0 + 16.0;
+        // (0.4 + 100 × 0.001 + 10 × 0.01) ms + 100 × 4 B / 25 GB/s.
+        let want = 0.6e6 + 16.0;
         assert!(
             (a.accesses[0].1 as f64 - want).abs() <= 1.0,
             "{}",
@@ -235,7 +241,7 @@ mod tests {
         );
         // No blocks: one read of its region, its compute alone.
         assert_eq!(t.tasks[1].accesses.len(), 1);
-        assert!((t.tasks[1].accesses[0].1 as f64 - (0.4e6 + 2e6 / 16.0)).abs() <= 1.0);
+        assert!((t.tasks[1].accesses[0].1 as f64 - 0.4e6).abs() <= 1.0);
     }
 
     #[test]
