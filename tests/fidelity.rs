@@ -35,11 +35,11 @@ fn by_tp99(rows: &[(String, f64, f64)]) -> Vec<String> {
     r.into_iter().map(|x| x.0).collect()
 }
 
-/// Runs the ladder at both fidelities with `extra` arguments and checks
-/// the agreement the issue asks for.
-fn ladder_agrees(extra: &[&str]) {
+/// Runs `scenario` at both fidelities with `extra` arguments: the rows of
+/// each, and the folder holding `flow/` and `lines/`.
+fn both(scenario: &str, extra: &[&str]) -> (Vec<Vec<(String, f64, f64)>>, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
-    let scenario = common::root("scenarios/fidelity-ladder.toml");
+    let scenario = common::root(scenario);
     let mut got = Vec::new();
     for fidelity in ["flow", "lines"] {
         let out = dir.path().join(fidelity);
@@ -55,6 +55,13 @@ fn ladder_agrees(extra: &[&str]) {
         common::ok(&args);
         got.push(rows(&out));
     }
+    (got, dir)
+}
+
+/// Runs the ladder at both fidelities with `extra` arguments and checks
+/// the agreement the issue asks for.
+fn ladder_agrees(extra: &[&str]) {
+    let (got, _dir) = both("scenarios/fidelity-ladder.toml", extra);
     let (flow, lines) = (&got[0], &got[1]);
     eprintln!("flow  (row, TP50 µs, TP99 µs): {flow:?}\nlines (row, TP50 µs, TP99 µs): {lines:?}");
     assert_eq!(flow.len(), 4);
@@ -120,4 +127,71 @@ fn what_the_line_model_cannot_run_is_said_in_one_line() {
         out.contains("at line level") && out.contains("numa_aware"),
         "{out}"
     );
+}
+
+/// The seed's scheduling rows with the seed's batching
+/// (`scenarios/seed-lines.toml`: batch 16, 4 ms + 0.65 ms a request): the
+/// task engine batches as the request model does, so TP50 agrees within
+/// 5 % row by row and static sharding's tail stands out at both.
+fn seed_rows_agree(extra: &[&str]) -> (Vec<Vec<(String, f64, f64)>>, tempfile::TempDir) {
+    let (got, dir) = both("scenarios/seed-lines.toml", extra);
+    let (flow, lines) = (&got[0], &got[1]);
+    eprintln!("flow  (row, TP50 µs, TP99 µs): {flow:?}\nlines (row, TP50 µs, TP99 µs): {lines:?}");
+    assert_eq!(flow.len(), 3);
+    for (f, l) in flow.iter().zip(lines) {
+        assert_eq!(f.0, l.0);
+        let ratio = l.1 / f.1;
+        assert!(
+            (0.95..=1.05).contains(&ratio),
+            "{}: TP50 flow {:.0} µs, lines {:.0} µs",
+            f.0,
+            f.1,
+            l.1
+        );
+    }
+    for m in [flow, lines] {
+        assert_eq!(by_tp99(m).last().map(String::as_str), Some("static"));
+        assert!(m[0].2 > 1.3 * m[1].2.max(m[2].2), "{m:?}");
+    }
+    (got, dir)
+}
+
+#[test]
+fn the_seed_rows_agree_at_both_fidelities_on_one_short_seed() {
+    seed_rows_agree(&["--seeds", "1", "--duration", "0.4s"]);
+}
+
+/// The table in docs/fidelity.md ("The seed's scheduling rows at line
+/// level") is this run's output.
+#[test]
+#[ignore = "about 30 s in release on two cores: cargo test --release --test fidelity -- --ignored"]
+fn the_full_seed_rows_agree_and_are_the_documented_table() {
+    let (_, dir) = seed_rows_agree(&[]);
+    let doc = std::fs::read_to_string(common::root("docs/fidelity.md")).unwrap();
+    let read = |f: &str| -> serde_json::Value {
+        serde_json::from_str(
+            &std::fs::read_to_string(dir.path().join(f).join("compare.json")).unwrap(),
+        )
+        .unwrap()
+    };
+    let (flow, lines) = (read("flow"), read("lines"));
+    for (f, l) in flow["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(lines["rows"].as_array().unwrap())
+    {
+        let n = |r: &serde_json::Value, k: &str| r[k].as_f64().unwrap();
+        let line = format!(
+            "| {} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} |",
+            f["row"].as_str().unwrap(),
+            n(f, "tp50_ms"),
+            n(l, "tp50_ms"),
+            n(f, "tp99_ms"),
+            n(l, "tp99_ms"),
+            n(f, "mean_ms"),
+            n(l, "mean_ms"),
+        );
+        assert!(doc.contains(&line), "docs/fidelity.md lacks\n{line}");
+    }
 }
