@@ -11,8 +11,11 @@
 
 mod common;
 
+/// (row, TP50 µs, TP99 µs) per row of one run.
+type Rows = Vec<(String, f64, f64)>;
+
 /// (row, TP50 µs, TP99 µs) of a compare run's `compare.json`.
-fn rows(dir: &std::path::Path) -> Vec<(String, f64, f64)> {
+fn rows(dir: &std::path::Path) -> Rows {
     let v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("compare.json")).unwrap()).unwrap();
     v["rows"]
@@ -37,7 +40,7 @@ fn by_tp99(rows: &[(String, f64, f64)]) -> Vec<String> {
 
 /// Runs `scenario` at both fidelities with `extra` arguments: the rows of
 /// each, and the folder holding `flow/` and `lines/`.
-fn both(scenario: &str, extra: &[&str]) -> (Vec<Vec<(String, f64, f64)>>, tempfile::TempDir) {
+fn both(scenario: &str, extra: &[&str]) -> (Vec<Rows>, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let scenario = common::root(scenario);
     let mut got = Vec::new();
@@ -133,7 +136,7 @@ fn what_the_line_model_cannot_run_is_said_in_one_line() {
 /// (`scenarios/seed-lines.toml`: batch 16, 4 ms + 0.65 ms a request): the
 /// task engine batches as the request model does, so TP50 agrees within
 /// 5 % row by row and static sharding's tail stands out at both.
-fn seed_rows_agree(extra: &[&str]) -> (Vec<Vec<(String, f64, f64)>>, tempfile::TempDir) {
+fn seed_rows_agree(extra: &[&str]) -> (Vec<Rows>, tempfile::TempDir) {
     let (got, dir) = both("scenarios/seed-lines.toml", extra);
     let (flow, lines) = (&got[0], &got[1]);
     eprintln!("flow  (row, TP50 µs, TP99 µs): {flow:?}\nlines (row, TP50 µs, TP99 µs): {lines:?}");
