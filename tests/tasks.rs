@@ -170,6 +170,112 @@ fn batches_follow_the_batch_recursion_exactly() {
     assert!(sizes[1..].iter().all(|&n| n > 0), "batch sizes {sizes:?}");
 }
 
+/// Runs `t` on one worker (core 0 of xeon-2s, round robin) beside
+/// background `jobs` (core, arrival ns, accesses): the records by task.
+fn run_with_jobs(t: &TaskTrace, jobs: Vec<(usize, u64, Vec<(char, u64, u64)>)>) -> Vec<TaskRecord> {
+    let m = sim::Machine::from_toml(sim::presets::preset("xeon-2s").unwrap()).unwrap();
+    let ctx = policies::registry::Ctx::for_machine(&m);
+    let s = policies::sched::SCHEDULERS
+        .build("round-robin", &ctx)
+        .unwrap();
+    let p = policies::placement::PLACEMENTS
+        .build("first-touch", &ctx)
+        .unwrap();
+    let e = sim::Engine::new(&m, sim::Config::default(), p).unwrap();
+    let mut te = TaskEngine::new(e, &m, &[0], s).unwrap();
+    let jobs = jobs
+        .into_iter()
+        .enumerate()
+        .map(|(i, (core, at, acc))| {
+            let mut task = trace(&[(at, 0, acc)]).tasks.remove(0);
+            task.id = 1000 + i as u32;
+            (core, task)
+        })
+        .collect();
+    te.set_jobs(&m, jobs).unwrap();
+    let mut r = Vec::new();
+    te.run(t, |x| r.push(*x)).unwrap();
+    r.sort_by_key(|x| x.task);
+    r
+}
+
+/// A background job's writes invalidate the worker's cached copies: the
+/// first task after a job that writes its eight lines misses all eight,
+/// every other warm task none. No job is reported as a task.
+#[test]
+fn a_background_jobs_writes_invalidate_the_workers_copies() {
+    let arrivals: Vec<u64> = (0..20).map(|k| k * 10_000).collect();
+    let t = resident_tasks(&arrivals);
+    let quiet = run_with_jobs(&t, vec![]);
+    assert!(quiet[1..].iter().all(|x| x.misses == 0), "{quiet:?}");
+    // On the other socket, 55 µs in: between tasks 5 and 6.
+    let writes: Vec<(char, u64, u64)> = (0..8).map(|i| ('S', 0x4000 + 64 * i, 0)).collect();
+    let r = run_with_jobs(&t, vec![(28, 55_000, writes)]);
+    assert_eq!(r.len(), 20, "jobs are not reported");
+    for x in &r[1..] {
+        let want = if x.task == 6 { 8 } else { 0 };
+        assert_eq!(x.misses, want, "task {}", x.task);
+    }
+    assert!(r[6].service_ps() > quiet[6].service_ps());
+}
+
+/// A job on a worker's core, or on no core, is refused.
+#[test]
+fn a_job_needs_a_core_of_its_own() {
+    let m = sim::Machine::from_toml(sim::presets::preset("xeon-2s").unwrap()).unwrap();
+    let ctx = policies::registry::Ctx::for_machine(&m);
+    let s = policies::sched::SCHEDULERS
+        .build("round-robin", &ctx)
+        .unwrap();
+    let p = policies::placement::PLACEMENTS
+        .build("first-touch", &ctx)
+        .unwrap();
+    let e = sim::Engine::new(&m, sim::Config::default(), p).unwrap();
+    let mut te = TaskEngine::new(e, &m, &[0, 1], s).unwrap();
+    let job = trace(&[(0, 0, vec![('L', 0, 0)])]).tasks.remove(0);
+    let e = te.set_jobs(&m, vec![(1, job.clone())]).unwrap_err();
+    assert_eq!(e.to_string(), "background job 0: core 1 is a worker's");
+    let e = te.set_jobs(&m, vec![(56, job)]).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "background job 0: core 56 does not exist (56 cores)"
+    );
+}
+
+/// A background job's reads load the memory channels: a task that reads
+/// memory while jobs on the socket's other 27 cores stream 1 MiB each
+/// through its channels takes longer than alone; the same task before
+/// the jobs does not.
+#[test]
+fn a_background_jobs_reads_load_the_channels() {
+    // Two tasks, each 64 loads of distinct lines (cold: from memory).
+    let task = |base: u64| -> Vec<(char, u64, u64)> {
+        (0..64).map(|i| ('L', base + 4096 * i, 0)).collect()
+    };
+    let t = trace(&[(0, 0, task(0x10_0000)), (100_000, 0, task(0x90_0000))]);
+    let quiet = run_with_jobs(&t, vec![]);
+    // One job per other core of the socket, 1 MiB each: more than its
+    // channels' bandwidth while they run.
+    let stream = |c: u64| -> Vec<(char, u64, u64)> {
+        (0..16_384)
+            .map(|i| ('L', 0x1_0000_0000 + (c << 24) + 64 * i, 0))
+            .collect()
+    };
+    let jobs = (1..28).map(|c| (c, 90_000, stream(c as u64))).collect();
+    let busy = run_with_jobs(&t, jobs);
+    assert_eq!(
+        busy[0].service_ps(),
+        quiet[0].service_ps(),
+        "before the job"
+    );
+    assert!(
+        busy[1].service_ps() > quiet[1].service_ps(),
+        "beside the job: {} vs {} ps",
+        busy[1].service_ps(),
+        quiet[1].service_ps()
+    );
+}
+
 #[test]
 fn mean_wait_through_the_memory_model_is_md1_within_3_percent() {
     // Service D measured on one run; arrivals then scaled to rho.

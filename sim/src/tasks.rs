@@ -24,6 +24,13 @@
 //! window. Every task of the batch ends when the batch's last access
 //! completes.
 //!
+//! **Background jobs** ([`TaskEngine::set_jobs`]): accesses issued closed
+//! loop from a given time on a core that is not a worker's — a periodic
+//! sweep beside the service. No scheduler sees them and no record reports
+//! them; their reads load the channels and their writes invalidate the
+//! workers' copies, as any core's would. Jobs on one core run one after
+//! another.
+//!
 //! **Warm-up.** A trace's warm-up records (what the recorded program did
 //! before its first task) run untimed on the first worker's core before
 //! anything else ([`Engine::warm`]): the tasks meet the caches, directory
@@ -42,7 +49,7 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, VecDeque};
 
 use traces::horizon::{HORIZON_NS, HORIZON_PS};
-use traces::tasks::TaskTrace;
+use traces::tasks::{Task, TaskTrace};
 
 use crate::policy::{RequestView, Scheduler, WorkerView};
 use crate::signals::Signals;
@@ -87,6 +94,10 @@ pub enum TaskError {
     NoSuchCore(usize, usize, usize),
     #[error("core {0} is given to two workers")]
     SharedCore(usize),
+    #[error("background job {0}: core {1} does not exist ({2} cores)")]
+    NoSuchJobCore(usize, usize, usize),
+    #[error("background job {0}: core {1} is a worker's")]
+    JobOnWorker(usize, usize),
     #[error("the scheduler {0} picked worker {1}, but there are {2}")]
     BadPick(String, usize, usize),
     #[error("task {task}: {field} {ns} ns is past {h}", h = traces::horizon::describe())]
@@ -103,8 +114,9 @@ pub enum TaskError {
     ClockPastHorizon { task: u32, ps: u64 },
 }
 
-/// One task of a running batch.
+/// One task of a running batch (or a background job).
 struct Member {
+    /// Index into the trace's tasks, or into the jobs on a job core.
     task: usize,
     misses: u64,
     compute_ps: u64,
@@ -157,6 +169,20 @@ pub struct TaskEngine<'m> {
     /// Tasks a worker takes at once, and a batch's fixed cost (ps).
     batch: usize,
     batch_fixed_ps: u64,
+    /// Workers `0..served` take tasks; those after run background jobs.
+    served: usize,
+    /// Background jobs by start time, with the job worker of each.
+    jobs: Vec<Task>,
+    job_worker: Vec<usize>,
+}
+
+/// The task a member runs: a trace's, or (on a job worker) a job.
+fn task_of<'a>(trace: &'a TaskTrace, jobs: &'a [Task], job: bool, m: &Member) -> &'a Task {
+    if job {
+        &jobs[m.task]
+    } else {
+        &trace.tasks[m.task]
+    }
 }
 
 impl<'m> TaskEngine<'m> {
@@ -197,7 +223,48 @@ impl<'m> TaskEngine<'m> {
             seq: 0,
             batch: 1,
             batch_fixed_ps: 0,
+            served: cores.len(),
+            jobs: Vec::new(),
+            job_worker: Vec::new(),
         })
+    }
+
+    /// Background jobs: `(core, job)` pairs, each job's accesses issued
+    /// closed loop on its core from its `arrival_ns`. A job core must exist
+    /// and not be a worker's.
+    pub fn set_jobs(
+        &mut self,
+        m: &crate::Machine,
+        jobs: Vec<(usize, Task)>,
+    ) -> Result<(), TaskError> {
+        let n = m.core_node.len();
+        let mut jobs = jobs;
+        jobs.sort_by_key(|(_, j)| j.arrival_ns);
+        self.workers.truncate(self.served);
+        let (mut list, mut at) = (Vec::new(), Vec::new());
+        for (i, (core, job)) in jobs.into_iter().enumerate() {
+            if core >= n {
+                return Err(TaskError::NoSuchJobCore(i, core, n));
+            }
+            let w = match self.workers.iter().position(|w| w.core == core) {
+                Some(w) if w < self.served => return Err(TaskError::JobOnWorker(i, core)),
+                Some(w) => w,
+                None => {
+                    self.workers.push(Worker {
+                        core,
+                        node: m.core_node[core],
+                        queue: VecDeque::new(),
+                        running: None,
+                        signals: Signals::new(m.core_node[core]),
+                    });
+                    self.workers.len() - 1
+                }
+            };
+            list.push(job);
+            at.push(w);
+        }
+        (self.jobs, self.job_worker) = (list, at);
+        Ok(())
     }
 
     /// Workers take up to `size` queued tasks at once (at least one); each
@@ -221,8 +288,31 @@ impl<'m> TaskEngine<'m> {
         if !trace.warmup.is_empty() {
             self.engine.warm(self.workers[0].core, &trace.warmup);
         }
-        let mut next = 0usize;
+        let (mut next, mut next_job) = (0usize, 0usize);
         loop {
+            if let Some(j) = self.jobs.get(next_job) {
+                if j.arrival_ns > HORIZON_NS {
+                    let (task, ns) = (j.id, j.arrival_ns);
+                    let field = "arrival_ns";
+                    return Err(TaskError::TimePastHorizon { task, field, ns });
+                }
+                // Within the horizon: before any u64::MAX below.
+                let at = j.arrival_ns * 1000;
+                let first = trace
+                    .tasks
+                    .get(next)
+                    .map_or(u64::MAX, |t| t.arrival_ns.saturating_mul(1000));
+                let ev = self.heap.peek().map_or(u64::MAX, |Reverse((t, _, _))| *t);
+                if at <= first && at < ev {
+                    let w = self.job_worker[next_job];
+                    self.workers[w].queue.push_back(next_job);
+                    next_job += 1;
+                    if self.workers[w].running.is_none() {
+                        self.start(trace, w, at)?;
+                    }
+                    continue;
+                }
+            }
             let arrival = match trace.tasks.get(next) {
                 Some(t) if t.arrival_ns > HORIZON_NS => {
                     return Err(TaskError::TimePastHorizon {
@@ -249,7 +339,7 @@ impl<'m> TaskEngine<'m> {
 
     fn dispatch(&mut self, trace: &TaskTrace, i: usize, t_ps: u64) -> Result<(), TaskError> {
         let task = &trace.tasks[i];
-        let views: Vec<WorkerView> = (0..self.workers.len())
+        let views: Vec<WorkerView> = (0..self.served)
             .map(|w| {
                 let wk = &self.workers[w];
                 let running = wk.running.as_ref().map_or(0, |r| r.batch.len());
@@ -257,7 +347,7 @@ impl<'m> TaskEngine<'m> {
                 wk.signals.view(w, wk.queue.len(), running, slots, t_ps)
             })
             .collect();
-        let home = task.key as usize % self.workers.len();
+        let home = task.key as usize % self.served;
         let rv = RequestView {
             id: i as u64,
             key: task.key,
@@ -270,8 +360,8 @@ impl<'m> TaskEngine<'m> {
             now_ns: t_ps / 1000,
         };
         let w = self.sched.pick(&rv, &views);
-        if w >= self.workers.len() {
-            return Err(TaskError::BadPick(self.sched.name(), w, self.workers.len()));
+        if w >= self.served {
+            return Err(TaskError::BadPick(self.sched.name(), w, self.served));
         }
         self.workers[w].queue.push_back(i);
         if self.workers[w].running.is_none() {
@@ -282,7 +372,9 @@ impl<'m> TaskEngine<'m> {
 
     /// Starts worker `w`'s next batch of queued tasks at `t_ps`.
     fn start(&mut self, trace: &TaskTrace, w: usize, t_ps: u64) -> Result<(), TaskError> {
-        let n = self.batch.min(self.workers[w].queue.len());
+        let job = w >= self.served;
+        let size = if job { 1 } else { self.batch };
+        let n = size.min(self.workers[w].queue.len());
         if n == 0 {
             return Ok(());
         }
@@ -305,7 +397,7 @@ impl<'m> TaskEngine<'m> {
             started: false,
             inflight: BinaryHeap::new(),
             last_done_ps: t_ps,
-            fixed_ps: self.batch_fixed_ps,
+            fixed_ps: if job { 0 } else { self.batch_fixed_ps },
         });
         self.schedule_next(trace, w)
     }
@@ -313,18 +405,22 @@ impl<'m> TaskEngine<'m> {
     /// Pushes the running task's next access (or its end).
     fn schedule_next(&mut self, trace: &TaskTrace, w: usize) -> Result<(), TaskError> {
         let (cycle, mlp) = (self.engine.cycle_ps(), self.engine.mlp());
+        let job = w >= self.served;
+        let jobs = &self.jobs;
         let Some(r) = self.workers[w].running.as_mut() else {
             return Ok(());
         };
         // Past the current member's last access: the next member's first.
-        while r.next >= trace.tasks[r.batch[r.cur].task].accesses.len() && r.cur + 1 < r.batch.len()
+        while r.next >= task_of(trace, jobs, job, &r.batch[r.cur]).accesses.len()
+            && r.cur + 1 < r.batch.len()
         {
             r.cur += 1;
             r.next = 0;
         }
         let m = &mut r.batch[r.cur];
-        let task = trace.tasks[m.task].id;
-        let next = match trace.tasks[m.task].accesses.get(r.next) {
+        let t = task_of(trace, jobs, job, m);
+        let task = t.id;
+        let next = match t.accesses.get(r.next) {
             None => (r.last_done_ps.saturating_add(r.fixed_ps), Ev::Done(w)),
             Some(&(_, gap_ns)) => {
                 if gap_ns > HORIZON_NS {
@@ -373,9 +469,9 @@ impl<'m> TaskEngine<'m> {
                 let Some(r) = self.workers[w].running.as_mut() else {
                     return Ok(());
                 };
-                let i = r.batch[r.cur].task;
-                let task = trace.tasks[i].id;
-                let (a, _) = trace.tasks[i].accesses[r.next];
+                let tk = task_of(trace, &self.jobs, w >= self.served, &r.batch[r.cur]);
+                let task = tk.id;
+                let (a, _) = tk.accesses[r.next];
                 r.next += 1;
                 r.started = true;
                 r.last_issue_ps = t;
@@ -397,6 +493,10 @@ impl<'m> TaskEngine<'m> {
                 let Some(r) = self.workers[w].running.take() else {
                     return Ok(());
                 };
+                if w >= self.served {
+                    // A background job: nothing to report.
+                    return self.start(trace, w, t);
+                }
                 let (core, node) = (self.workers[w].core as u32, self.workers[w].node);
                 let mut compute = 0u64;
                 for m in &r.batch {
