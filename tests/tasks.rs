@@ -170,9 +170,12 @@ fn batches_follow_the_batch_recursion_exactly() {
     assert!(sizes[1..].iter().all(|&n| n > 0), "batch sizes {sizes:?}");
 }
 
+/// A background job: core, arrival (ns), accesses as (op, address, gap ns).
+type Job = (usize, u64, Vec<(char, u64, u64)>);
+
 /// Runs `t` on one worker (core 0 of xeon-2s, round robin) beside
-/// background `jobs` (core, arrival ns, accesses): the records by task.
-fn run_with_jobs(t: &TaskTrace, jobs: Vec<(usize, u64, Vec<(char, u64, u64)>)>) -> Vec<TaskRecord> {
+/// background `jobs`: the records by task.
+fn run_with_jobs(t: &TaskTrace, jobs: Vec<Job>) -> Vec<TaskRecord> {
     let m = sim::Machine::from_toml(sim::presets::preset("xeon-2s").unwrap()).unwrap();
     let ctx = policies::registry::Ctx::for_machine(&m);
     let s = policies::sched::SCHEDULERS

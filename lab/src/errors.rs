@@ -47,6 +47,12 @@ pub enum TaskRunError {
     Run { row: String, error: TaskError },
     #[error("workload.arrivals {0}")]
     Arrivals(RetimeError),
+    /// The workload's background jobs at line level.
+    #[error("row {row}: {error}")]
+    Jobs {
+        row: String,
+        error: traces::TraceError,
+    },
 }
 
 /// A request log that cannot be read.

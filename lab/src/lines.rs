@@ -122,6 +122,37 @@ impl Mapping {
         traces::workload_lines::derive(&exp.workload, seed, &self.layout, self.pcie_gbps)
     }
 
+    /// Seed `seed`'s background jobs, each on the last core of its node
+    /// that no worker holds (the request model runs them beside the
+    /// workers); none on a node without such a core.
+    pub fn jobs(
+        &self,
+        m: &sim::Machine,
+        exp: &Experiment,
+        seed: u64,
+    ) -> Result<Vec<(usize, traces::tasks::Task)>, traces::TraceError> {
+        let first_id = u32::MAX / 2;
+        let buffers = BASE + exp.workload.shards.count as u64 * self.layout.region;
+        let jobs = traces::workload_lines::jobs(
+            &exp.workload,
+            seed,
+            &self.layout,
+            &m.memory_nodes(),
+            &self.homes,
+            buffers.next_multiple_of(1 << 30),
+            first_id,
+        )?;
+        Ok(jobs
+            .into_iter()
+            .filter_map(|(node, job)| {
+                let core = (0..m.core_node.len())
+                    .rev()
+                    .find(|&c| m.core_node[c] == node && !self.cores.contains(&c))?;
+                Some((core, job))
+            })
+            .collect())
+    }
+
     /// One row on one seed's `trace`: every request's latency in ns.
     pub fn run(
         &self,
@@ -147,7 +178,13 @@ impl Mapping {
             custom: exp.custom.as_deref(),
             batching: self.batching,
         };
-        let r = replay(m, trace, &self.cores, placement, &how)?;
+        let jobs = self
+            .jobs(m, exp, seed)
+            .map_err(|error| TaskRunError::Jobs {
+                row: row.name.clone(),
+                error,
+            })?;
+        let r = replay(m, trace, &self.cores, placement, &how, jobs)?;
         // At the request model's resolution (whole ns), so the two
         // fidelities' tables compare column by column.
         let lat: Vec<u64> = r.latency_ps.iter().map(|&p| p / 1000 * 1000).collect();

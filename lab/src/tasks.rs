@@ -207,6 +207,7 @@ pub fn replay(
     cores: &[usize],
     placement: Box<dyn sim::Placement>,
     how: &Replay,
+    jobs: Vec<(usize, traces::tasks::Task)>,
 ) -> Result<Replayed, TaskRunError> {
     let row = || how.row.to_string();
     let build = Build {
@@ -232,6 +233,11 @@ pub fn replay(
         },
     })?;
     te.set_batching(how.batching.0, how.batching.1);
+    te.set_jobs(m, jobs)
+        .map_err(|error| TaskRunError::Workers {
+            cores: cores.to_vec(),
+            error,
+        })?;
     let mut lat = vec![0u64; trace.tasks.len()];
     let index: std::collections::HashMap<u32, usize> = trace
         .tasks
@@ -408,6 +414,6 @@ pub fn run_one(
         custom: exp.custom.as_deref(),
         batching: (1, 0),
     };
-    let r = replay(m, &trace, cores, placement, &how)?;
+    let r = replay(m, &trace, cores, placement, &how, Vec::new())?;
     Ok(run_result(seed, r.latency_ps, r.span_ps, r.memory_bytes))
 }

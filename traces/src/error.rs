@@ -269,9 +269,9 @@ pub enum Param {
     #[error("zipf parameters: {0}")]
     Zipf(rand_distr::ZipfError),
     #[error(
-        "workload.background has no line-level mapping (a job beside the workers); remove it to run at line level"
+        "workload.background: more than {max} line accesses in its jobs ({per_job} a job): shorten workload.duration_s or shrink sweep_gb"
     )]
-    LinesBackground,
+    LinesJobs { max: usize, per_job: u64 },
     #[error(
         "workload.request.features: items beyond resident ({far} of {items}) live on the far tier, which the line model lacks; set resident = items to run at line level"
     )]

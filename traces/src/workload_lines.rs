@@ -16,9 +16,16 @@
 //!   (`tokens × token_bytes`) over the accelerator's PCIe bandwidth; the
 //!   batch's fixed cost `batch_ms` ([`batch_fixed_ns`]) is the task
 //!   engine's, paid once per batch it forms;
-//! - background jobs and shard moves have no line-level mapping and are
-//!   refused here (the caller says so); items beyond `resident` (the far
-//!   tier) likewise.
+//! - background job *k* (the request model's: at the arrival of request
+//!   *k*·`every_requests`, on memory node *k* mod the memory nodes) →
+//!   a job of `sweep_gb` of line accesses on a core of that node
+//!   ([`jobs`]): with `flushes_cache`, stores over the regions of the
+//!   shards homed there, from where that node's last job stopped (they
+//!   invalidate every cached copy, as the request model's flush empties
+//!   the node's feature cache); without it, loads of a buffer of its own
+//!   (they load the channels only);
+//! - shard moves have no line-level mapping (the caller skips those rows);
+//!   items beyond `resident` (the far tier) are refused here.
 
 use crate::error::{Param, Problem, Result, TraceError};
 use crate::tasks::{MAX_TASK_RECORDS, Task, TaskTrace};
@@ -70,12 +77,8 @@ fn bad(p: Param) -> TraceError {
     TraceError::at_offset(0, 0, Problem::Param(p))
 }
 
-/// Whether the line model can run `spec`: no background job, no items on
-/// the far tier.
+/// Whether the line model can run `spec`: no items on the far tier.
 pub fn check(spec: &WorkloadSpec) -> Result<()> {
-    if spec.background.is_some() {
-        return Err(bad(Param::LinesBackground));
-    }
     let f = &spec.request.features;
     if f.resident < f.items {
         return Err(bad(Param::LinesFarItems {
@@ -84,6 +87,81 @@ pub fn check(spec: &WorkloadSpec) -> Result<()> {
         }));
     }
     Ok(())
+}
+
+/// The request model's background jobs of `spec` on `seed` as line-level
+/// jobs: `(memory node, job)` in start order. `mem_nodes` are the
+/// machine's memory nodes, `homes[s]` the node shard *s*'s region is homed
+/// on; a job without `flushes_cache` reads a buffer at `buffer_base` +
+/// (its node's index) × its size. Job ids count from `first_id`.
+pub fn jobs(
+    spec: &WorkloadSpec,
+    seed: u64,
+    layout: &LineLayout,
+    mem_nodes: &[u32],
+    homes: &[u32],
+    buffer_base: u64,
+    first_id: u32,
+) -> Result<Vec<(u32, Task)>> {
+    let Some(bg) = &spec.background else {
+        return Ok(Vec::new());
+    };
+    if bg.every_requests == 0 || mem_nodes.is_empty() {
+        return Ok(Vec::new());
+    }
+    let lines = (bg.sweep_gb * 1e9 / LINE as f64).ceil() as u64;
+    let buffer = (lines * LINE).div_ceil(1 << 21) << 21;
+    // Where each node's next flushing sweep starts, in its shards' bytes.
+    let mut cursor = vec![0u64; mem_nodes.len()];
+    let (mut out, mut total) = (Vec::new(), 0u64);
+    let mut seen = 0u64;
+    for a in ArrivalGen::new(spec, seed)? {
+        seen += 1;
+        if !seen.is_multiple_of(bg.every_requests) {
+            continue;
+        }
+        total += lines;
+        if total > MAX_TASK_RECORDS as u64 {
+            return Err(bad(Param::LinesJobs {
+                max: MAX_TASK_RECORDS,
+                per_job: lines,
+            }));
+        }
+        let k = seen / bg.every_requests;
+        let slot = (k % mem_nodes.len() as u64) as usize;
+        let node = mem_nodes[slot];
+        let id = first_id.saturating_add(out.len() as u32);
+        let shards: Vec<u64> = (0..homes.len())
+            .filter(|&s| homes[s] == node)
+            .map(|s| layout.base + s as u64 * layout.region)
+            .collect();
+        let span = shards.len() as u64 * layout.region;
+        let mut accesses = Vec::with_capacity(lines as usize);
+        for l in 0..lines {
+            let acc = if bg.flushes_cache && span > 0 {
+                let off = (cursor[slot] + l * LINE) % span;
+                let at = shards[(off / layout.region) as usize] + off % layout.region;
+                Access::new(id, Kind::Store, at, 8)
+            } else {
+                let at = buffer_base + slot as u64 * buffer + l * LINE;
+                Access::new(id, Kind::Load, at, 8)
+            };
+            accesses.push((acc, 0));
+        }
+        if span > 0 {
+            cursor[slot] = (cursor[slot] + lines * LINE) % span;
+        }
+        out.push((
+            node,
+            Task {
+                id,
+                key: node,
+                arrival_ns: a.arrival_ns,
+                accesses,
+            },
+        ));
+    }
+    Ok(out)
 }
 
 /// A batch's fixed compute (`batch_ms`) in whole ns, which the task
@@ -255,17 +333,51 @@ mod tests {
                 .to_string()
                 .contains("far tier")
         );
+    }
+
+    /// Job k at request k·every's arrival, alternating memory nodes; a
+    /// flushing job stores over its node's shards from where the last one
+    /// stopped, a plain one loads its own buffer.
+    #[test]
+    fn background_jobs_follow_the_request_models_jobs() {
         let mut s = spec();
+        s.shards.count = 4;
         s.background = Some(crate::workload::Background {
             every_requests: 100,
-            sweep_gb: 1.0,
+            sweep_gb: 64.0 * 1000.0 / 1e9,
             flushes_cache: true,
         });
-        assert!(
-            derive(&s, 1, &lay, f64::INFINITY)
-                .unwrap_err()
-                .to_string()
-                .contains("background")
-        );
+        let lay = LineLayout::of(&s, 1 << 32, 4096);
+        let arrivals: Vec<_> = ArrivalGen::new(&s, 3).unwrap().collect();
+        // Shards 0 and 2 on node 0, 1 and 3 on node 1.
+        let homes = [0, 1, 0, 1];
+        let j = jobs(&s, 3, &lay, &[0, 1], &homes, 1 << 50, 7).unwrap();
+        assert_eq!(j.len(), arrivals.len() / 100);
+        for (k, (node, job)) in j.iter().enumerate() {
+            assert_eq!(job.arrival_ns, arrivals[(k + 1) * 100 - 1].arrival_ns);
+            assert_eq!(*node, ((k + 1) % 2) as u32);
+            assert_eq!(job.id, 7 + k as u32);
+            assert_eq!(job.accesses.len(), 1000);
+            assert!(
+                job.accesses
+                    .iter()
+                    .all(|(a, g)| a.kind == Kind::Store && *g == 0)
+            );
+        }
+        // Node 1's first job (k = 1) starts at shard 1's first line; its
+        // second (k = 3) where that one stopped: 1000 lines on.
+        let first = |k: usize| j[k].1.accesses[0].0.addr;
+        assert_eq!(first(0), lay.base + lay.region);
+        let span = 2 * lay.region;
+        let off = 1000 * LINE % span;
+        let want = [lay.base + lay.region, lay.base + 3 * lay.region][(off / lay.region) as usize]
+            + off % lay.region;
+        assert_eq!(first(2), want);
+        // Without the flush: loads of the node's own buffer.
+        s.background.as_mut().unwrap().flushes_cache = false;
+        let j = jobs(&s, 3, &lay, &[0, 1], &homes, 1 << 50, 0).unwrap();
+        assert!(j[0].1.accesses.iter().all(|(a, _)| a.kind == Kind::Load));
+        let buffer = (1000 * LINE).div_ceil(1 << 21) << 21;
+        assert_eq!(j[0].1.accesses[0].0.addr, (1 << 50) + buffer);
     }
 }
