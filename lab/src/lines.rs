@@ -16,6 +16,92 @@ use crate::tasks::{Replay, TaskRunError, replay, run_result};
 /// Where shard 0's region starts (above anything a recorded trace uses).
 pub const BASE: u64 = 1 << 40;
 
+/// Line reads a request may take at line level before its items are
+/// scaled down ([`scale`]).
+pub const MAX_READS_PER_REQUEST: u64 = 1024;
+
+/// Line accesses (requests' reads and background jobs') a seed may take
+/// at line level before its duration is cut ([`scale`]): about 10 s of
+/// one core's replay.
+pub const MAX_ACCESSES_PER_SEED: f64 = 2.5e7;
+
+/// How a workload was scaled to run at line level.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Scaling {
+    /// Items and background sweeps were divided by it.
+    pub factor: u64,
+    /// Item size before and after (KiB).
+    pub item_kb: (f64, f64),
+    /// Background sweep before and after (GB), if there is one.
+    pub sweep_gb: Option<(f64, f64)>,
+    /// Duration before and after (s), if it was cut.
+    pub duration_s: Option<(f64, f64)>,
+}
+
+impl std::fmt::Display for Scaling {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "scaled for the line model:")?;
+        let mut sep = "";
+        if self.factor > 1 {
+            let (a, b) = self.item_kb;
+            write!(f, " feature items {a} KiB → {b} KiB")?;
+            if let Some((a, b)) = self.sweep_gb {
+                write!(f, " and background sweeps {a} GB → {b} GB")?;
+            }
+            write!(f, " (÷{})", self.factor)?;
+            sep = ";";
+        }
+        if let Some((a, b)) = self.duration_s {
+            write!(f, "{sep} duration {a} s → {b} s")?;
+        }
+        Ok(())
+    }
+}
+
+/// Scales `w` to what the line model runs in reasonable time, the same
+/// way every time: feature items (and background sweeps, which are sized
+/// against them) halved until a request reads at most
+/// [`MAX_READS_PER_REQUEST`] lines, then the duration cut to whole tenths
+/// of a second so that a seed takes at most [`MAX_ACCESSES_PER_SEED`] line
+/// accesses at the workload's `qps` (a recorded log's duration is kept).
+/// `None` when `w` runs as given.
+pub fn scale(w: &mut traces::workload::WorkloadSpec) -> Option<Scaling> {
+    let (lookups, kb) = (w.request.features.lookups, w.request.features.item_kb);
+    let lines =
+        |kb: f64| ((kb * 1024.0).ceil().max(1.0) as u64).div_ceil(traces::workload_lines::LINE);
+    let per_request = |kb: f64| u64::from(lookups.max(1)) * lines(kb);
+    let mut factor = 1u64;
+    while per_request(kb / factor as f64) > MAX_READS_PER_REQUEST && lines(kb / factor as f64) > 1 {
+        factor *= 2;
+    }
+    let item_kb = (kb, kb / factor as f64);
+    let mut sweep_gb = None;
+    w.request.features.item_kb = item_kb.1;
+    if let Some(bg) = &mut w.background {
+        sweep_gb = Some((bg.sweep_gb, bg.sweep_gb / factor as f64));
+        bg.sweep_gb /= factor as f64;
+    }
+    let mut per_s = w.qps * per_request(item_kb.1) as f64;
+    if let Some(bg) = &w.background
+        && bg.every_requests > 0
+    {
+        per_s += w.qps / bg.every_requests as f64 * (bg.sweep_gb * 1e9 / 64.0);
+    }
+    let mut duration_s = None;
+    let logged = matches!(w.arrivals, traces::workload::Arrivals::Log { .. });
+    if !logged && per_s * w.duration_s > MAX_ACCESSES_PER_SEED {
+        let cut = ((MAX_ACCESSES_PER_SEED / per_s * 10.0).floor() / 10.0).max(0.1);
+        duration_s = Some((w.duration_s, cut));
+        w.duration_s = cut;
+    }
+    (factor > 1 || duration_s.is_some()).then_some(Scaling {
+        factor,
+        item_kb,
+        sweep_gb: sweep_gb.filter(|_| factor > 1),
+        duration_s,
+    })
+}
+
 /// The flow model's workers as cores: per node, one worker per
 /// accelerator (else per core), each on the node's next core.
 pub fn flow_worker_cores(m: &sim::Machine) -> Vec<usize> {
@@ -189,5 +275,36 @@ impl Mapping {
         // fidelities' tables compare column by column.
         let lat: Vec<u64> = r.latency_ps.iter().map(|&p| p / 1000 * 1000).collect();
         Ok(run_result(seed, lat, r.span_ps, r.memory_bytes))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The seed experiment's workload, scaled by hand: 32 lookups of
+    /// 128 KiB are 32 × 2048 line reads; halved six times, 1024. Then
+    /// 5000 requests/s × 1024 reads + 2 jobs/s × 0.125 GB / 64 B =
+    /// 9 026 250 accesses a second, so 2.5e7 fit in 2.77 s: cut to 2.7 s.
+    #[test]
+    fn the_seed_workload_scales_as_computed_by_hand() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../scenarios/seed-inference.toml"
+        );
+        let mut w = Experiment::load(std::path::Path::new(path))
+            .unwrap()
+            .workload;
+        let s = scale(&mut w).unwrap();
+        assert_eq!(s.factor, 64);
+        assert_eq!(w.request.features.item_kb, 2.0);
+        assert_eq!(w.background.as_ref().unwrap().sweep_gb, 0.125);
+        assert_eq!(s.duration_s, Some((10.0, 2.7)));
+        assert_eq!(
+            s.to_string(),
+            "scaled for the line model: feature items 128 KiB → 2 KiB and background sweeps 8 GB → 0.125 GB (÷64); duration 10 s → 2.7 s"
+        );
+        // What already fits runs as given.
+        assert_eq!(scale(&mut w.clone()), None);
     }
 }

@@ -168,20 +168,28 @@ pub fn tasks(
 pub fn lines(exp: &Experiment, lc: &LineComparison, files: bool) -> Result<Rendered, OutputError> {
     let table = &lc.comparison.table;
     let e = &exp.experiment;
+    let scaled = lc
+        .scaled
+        .as_ref()
+        .map_or(String::new(), |s| format!("*** {s} ***\n"));
     let text = format!(
-        "{} on {} at line level: {:.0} QPS for {} s × {} seeds ({} requests per row; {} line reads per lookup, {} workers)\n{}",
+        "{} on {} at line level: {:.0} QPS for {} s × {} seeds ({} requests per row; {} line reads per lookup, {} workers)\n{scaled}{}",
         e.name,
-        exp.workload.machine,
-        exp.workload.qps,
-        exp.workload.duration_s,
+        lc.workload.machine,
+        lc.workload.qps,
+        lc.workload.duration_s,
         e.seeds.len(),
         table.first().map_or(0, |r| r.requests),
         lc.lines_per_item,
         lc.cores.len(),
         compare::render(table, e.spike_k)
     );
-    let config =
-        json!({ "fidelity": "lines", "duration_s": exp.workload.duration_s, "seeds": e.seeds });
+    let config = json!({
+        "fidelity": "lines",
+        "duration_s": lc.workload.duration_s,
+        "seeds": e.seeds,
+        "scaled": lc.scaled.as_ref().map(|s| s.to_string()),
+    });
     let files = if files {
         let v = json!({
             "experiment": e.name,

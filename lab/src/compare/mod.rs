@@ -276,6 +276,10 @@ pub struct LineComparison {
     pub cores: Vec<usize>,
     /// Line reads per feature item.
     pub lines_per_item: u64,
+    /// How the workload was scaled to run ([`crate::lines::scale`]), and
+    /// the workload that ran.
+    pub scaled: Option<crate::lines::Scaling>,
+    pub workload: traces::workload::WorkloadSpec,
 }
 
 /// Every mappable row × seed of a request-model experiment at line level
@@ -287,6 +291,9 @@ pub fn lines(
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<LineComparison, LabError> {
     crate::lines::check(exp, origin)?;
+    let mut scaled_exp = exp.clone();
+    let scaled = crate::lines::scale(&mut scaled_exp.workload);
+    let exp = &scaled_exp;
     let m = crate::machines::load(&exp.workload.machine, &exp.inputs)?;
     let rows: Vec<&RowSpec> = exp
         .row
@@ -325,6 +332,8 @@ pub fn lines(
         ),
         cores: map.cores,
         lines_per_item: map.layout.lines_per_item,
+        scaled,
+        workload: exp.workload.clone(),
     })
 }
 
