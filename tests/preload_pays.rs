@@ -79,7 +79,11 @@ fn the_window_sweep_is_the_documented_table() {
         &root("scenarios/preload-pays-window.toml"),
         "--out",
         out.to_str().unwrap(),
+        "--report",
     ]);
+    // The sweep's report shows the table: every point's TP99 and hit rate.
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(html.contains("preload_hit_rate") && html.contains("tp99_ms"));
     // One value per field: none of this sweep's holds a comma.
     let text = std::fs::read_to_string(out.join("sweep.csv")).unwrap();
     let mut lines = text.lines();
@@ -91,6 +95,13 @@ fn the_window_sweep_is_the_documented_table() {
         let rec: Vec<&str> = l.split(',').collect();
         assert_eq!(rec.len(), h.len(), "{l}");
         let num = |c: &str| rec[col(c)].parse::<f64>().unwrap();
+        for c in ["tp99_ms", "preload_hit_rate"] {
+            assert!(
+                html.contains(rec[col(c)]),
+                "report.html lacks {c} {}",
+                rec[col(c)]
+            );
+        }
         let window = rec[col("row.always.preload")]
             .strip_prefix("always:")
             .unwrap()
