@@ -403,4 +403,20 @@ fn a_dataset_records_its_row_before_another_rows_model_exists() {
         e.contains("row ai_predict") && e.contains("seed-article-gbdt.json"),
         "{e}"
     );
+    // A problem outside the rows names the file's own line, not a line of
+    // the text with one row kept.
+    let bad = std::fs::read_to_string(root("scenarios/seed-article.toml"))
+        .unwrap()
+        .replace("qps = 5000.0", "qps = \"fast\"");
+    let line = bad.lines().position(|l| l.contains("qps = ")).unwrap() + 1;
+    std::fs::write(&exp, bad).unwrap();
+    let e = one_line_error(&numasim(&[
+        "dataset",
+        exp.to_str().unwrap(),
+        "--row",
+        "numa_aware",
+        "--out",
+        data.to_str().unwrap(),
+    ]));
+    assert!(e.contains(&format!("line {line}")), "line {line}: {e}");
 }

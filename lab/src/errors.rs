@@ -49,10 +49,18 @@ pub enum TaskRunError {
     Arrivals(RetimeError),
     /// The workload's background jobs at line level.
     #[error("row {row}: {error}")]
-    Jobs {
-        row: String,
-        error: traces::TraceError,
-    },
+    Jobs { row: String, error: JobsError },
+}
+
+/// A workload's background jobs that cannot run at line level.
+#[derive(Debug, thiserror::Error)]
+pub enum JobsError {
+    #[error("{0}")]
+    Derive(#[from] traces::TraceError),
+    #[error(
+        "workload.background: a job on memory node {node} needs a core of that node that no worker holds"
+    )]
+    NoCore { node: u32 },
 }
 
 /// A request log that cannot be read.

@@ -111,7 +111,14 @@ impl Experiment {
         }
         rows.retain(named);
         let only = toml::to_string(&t).map_err(|error| LabError::RowSelect { origin, error })?;
-        Experiment::parse_file_text(path, &only)
+        Experiment::parse_file_text(path, &only).map_err(|e| {
+            // The reduced text's line numbers are not the file's: a
+            // problem outside the rows is reported from the file itself.
+            match Experiment::parse_file_text(path, &text) {
+                Err(full) if !matches!(full, LabError::RowPolicy { .. }) => full,
+                _ => e,
+            }
+        })
     }
 
     /// Parses an experiment's `text` as if read from `path` (relative paths

@@ -210,13 +210,13 @@ impl Mapping {
 
     /// Seed `seed`'s background jobs, each on the last core of its node
     /// that no worker holds (the request model runs them beside the
-    /// workers); none on a node without such a core.
+    /// workers); a node without such a core is an error.
     pub fn jobs(
         &self,
         m: &sim::Machine,
         exp: &Experiment,
         seed: u64,
-    ) -> Result<Vec<(usize, traces::tasks::Task)>, traces::TraceError> {
+    ) -> Result<Vec<(usize, traces::tasks::Task)>, crate::errors::JobsError> {
         let first_id = u32::MAX / 2;
         let buffers = BASE + exp.workload.shards.count as u64 * self.layout.region;
         let jobs = traces::workload_lines::jobs(
@@ -228,15 +228,15 @@ impl Mapping {
             buffers.next_multiple_of(1 << 30),
             first_id,
         )?;
-        Ok(jobs
-            .into_iter()
-            .filter_map(|(node, job)| {
+        jobs.into_iter()
+            .map(|(node, job)| {
                 let core = (0..m.core_node.len())
                     .rev()
-                    .find(|&c| m.core_node[c] == node && !self.cores.contains(&c))?;
-                Some((core, job))
+                    .find(|&c| m.core_node[c] == node && !self.cores.contains(&c))
+                    .ok_or(crate::errors::JobsError::NoCore { node })?;
+                Ok((core, job))
             })
-            .collect())
+            .collect()
     }
 
     /// One row on one seed's `trace`: every request's latency in ns.

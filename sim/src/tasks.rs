@@ -69,7 +69,8 @@ pub struct TaskRecord {
     pub accesses: u64,
     /// Of its accesses, those not served by the L1.
     pub misses: u64,
-    /// Sum of its compute gaps (ps).
+    /// Sum of its compute gaps (ps); a batch's first task also carries
+    /// the batch's fixed cost.
     pub compute_ps: u64,
 }
 
@@ -144,7 +145,7 @@ struct Worker {
     queue: VecDeque<usize>,
     running: Option<Running>,
     /// What a scheduler sees of it (`crate::signals`, shared with the
-    /// request model; a worker runs one task at a time: one slot).
+    /// request model; one slot per task of a batch).
     signals: Signals,
 }
 
@@ -238,11 +239,12 @@ impl<'m> TaskEngine<'m> {
         jobs: Vec<(usize, Task)>,
     ) -> Result<(), TaskError> {
         let n = m.core_node.len();
-        let mut jobs = jobs;
-        jobs.sort_by_key(|(_, j)| j.arrival_ns);
+        // In start order; an error names the job as the caller numbered it.
+        let mut jobs: Vec<(usize, (usize, Task))> = jobs.into_iter().enumerate().collect();
+        jobs.sort_by_key(|(i, (_, j))| (j.arrival_ns, *i));
         self.workers.truncate(self.served);
         let (mut list, mut at) = (Vec::new(), Vec::new());
-        for (i, (core, job)) in jobs.into_iter().enumerate() {
+        for (i, (core, job)) in jobs {
             if core >= n {
                 return Err(TaskError::NoSuchJobCore(i, core, n));
             }
@@ -421,7 +423,16 @@ impl<'m> TaskEngine<'m> {
         let t = task_of(trace, jobs, job, m);
         let task = t.id;
         let next = match t.accesses.get(r.next) {
-            None => (r.last_done_ps.saturating_add(r.fixed_ps), Ev::Done(w)),
+            None => {
+                // A batch with no access at all still pays its fixed cost.
+                let fixed = std::mem::take(&mut r.fixed_ps);
+                m.compute_ps = m.compute_ps.saturating_add(fixed);
+                let at = r.last_done_ps.saturating_add(fixed);
+                if at > HORIZON_PS {
+                    return Err(TaskError::ClockPastHorizon { task, ps: at });
+                }
+                (at, Ev::Done(w))
+            }
             Some(&(_, gap_ns)) => {
                 if gap_ns > HORIZON_NS {
                     let (field, ns) = ("gap_ns", gap_ns);
