@@ -176,6 +176,11 @@ type Job = (usize, u64, Vec<(char, u64, u64)>);
 /// Runs `t` on one worker (core 0 of xeon-2s, round robin) beside
 /// background `jobs`: the records by task.
 fn run_with_jobs(t: &TaskTrace, jobs: Vec<Job>) -> Vec<TaskRecord> {
+    run_batched_with_jobs(t, (1, 0), jobs)
+}
+
+/// [`run_with_jobs`] with the worker batching `(size, fixed ps)`.
+fn run_batched_with_jobs(t: &TaskTrace, batching: (usize, u64), jobs: Vec<Job>) -> Vec<TaskRecord> {
     let m = sim::Machine::from_toml(sim::presets::preset("xeon-2s").unwrap()).unwrap();
     let ctx = policies::registry::Ctx::for_machine(&m);
     let s = policies::sched::SCHEDULERS
@@ -186,6 +191,7 @@ fn run_with_jobs(t: &TaskTrace, jobs: Vec<Job>) -> Vec<TaskRecord> {
         .unwrap();
     let e = sim::Engine::new(&m, sim::Config::default(), p).unwrap();
     let mut te = TaskEngine::new(e, &m, &[0], s).unwrap();
+    te.set_batching(batching.0, batching.1);
     let jobs = jobs
         .into_iter()
         .enumerate()
@@ -220,6 +226,37 @@ fn a_background_jobs_writes_invalidate_the_workers_copies() {
         assert_eq!(x.misses, want, "task {}", x.task);
     }
     assert!(r[6].service_ps() > quiet[6].service_ps());
+}
+
+/// A job is not a batch: on a batching engine (here 4 tasks, 3 µs fixed)
+/// it still runs alone and pays no fixed cost, so its stores land at
+/// 55 µs and task 6 (at 60 µs) is the one that misses; with the fixed cost
+/// they would land after it.
+#[test]
+fn a_background_job_on_a_batching_engine_pays_no_batch_cost() {
+    let arrivals: Vec<u64> = (0..20).map(|k| k * 10_000).collect();
+    let t = resident_tasks(&arrivals);
+    let writes: Vec<(char, u64, u64)> = (0..8).map(|i| ('S', 0x4000 + 64 * i, 0)).collect();
+    let r = run_batched_with_jobs(&t, (4, 3_000_000), vec![(28, 55_000, writes)]);
+    for x in &r[1..] {
+        let want = if x.task == 6 { 8 } else { 0 };
+        assert_eq!(x.misses, want, "task {}", x.task);
+    }
+}
+
+/// A batch's misses are counted against the task that made them: two
+/// tasks queued behind a first, one reading eight cold lines and one the
+/// first's (now cached) lines, run as one batch; the first misses 8, the
+/// second 0 (the cold lines sit in other L1 sets than the warm ones).
+#[test]
+fn a_batch_counts_each_tasks_misses_as_its_own() {
+    let warm: Vec<(char, u64, u64)> = (0..8).map(|i| ('L', 0x4000 + 64 * i, 100)).collect();
+    let cold: Vec<(char, u64, u64)> = (8..16).map(|i| ('L', 0x8_0000 + 64 * i, 100)).collect();
+    let t = trace(&[(0, 0, warm.clone()), (1, 0, cold), (2, 0, warm)]);
+    let r = run_batched_with_jobs(&t, (2, 0), vec![]);
+    assert_eq!(r[1].start_ps, r[2].start_ps, "tasks 1 and 2 are one batch");
+    assert_eq!(r[1].end_ps, r[2].end_ps);
+    assert_eq!((r[1].misses, r[2].misses), (8, 0));
 }
 
 /// A job on a worker's core, or on no core, is refused.

@@ -41,8 +41,8 @@
 //!
 //! **Time.** Picoseconds. Events — a worker's next access, a task's end, an
 //! arrival — run in time order; at one time, worker events (in (time,
-//! order of scheduling)) come before arrivals, so a worker freed at t can
-//! take a task arriving at t. Deterministic: no clock, no randomness
+//! order of scheduling)) come before background jobs' starts, and those
+//! before arrivals, so a worker freed at t can take a task arriving at t. Deterministic: no clock, no randomness
 //! beyond the scheduler's seed.
 
 use std::cmp::Reverse;
