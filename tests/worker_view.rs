@@ -5,10 +5,11 @@
 //! `outstanding` = the worker's requests or tasks dispatched earlier and
 //! not yet finished, of which `queued` have not started and the worker is
 //! `busy` while one runs; `idle_fraction` = max(0, 1 − outstanding / slots)
-//! (a batch in the request model, one task in the task engine); `stall_ms`
-//! and its EWMA (α = 0.2) over the batches or tasks whose stall was known
-//! by then (a batch's once its data arrived, a task's once it ended). The
-//! task engine once showed 1 / (1 + outstanding) instead.
+//! (a batch in the request model; in the task engine its batch, one task
+//! unless it batches); `stall_ms` and its EWMA (α = 0.2) over the batches
+//! whose stall was known by then (in the request model once its data
+//! arrived; in the task engine once it ended, its service less its tasks'
+//! compute). The task engine once showed 1 / (1 + outstanding) instead.
 
 use std::sync::{Arc, Mutex};
 
@@ -85,6 +86,16 @@ fn run_tasks(
     cores: &[usize],
     trace: &traces::tasks::TaskTrace,
 ) -> (Seen, Vec<sim::tasks::TaskRecord>) {
+    run_tasks_batched(m, cores, trace, (1, 0))
+}
+
+/// [`run_tasks`] with workers batching `(size, fixed ps)`.
+fn run_tasks_batched(
+    m: &sim::Machine,
+    cores: &[usize],
+    trace: &traces::tasks::TaskTrace,
+    batching: (usize, u64),
+) -> (Seen, Vec<sim::tasks::TaskRecord>) {
     let ctx = policies::registry::Ctx::for_machine(m);
     let p = policies::placement::PLACEMENTS
         .build("first-touch", &ctx)
@@ -96,6 +107,7 @@ fn run_tasks(
         seen: seen.clone(),
     });
     let mut te = sim::tasks::TaskEngine::new(e, m, cores, sched).unwrap();
+    te.set_batching(batching.0, batching.1);
     let mut recs = Vec::new();
     te.run(trace, |r| recs.push(*r)).unwrap();
     (seen, recs)
@@ -158,6 +170,19 @@ fn the_request_model_shows_the_defined_signals() {
 
 #[test]
 fn the_task_engine_shows_the_defined_signals() {
+    task_engine_signals((1, 0));
+}
+
+/// Batching workers (4 tasks, 50 ns fixed): a batch's tasks run together,
+/// `slots` is the batch, and one stall per batch — its service less its
+/// tasks' compute (the fixed cost included) — is known from its end.
+#[test]
+fn the_task_engine_shows_the_defined_signals_when_it_batches() {
+    task_engine_signals((4, 50_000));
+}
+
+fn task_engine_signals(batching: (usize, u64)) {
+    let slots = batching.0;
     let mut csv = String::from("task,op,addr,size,gap_ns,arrival_ns,key\n");
     for i in 0..600u64 {
         let key = i % 5;
@@ -170,10 +195,10 @@ fn the_task_engine_shows_the_defined_signals() {
     }
     let trace = traces::tasks::read_task_csv(csv.as_bytes()).unwrap();
     let m = sim::Machine::from_toml(sim::presets::preset("xeon-2s").unwrap()).unwrap();
-    let (seen, recs) = run_tasks(&m, &[0, 1, 28], &trace);
+    let (seen, recs) = run_tasks_batched(&m, &[0, 1, 28], &trace, batching);
     let seen = seen.lock().unwrap();
     assert_eq!(seen.len(), 600);
-    let (mut busy, mut stalled, mut running_views) = (0, 0, 0);
+    let (mut busy, mut stalled, mut running_views, mut batched_views) = (0, 0, 0, 0);
     for (now_ns, id, views) in seen.iter() {
         let now_ps = trace.tasks[*id as usize].arrival_ns * 1000;
         assert_eq!(now_ns * 1000, now_ps, "dispatched at its arrival");
@@ -184,27 +209,37 @@ fn the_task_engine_shows_the_defined_signals() {
                 .filter(|r| (r.arrival_ps, r.task) < (now_ps, *id as u32) && r.end_ps > now_ps)
                 .count();
             assert_eq!(v.outstanding, outstanding, "task {id}, worker {}", v.id);
-            // One task runs at a time: busy while a task that started before
-            // now has not ended; the rest of the outstanding ones are queued.
+            // One batch runs at a time: busy while a task that started
+            // before now has not ended; the rest of the outstanding ones
+            // are queued.
             let running = mine
                 .clone()
                 .filter(|r| (r.arrival_ps, r.task) < (now_ps, *id as u32))
                 .filter(|r| r.start_ps <= now_ps && r.end_ps > now_ps)
                 .count();
             assert!(
-                running <= 1,
+                running <= slots,
                 "task {id}: {running} tasks running on one worker"
             );
-            assert_eq!(v.busy, running == 1, "task {id}: {v:?}");
-            running_views += running as u32;
+            assert_eq!(v.busy, running > 0, "task {id}: {v:?}");
+            running_views += (running > 0) as u32;
+            batched_views += (running > 1) as u32;
             assert_eq!(v.queued, outstanding - running, "task {id}: {v:?}");
-            let idle = (1.0 - outstanding as f64).max(0.0);
+            let idle = (1.0 - outstanding as f64 / slots as f64).max(0.0);
             assert!(close(v.idle_fraction, idle), "task {id}: {v:?}");
-            let mut done: Vec<_> = mine.filter(|r| r.end_ps <= now_ps).collect();
-            done.sort_by_key(|r| r.end_ps);
+            // Finished batches, by end: (start, end, Σ compute).
+            let mut done: Vec<(u64, u64, u64)> = Vec::new();
+            let mut ended: Vec<_> = mine.filter(|r| r.end_ps <= now_ps).collect();
+            ended.sort_by_key(|r| (r.end_ps, r.start_ps));
+            for r in ended {
+                match done.last_mut() {
+                    Some(b) if (b.0, b.1) == (r.start_ps, r.end_ps) => b.2 += r.compute_ps,
+                    _ => done.push((r.start_ps, r.end_ps, r.compute_ps)),
+                }
+            }
             let known: Vec<f64> = done
                 .iter()
-                .map(|r| (r.service_ps() - r.compute_ps) as f64 / 1e9)
+                .map(|&(start, end, compute)| (end - start - compute) as f64 / 1e9)
                 .collect();
             let (last, ewma) = stall_of(&known);
             assert!(
@@ -219,6 +254,8 @@ fn the_task_engine_shows_the_defined_signals() {
         busy > 100 && stalled > 100 && running_views > 100,
         "{busy} {stalled} {running_views}"
     );
+    // Batching shows batches of more than one task running.
+    assert_eq!(batched_views > 20, slots > 1, "{batched_views}");
 }
 
 /// Both engines in one state: the same machine (8 workers, 4 on each
