@@ -267,7 +267,7 @@ fn background_jobs_run_at_line_level() {
 fn the_seed_itself_scaled_agrees_and_is_the_documented_table() {
     let dir = tempfile::tempdir().unwrap();
     let scenario = common::root("scenarios/seed-inference.toml");
-    let rows = "static,dynamic_lb,numa_aware";
+    let names = "static,dynamic_lb,numa_aware";
     let lines = dir.path().join("lines");
     let o = common::ok(&[
         "compare",
@@ -284,7 +284,7 @@ fn the_seed_itself_scaled_agrees_and_is_the_documented_table() {
         "compare",
         &scenario,
         "--rows",
-        rows,
+        names,
         "--set",
         "workload.request.features.item_kb=2.0",
         "--set",
@@ -295,7 +295,7 @@ fn the_seed_itself_scaled_agrees_and_is_the_documented_table() {
         flow.to_str().unwrap(),
     ]);
     let doc = std::fs::read_to_string(common::root("docs/fidelity.md")).unwrap();
-    let (f, l) = (rows_of(&flow), rows_of(&lines));
+    let (f, l) = (rows(&flow), rows(&lines));
     for (f, l) in f.iter().zip(&l) {
         assert_eq!(f.0, l.0);
         assert!((0.95..=1.05).contains(&(l.1 / f.1)), "{f:?} {l:?}");
@@ -310,8 +310,4 @@ fn the_seed_itself_scaled_agrees_and_is_the_documented_table() {
         assert!(doc.contains(&line), "docs/fidelity.md lacks\n{line}");
     }
     assert_eq!(by_tp99(&f).last(), by_tp99(&l).last());
-}
-
-fn rows_of(dir: &std::path::Path) -> Rows {
-    rows(dir)
 }

@@ -22,31 +22,12 @@ const ARTICLE: [(&str, f64); 3] = [
 #[test]
 fn the_article_table_is_reproduced_within_fifteen_percent() {
     let dir = tempfile::tempdir().unwrap();
-    let data = dir.path().join("data.csv");
-    let model = dir.path().join("m.json");
     let exp = root("scenarios/seed-article.toml");
-    ok(&[
-        "dataset",
+    common::assert_model_reproduced(
+        dir.path(),
         &exp,
-        "--row",
         "numa_aware",
-        "--seed",
-        "101",
-        "--out",
-        data.to_str().unwrap(),
-    ]);
-    ok(&[
-        "train",
-        data.to_str().unwrap(),
-        "--model",
-        "gbdt",
-        "--out",
-        model.to_str().unwrap(),
-    ]);
-    assert_eq!(
-        std::fs::read_to_string(&model).unwrap(),
-        std::fs::read_to_string(root("scenarios/models/seed-article-gbdt.json")).unwrap(),
-        "the committed model is what the documented commands produce"
+        "scenarios/models/seed-article-gbdt.json",
     );
     let out = dir.path().join("o");
     ok(&["compare", &exp, "--out", out.to_str().unwrap()]);

@@ -122,20 +122,7 @@ fn batches_follow_the_batch_recursion_exactly() {
     let arrivals = poisson(20_000, 1400.0, 11);
     let t = resident_tasks(&arrivals);
     let (size, fixed) = (4usize, 1_500_000u64);
-    let m = sim::Machine::from_toml(sim::presets::preset("xeon-2s").unwrap()).unwrap();
-    let ctx = policies::registry::Ctx::for_machine(&m);
-    let s = policies::sched::SCHEDULERS
-        .build("round-robin", &ctx)
-        .unwrap();
-    let p = policies::placement::PLACEMENTS
-        .build("first-touch", &ctx)
-        .unwrap();
-    let e = sim::Engine::new(&m, sim::Config::default(), p).unwrap();
-    let mut te = TaskEngine::new(e, &m, &[0], s).unwrap();
-    te.set_batching(size, fixed);
-    let mut r = Vec::new();
-    te.run(&t, |x| r.push(*x)).unwrap();
-    r.sort_by_key(|x| x.task);
+    let r = run_batched_with_jobs(&t, (size, fixed), vec![]);
     assert_eq!(r.len(), arrivals.len());
     let arr: Vec<u64> = r.iter().map(|x| x.arrival_ps).collect();
     // The first batch (cold) as the engine ran it, then h from the second.

@@ -67,8 +67,7 @@ impl std::fmt::Display for Scaling {
 /// `None` when `w` runs as given.
 pub fn scale(w: &mut traces::workload::WorkloadSpec) -> Option<Scaling> {
     let (lookups, kb) = (w.request.features.lookups, w.request.features.item_kb);
-    let lines =
-        |kb: f64| ((kb * 1024.0).ceil().max(1.0) as u64).div_ceil(traces::workload_lines::LINE);
+    let lines = traces::workload_lines::lines_per_item;
     let per_request = |kb: f64| u64::from(lookups.max(1)) * lines(kb);
     let mut factor = 1u64;
     while per_request(kb / factor as f64) > MAX_READS_PER_REQUEST && lines(kb / factor as f64) > 1 {

@@ -123,3 +123,35 @@ pub fn run_with_peak_rss(args: &[&str]) -> (std::process::ExitStatus, Vec<u8>, u
         usage.ru_maxrss as u64,
     )
 }
+
+/// Reruns a scenario's documented training — `numasim dataset EXP --row
+/// ROW --seed 101`, then `numasim train --model gbdt` — in `dir` and
+/// asserts it reproduces the committed `model` (under the repository)
+/// byte for byte.
+pub fn assert_model_reproduced(dir: &std::path::Path, exp: &str, row: &str, model: &str) {
+    let data = dir.join("data.csv");
+    let out = dir.join("m.json");
+    ok(&[
+        "dataset",
+        exp,
+        "--row",
+        row,
+        "--seed",
+        "101",
+        "--out",
+        data.to_str().unwrap(),
+    ]);
+    ok(&[
+        "train",
+        data.to_str().unwrap(),
+        "--model",
+        "gbdt",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        std::fs::read_to_string(&out).unwrap(),
+        std::fs::read_to_string(root(model)).unwrap(),
+        "the committed model is what the documented commands produce"
+    );
+}

@@ -48,13 +48,17 @@ pub struct LineLayout {
 /// Line size the derivation reads in.
 pub const LINE: u64 = 64;
 
+/// Line reads a lookup of an `item_kb` item takes.
+pub fn lines_per_item(item_kb: f64) -> u64 {
+    ((item_kb * 1024.0).ceil().max(1.0) as u64).div_ceil(LINE)
+}
+
 impl LineLayout {
     /// The layout of `spec`'s shards from `base`, regions rounded up to
     /// `page` bytes.
     pub fn of(spec: &WorkloadSpec, base: u64, page: u64) -> LineLayout {
         let f = &spec.request.features;
-        let item_bytes = (f.item_kb * 1024.0).ceil().max(1.0) as u64;
-        let lines_per_item = item_bytes.div_ceil(LINE);
+        let lines_per_item = lines_per_item(f.item_kb);
         let item_stride = lines_per_item * LINE;
         let region = (f.items as u64 * item_stride).div_ceil(page.max(1)) * page.max(1);
         LineLayout {
