@@ -50,6 +50,11 @@ pub enum TaskRunError {
     /// The workload's background jobs at line level.
     #[error("row {row}: {error}")]
     Jobs { row: String, error: JobsError },
+    #[error("row {row}: {error}")]
+    Preload {
+        row: String,
+        error: sim::tasks::PreloadError,
+    },
 }
 
 /// A workload's background jobs that cannot run at line level.

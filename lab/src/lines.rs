@@ -152,9 +152,9 @@ pub fn check(exp: &Experiment, origin: &str) -> Result<(), crate::LabError> {
     })
 }
 
-/// Rows the line model can run: no shard moves, no preload.
+/// Rows the line model can run: no shard moves.
 pub fn mappable(row: &RowSpec) -> bool {
-    !row.moves && row.preload == "none"
+    !row.moves
 }
 
 /// An experiment mapped onto machine `m` at line level.
@@ -238,7 +238,9 @@ impl Mapping {
             .collect()
     }
 
-    /// One row on one seed's `trace`: every request's latency in ns.
+    /// One row on one seed's `trace`: every request's latency in ns. An
+    /// oracle preload is told which requests miss from a paired run of
+    /// the row without preload.
     pub fn run(
         &self,
         m: &sim::Machine,
@@ -247,6 +249,69 @@ impl Mapping {
         seed: u64,
         trace: &traces::tasks::TaskTrace,
     ) -> Result<RunResult, TaskRunError> {
+        let preload = self.preload(m, exp, row, seed, trace)?;
+        let r = self.replay(m, exp, row, seed, trace, preload)?;
+        // At the request model's resolution (whole ns), so the two
+        // fidelities' tables compare column by column.
+        let lat: Vec<u64> = r.latency_ps.iter().map(|&p| p / 1000 * 1000).collect();
+        Ok(run_result(seed, lat, r.span_ps, r.memory_bytes))
+    }
+
+    /// The row's preload at line level (`sim::tasks::TaskPreload`), if it has one.
+    fn preload(
+        &self,
+        m: &sim::Machine,
+        exp: &Experiment,
+        row: &RowSpec,
+        seed: u64,
+        trace: &traces::tasks::TaskTrace,
+    ) -> Result<Option<sim::tasks::TaskPreload>, TaskRunError> {
+        if row.preload == "none" {
+            return Ok(None);
+        }
+        let policy = exp
+            .policies(row, seed, None)
+            .map_err(|error| TaskRunError::Policy {
+                row: row.name.clone(),
+                error,
+            })?
+            .preload;
+        let truth = if policy.oracle() {
+            let plain = RowSpec {
+                preload: "none".into(),
+                ..row.clone()
+            };
+            let r = self.replay(m, exp, &plain, seed, trace, None)?;
+            let share = row
+                .miss_share
+                .unwrap_or(exp.workload.request.features.miss_share);
+            let missed = trace
+                .tasks
+                .iter()
+                .zip(&r.memory_lines)
+                .map(|(t, &mem)| sim::tasks::missed(t.accesses.len() as u64, mem, share));
+            Some(missed.collect())
+        } else {
+            None
+        };
+        let (base, region) = (self.layout.base, self.layout.region);
+        sim::tasks::TaskPreload::new(policy, trace.tasks.len(), base, region, truth)
+            .map(Some)
+            .map_err(|error| TaskRunError::Preload {
+                row: row.name.clone(),
+                error,
+            })
+    }
+
+    fn replay(
+        &self,
+        m: &sim::Machine,
+        exp: &Experiment,
+        row: &RowSpec,
+        seed: u64,
+        trace: &traces::tasks::TaskTrace,
+        preload: Option<sim::tasks::TaskPreload>,
+    ) -> Result<crate::tasks::Replayed, TaskRunError> {
         let placement = Box::new(ShardHomes {
             layout: self.layout,
             shards: exp.workload.shards.count,
@@ -269,11 +334,7 @@ impl Mapping {
                 row: row.name.clone(),
                 error,
             })?;
-        let r = replay(m, trace, &self.cores, placement, &how, jobs)?;
-        // At the request model's resolution (whole ns), so the two
-        // fidelities' tables compare column by column.
-        let lat: Vec<u64> = r.latency_ps.iter().map(|&p| p / 1000 * 1000).collect();
-        Ok(run_result(seed, lat, r.span_ps, r.memory_bytes))
+        replay(m, trace, &self.cores, placement, &how, jobs, preload)
     }
 }
 

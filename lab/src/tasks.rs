@@ -148,6 +148,10 @@ pub struct Replayed {
     pub span_ps: u64,
     /// Bytes the memory channels moved.
     pub memory_bytes: u64,
+    /// Every task's accesses memory served, in trace order.
+    pub memory_lines: Vec<u64>,
+    /// The preload's counts, if one ran.
+    pub preload: Option<sim::tasks::PreloadStats>,
 }
 
 /// What a task engine is built from.
@@ -208,6 +212,7 @@ pub fn replay(
     placement: Box<dyn sim::Placement>,
     how: &Replay,
     jobs: Vec<(usize, traces::tasks::Task)>,
+    preload: Option<sim::tasks::TaskPreload>,
 ) -> Result<Replayed, TaskRunError> {
     let row = || how.row.to_string();
     let build = Build {
@@ -238,7 +243,11 @@ pub fn replay(
             cores: cores.to_vec(),
             error,
         })?;
+    if let Some(p) = preload {
+        te.set_preload(p);
+    }
     let mut lat = vec![0u64; trace.tasks.len()];
+    let mut memory_lines = vec![0u64; trace.tasks.len()];
     let index: std::collections::HashMap<u32, usize> = trace
         .tasks
         .iter()
@@ -248,6 +257,7 @@ pub fn replay(
     let mut span = 0u64;
     te.run(trace, |r| {
         lat[index[&r.task]] = r.latency_ps();
+        memory_lines[index[&r.task]] = r.memory_lines;
         span = span.max(r.end_ps);
     })
     .map_err(|error| TaskRunError::Run { row: row(), error })?;
@@ -255,6 +265,8 @@ pub fn replay(
         latency_ps: lat,
         span_ps: span,
         memory_bytes: te.engine.summary().memory.bytes,
+        memory_lines,
+        preload: te.preload_stats(),
     })
 }
 
@@ -414,6 +426,6 @@ pub fn run_one(
         custom: exp.custom.as_deref(),
         batching: (1, 0),
     };
-    let r = replay(m, &trace, cores, placement, &how, Vec::new())?;
+    let r = replay(m, &trace, cores, placement, &how, Vec::new(), None)?;
     Ok(run_result(seed, r.latency_ps, r.span_ps, r.memory_bytes))
 }

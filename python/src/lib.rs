@@ -280,7 +280,7 @@ fn run_compare(
         (AnyExperiment::Requests(e), Some("lines")) => {
             for r in e.row.iter().filter(|r| !lab::lines::mappable(r)) {
                 notes.push(format!(
-                    "row {}: shard moves and preload have no line-level mapping; not run at fidelity lines",
+                    "row {}: shard moves have no line-level mapping; not run at fidelity lines",
                     r.name
                 ));
             }

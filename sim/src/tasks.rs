@@ -31,6 +31,12 @@
 //! workers' copies, as any core's would. Jobs on one core run one after
 //! another.
 //!
+//! **Preload** ([`TaskEngine::set_preload`], [`TaskPreload`]): the
+//! request model's preload at line level — at dispatch a policy decides,
+//! a preload fires its window before the batch is expected to start and
+//! reads the task's lines into the worker node's LLC, and the batch waits
+//! for it to land.
+//!
 //! **Warm-up.** A trace's warm-up records (what the recorded program did
 //! before its first task) run untimed on the first worker's core before
 //! anything else ([`Engine::warm`]): the tasks meet the caches, directory
@@ -55,6 +61,9 @@ use crate::policy::{RequestView, Scheduler, WorkerView};
 use crate::signals::Signals;
 use crate::timing::Engine;
 
+mod preload;
+pub use preload::{PreloadError, PreloadStats, TaskPreload};
+
 /// One finished task (times in ps).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TaskRecord {
@@ -72,6 +81,8 @@ pub struct TaskRecord {
     /// Sum of its compute gaps (ps); a batch's first task also carries
     /// the batch's fixed cost.
     pub compute_ps: u64,
+    /// Of its accesses, those memory served (local or remote).
+    pub memory_lines: u64,
 }
 
 impl TaskRecord {
@@ -84,6 +95,18 @@ impl TaskRecord {
     pub fn latency_ps(&self) -> u64 {
         self.end_ps - self.arrival_ps
     }
+    /// Whether it missed as the request model counts a request's miss: at
+    /// least `share` of its accesses came from memory (what an oracle
+    /// preload is told, from a run without preload).
+    pub fn missed(&self, share: f64) -> bool {
+        missed(self.accesses, self.memory_lines, share)
+    }
+}
+
+/// Whether a task of `accesses` accesses, `memory_lines` of them served
+/// by memory, missed: at least `share` of them (and it has one).
+pub fn missed(accesses: u64, memory_lines: u64, share: f64) -> bool {
+    accesses > 0 && memory_lines as f64 >= share * accesses as f64
 }
 
 /// A task engine that cannot run.
@@ -120,6 +143,7 @@ struct Member {
     /// Index into the trace's tasks, or into the jobs on a job core.
     task: usize,
     misses: u64,
+    memory_lines: u64,
     compute_ps: u64,
 }
 
@@ -155,6 +179,8 @@ enum Ev {
     Done(usize),
     /// The worker's running task issues its next access.
     Issue(usize),
+    /// A preload fires for (worker, trace task).
+    Preload(usize, usize),
 }
 
 /// Runs a task trace on workers through a timing engine.
@@ -175,6 +201,7 @@ pub struct TaskEngine<'m> {
     /// Background jobs by start time, with the job worker of each.
     jobs: Vec<Task>,
     job_worker: Vec<usize>,
+    preload: Option<TaskPreload>,
 }
 
 /// The task a member runs: a trace's, or (on a job worker) a job.
@@ -227,6 +254,7 @@ impl<'m> TaskEngine<'m> {
             served: cores.len(),
             jobs: Vec::new(),
             job_worker: Vec::new(),
+            preload: None,
         })
     }
 
@@ -274,6 +302,16 @@ impl<'m> TaskEngine<'m> {
     pub fn set_batching(&mut self, size: usize, fixed_ps: u64) {
         self.batch = size.max(1);
         self.batch_fixed_ps = fixed_ps;
+    }
+
+    /// Preload tasks' data as `p` decides (see [`TaskPreload`]).
+    pub fn set_preload(&mut self, p: TaskPreload) {
+        self.preload = Some(p);
+    }
+
+    /// The preload's counts, if one is set.
+    pub fn preload_stats(&self) -> Option<PreloadStats> {
+        self.preload.as_ref().map(|p| p.stats)
     }
 
     fn push(&mut self, t: u64, ev: Ev) {
@@ -365,11 +403,60 @@ impl<'m> TaskEngine<'m> {
         if w >= self.served {
             return Err(TaskError::BadPick(self.sched.name(), w, self.served));
         }
+        let fire_at = self.decide_preload(task, i, w, rv.data_node, t_ps);
         self.workers[w].queue.push_back(i);
+        match fire_at {
+            Some(at) if at <= t_ps => self.fire_preload(trace, w, i, t_ps),
+            Some(at) => self.push(at, Ev::Preload(w, i)),
+            None => {}
+        }
         if self.workers[w].running.is_none() {
             self.start(trace, w, t_ps)?;
         }
         Ok(())
+    }
+
+    /// Whether to preload task `i` joining worker `w` at `t_ps`, and when
+    /// to fire: a lead window before its batch is expected to start, not
+    /// before now.
+    fn decide_preload(
+        &mut self,
+        task: &Task,
+        i: usize,
+        w: usize,
+        data_node: u32,
+        t_ps: u64,
+    ) -> Option<u64> {
+        let p = self.preload.as_mut()?;
+        let wk = &self.workers[w];
+        let running = wk.running.as_ref().map(|r| (r.start_ps, r.batch.len()));
+        let outstanding = wk.queue.len() + running.map_or(0, |r| r.1);
+        let f = p.features(&self.engine, task, (w, wk.node, outstanding), data_node);
+        let window = p.decide(i, w, &f)?;
+        let start = p.start_estimate(w, t_ps, running.map(|r| r.0), wk.queue.len(), self.batch);
+        Some(start.saturating_sub(window).max(t_ps))
+    }
+
+    /// Fires task `i`'s preload at `t_ps` if it still waits in worker
+    /// `w`'s queue: its lines into the worker node's LLC.
+    fn fire_preload(&mut self, trace: &TaskTrace, w: usize, i: usize, t_ps: u64) {
+        if !self.workers[w].queue.contains(&i) {
+            return;
+        }
+        let node = self.workers[w].node as usize;
+        let (mut ready, mut lines) = (t_ps, 0u64);
+        for (a, _) in trace.tasks[i]
+            .accesses
+            .iter()
+            .filter(|(a, _)| a.kind.is_data())
+        {
+            let (at, read) = self.engine.preload_llc(node, a.addr, t_ps);
+            ready = ready.max(at);
+            lines += read as u64;
+        }
+        if let Some(p) = self.preload.as_mut() {
+            p.fired(i, ready, lines);
+        }
     }
 
     /// Starts worker `w`'s next batch of queued tasks at `t_ps`.
@@ -386,19 +473,28 @@ impl<'m> TaskEngine<'m> {
             .map(|task| Member {
                 task,
                 misses: 0,
+                memory_lines: 0,
                 compute_ps: 0,
             })
-            .collect();
+            .collect::<Vec<_>>();
+        // Its first access waits for its preloads and decision costs.
+        let ready = match self.preload.as_mut() {
+            Some(p) if !job => {
+                let members: Vec<usize> = batch.iter().map(|m| m.task).collect();
+                p.batch_ready(w, &members, t_ps)
+            }
+            _ => t_ps,
+        };
         self.workers[w].signals.set_busy(true, t_ps);
         self.workers[w].running = Some(Running {
             batch,
             cur: 0,
             next: 0,
             start_ps: t_ps,
-            last_issue_ps: t_ps,
+            last_issue_ps: ready,
             started: false,
             inflight: BinaryHeap::new(),
-            last_done_ps: t_ps,
+            last_done_ps: ready,
             fixed_ps: if job { 0 } else { self.batch_fixed_ps },
         });
         self.schedule_next(trace, w)
@@ -486,17 +582,18 @@ impl<'m> TaskEngine<'m> {
                 r.next += 1;
                 r.started = true;
                 r.last_issue_ps = t;
-                let (lat, l1_hit) = self.engine.issue_on(core, &a, t, None);
-                let done = t.saturating_add(lat);
+                let issued = self.engine.issue_on(core, &a, t, None);
+                let done = t.saturating_add(issued.latency_ps);
                 if done > HORIZON_PS {
                     return Err(TaskError::ClockPastHorizon { task, ps: done });
                 }
                 let r = self.workers[w].running.as_mut().expect("running");
                 r.last_done_ps = r.last_done_ps.max(done);
-                if !l1_hit {
+                if !issued.l1_hit {
                     r.inflight.push(Reverse(done));
                     r.batch[r.cur].misses += 1;
                 }
+                r.batch[r.cur].memory_lines += issued.from_memory as u64;
                 self.schedule_next(trace, w)
             }
             Ev::Done(w) => {
@@ -525,6 +622,7 @@ impl<'m> TaskEngine<'m> {
                         accesses: task.accesses.len() as u64,
                         misses: m.misses,
                         compute_ps: m.compute_ps,
+                        memory_lines: m.memory_lines,
                     });
                     // Where its key's data lives, now that it has ended.
                     if let Some((a, _)) = task.accesses.iter().find(|(a, _)| a.kind.is_data())
@@ -537,7 +635,28 @@ impl<'m> TaskEngine<'m> {
                 // its memory time.
                 let mem_ms = (t - r.start_ps).saturating_sub(compute) as f64 / 1e9;
                 self.workers[w].signals.stall_known_at(t, mem_ms);
+                if let Some(p) = self.preload.as_mut() {
+                    let (mut lines, mut memory, mut offsets) = (0u64, 0u64, 0f64);
+                    for m in &r.batch {
+                        let data = trace.tasks[m.task].accesses.iter();
+                        for (a, _) in data.filter(|(a, _)| a.kind.is_data()) {
+                            lines += 1;
+                            offsets += p.offset(a.addr) as f64;
+                        }
+                        memory += m.memory_lines;
+                    }
+                    let mean = if lines == 0 {
+                        0.0
+                    } else {
+                        offsets / lines as f64
+                    };
+                    p.batch_ended(w, (lines, memory, mean), t - r.start_ps);
+                }
                 self.start(trace, w, t)
+            }
+            Ev::Preload(w, i) => {
+                self.fire_preload(trace, w, i, t);
+                Ok(())
             }
         }
     }

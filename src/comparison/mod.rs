@@ -98,7 +98,7 @@ pub fn run(a: &Ask, text: &str, file_text: &str) -> Result<()> {
         lab::lines::check(&exp, &origin)?;
         for r in exp.row.iter().filter(|r| !lab::lines::mappable(r)) {
             eprintln!(
-                "*** row {}: shard moves and preload have no line-level mapping; not run at --fidelity lines ***",
+                "*** row {}: shard moves have no line-level mapping; not run at --fidelity lines ***",
                 r.name
             );
         }

@@ -270,7 +270,7 @@ pub fn tasks(
 }
 
 /// A line-level comparison: the rows that ran (in ns; a row with shard
-/// moves or preload has no line-level mapping and does not run).
+/// moves has no line-level mapping and does not run).
 pub struct LineComparison {
     pub comparison: Comparison,
     pub cores: Vec<usize>,

@@ -13,6 +13,16 @@ pub(crate) enum Served {
     RemoteMem,
 }
 
+/// What one access issued from outside the event loop cost.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Issued {
+    pub latency_ps: u64,
+    /// An L1 hit that waited for no prefetch (it never takes a miss slot).
+    pub l1_hit: bool,
+    /// Local or remote memory served it.
+    pub from_memory: bool,
+}
+
 /// No line (line numbers are addresses shifted right, never all ones).
 pub(super) const NO_LINE: u64 = u64::MAX;
 

@@ -7,20 +7,64 @@
 use traces::Access;
 
 use super::Engine;
-use super::cores::Served;
+use super::cores::{Issued, Served};
 
 impl Engine<'_> {
-    /// Applies access `a` on `core` at `t_ps`; returns its latency (ps) and
-    /// whether it was an L1 hit that did not wait for a prefetch in flight
-    /// (one that never occupies a miss slot).
+    /// Applies access `a` on `core` at `t_ps`: its latency, whether it was
+    /// an L1 hit that did not wait for a prefetch in flight (one that never
+    /// occupies a miss slot), and whether memory served it.
     /// Calls must come in non-decreasing `t_ps` order for the queues.
-    pub fn issue_on(&mut self, core: usize, a: &Access, t_ps: u64, pc: Option<u64>) -> (u64, bool) {
+    pub fn issue_on(&mut self, core: usize, a: &Access, t_ps: u64, pc: Option<u64>) -> Issued {
         let (lat, served) = self.access(core, a, t_ps, pc);
         self.now_ps = self.now_ps.max(t_ps);
         self.stats.elapsed_ps = self.stats.elapsed_ps.max(t_ps.saturating_add(lat));
         self.stats.record(a, t_ps, lat, served);
         let waited = std::mem::take(&mut self.waited);
-        (lat, matches!(served, Served::Private(0)) && !waited)
+        Issued {
+            latency_ps: lat,
+            l1_hit: matches!(served, Served::Private(0)) && !waited,
+            from_memory: matches!(served, Served::LocalMem | Served::RemoteMem),
+        }
+    }
+
+    /// Whether `node`'s LLC holds the line of `addr` (no side effect: no
+    /// replacement state changes).
+    pub fn llc_holds(&self, node: usize, addr: u64) -> bool {
+        self.llc
+            .get(node)
+            .and_then(|c| c.as_ref())
+            .is_some_and(|c| c.contains(addr >> self.line_bits))
+    }
+
+    /// A preload: brings the line of `addr` into `node`'s LLC at `t_ps`,
+    /// read from its home memory through the channels and links as any
+    /// miss is; no core's private levels or the directory change. Nothing
+    /// is read if the LLC holds it (its replacement state is touched, as a
+    /// use) or a core holds it modified. Returns when the line has landed
+    /// (`t_ps` if nothing was read) and whether it was read. Calls come in
+    /// non-decreasing time order with [`Engine::issue_on`]'s.
+    pub fn preload_llc(&mut self, node: usize, addr: u64, t_ps: u64) -> (u64, bool) {
+        let line = addr >> self.line_bits;
+        let Some(c) = self.llc.get_mut(node).and_then(|c| c.as_mut()) else {
+            return (t_ps, false);
+        };
+        if c.probe(line, false) {
+            return (t_ps, false);
+        }
+        if self
+            .dir
+            .get(line)
+            .is_some_and(|e| e.owner != crate::directory::NO_AGENT)
+        {
+            return (t_ps, false);
+        }
+        self.now_ps = self.now_ps.max(t_ps);
+        let home = self.mem.home_of(self.m, &mut self.stats, line, node);
+        let lat = self
+            .mem
+            .memory_read(self.m, &mut self.stats, node, home, line, t_ps);
+        self.fill_llc(node, line, false, t_ps);
+        (t_ps.saturating_add(lat), true)
     }
 
     /// Runs `accesses` on `core` untimed, before anything else: the

@@ -97,6 +97,7 @@ use crate::policy::{Placement, Prefetcher};
 use crate::prefetch::PrefetchStats;
 
 pub use config::{Config, DEFAULT_MAX_WINDOWS, EngineError, Pin};
+pub use cores::Issued;
 use cores::{CoreState, NO_LINE};
 use memory::Memory;
 use slots::PfSlot;
