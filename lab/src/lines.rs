@@ -36,6 +36,9 @@ pub struct Scaling {
     pub sweep_gb: Option<(f64, f64)>,
     /// Duration before and after (s), if it was cut.
     pub duration_s: Option<(f64, f64)>,
+    /// Shard moves' times before and after (s), at the same share of
+    /// the cut duration.
+    pub moves_s: Vec<(f64, f64)>,
 }
 
 impl std::fmt::Display for Scaling {
@@ -54,6 +57,9 @@ impl std::fmt::Display for Scaling {
         if let Some((a, b)) = self.duration_s {
             write!(f, "{sep} duration {a} s → {b} s")?;
         }
+        for (a, b) in &self.moves_s {
+            write!(f, ", shard move at {a} s → {b} s")?;
+        }
         Ok(())
     }
 }
@@ -63,7 +69,8 @@ impl std::fmt::Display for Scaling {
 /// against them) halved until a request reads at most
 /// [`MAX_READS_PER_REQUEST`] lines, then the duration cut to whole tenths
 /// of a second so that a seed takes at most [`MAX_ACCESSES_PER_SEED`] line
-/// accesses at the workload's `qps` (a recorded log's duration is kept).
+/// accesses at the workload's `qps` (a recorded log's duration is kept),
+/// and shard moves kept at the same share of it (to whole ms).
 /// `None` when `w` runs as given.
 pub fn scale(w: &mut traces::workload::WorkloadSpec) -> Option<Scaling> {
     let (lookups, kb) = (w.request.features.lookups, w.request.features.item_kb);
@@ -93,11 +100,21 @@ pub fn scale(w: &mut traces::workload::WorkloadSpec) -> Option<Scaling> {
         duration_s = Some((w.duration_s, cut));
         w.duration_s = cut;
     }
+    let mut moves_s = Vec::new();
+    if let Some((from, to)) = duration_s {
+        for mv in &mut w.moves {
+            // To whole ms: the output states it.
+            let at = (mv.at_s * to / from * 1e3).round() / 1e3;
+            moves_s.push((mv.at_s, at));
+            mv.at_s = at;
+        }
+    }
     (factor > 1 || duration_s.is_some()).then_some(Scaling {
         factor,
         item_kb,
         sweep_gb: sweep_gb.filter(|_| factor > 1),
         duration_s,
+        moves_s,
     })
 }
 
@@ -122,7 +139,8 @@ pub fn flow_worker_cores(m: &sim::Machine) -> Vec<usize> {
 }
 
 /// Data homes: shard s's region on the node of worker s mod workers (the
-/// flow model's `shard_node`); every other page where it is first touched.
+/// flow model's `shard_node`), move i's new copy (region shards + i) on its
+/// worker's node; every other page where it is first touched.
 struct ShardHomes {
     layout: LineLayout,
     shards: u32,
@@ -152,15 +170,11 @@ pub fn check(exp: &Experiment, origin: &str) -> Result<(), crate::LabError> {
     })
 }
 
-/// Rows the line model can run: no shard moves.
-pub fn mappable(row: &RowSpec) -> bool {
-    !row.moves
-}
-
 /// An experiment mapped onto machine `m` at line level.
 pub struct Mapping {
     pub cores: Vec<usize>,
     pub layout: LineLayout,
+    /// Shards' homes, then each move's new copy's.
     homes: Vec<u32>,
     page_bits: u32,
     /// The accelerator's PCIe bandwidth: each request's compute includes
@@ -175,7 +189,9 @@ impl Mapping {
         let cores = flow_worker_cores(m);
         let page = m.spec.page_size;
         let layout = LineLayout::of(&exp.workload, BASE, page);
+        let moved = exp.workload.moves.iter().map(|mv| mv.to_worker as usize);
         let homes: Vec<u32> = (0..exp.workload.shards.count as usize)
+            .chain(moved)
             .map(|s| m.core_node[cores[s % cores.len()]])
             .collect();
         let pcie_gbps = m
@@ -217,13 +233,14 @@ impl Mapping {
         seed: u64,
     ) -> Result<Vec<(usize, traces::tasks::Task)>, crate::errors::JobsError> {
         let first_id = u32::MAX / 2;
-        let buffers = BASE + exp.workload.shards.count as u64 * self.layout.region;
+        let buffers = BASE + self.homes.len() as u64 * self.layout.region;
+        let shards = exp.workload.shards.count as usize;
         let jobs = traces::workload_lines::jobs(
             &exp.workload,
             seed,
             &self.layout,
             &m.memory_nodes(),
-            &self.homes,
+            &self.homes[..shards],
             buffers.next_multiple_of(1 << 30),
             first_id,
         )?;
@@ -314,7 +331,7 @@ impl Mapping {
     ) -> Result<crate::tasks::Replayed, TaskRunError> {
         let placement = Box::new(ShardHomes {
             layout: self.layout,
-            shards: exp.workload.shards.count,
+            shards: self.homes.len() as u32,
             page_bits: self.page_bits,
             homes: self.homes.clone(),
         });
@@ -334,7 +351,56 @@ impl Mapping {
                 row: row.name.clone(),
                 error,
             })?;
-        replay(m, trace, &self.cores, placement, &how, jobs, preload)
+        let moves = self.moves(exp, row, seed)?;
+        let beside = crate::tasks::Beside {
+            jobs,
+            preload,
+            moves,
+        };
+        replay(m, trace, &self.cores, placement, &how, beside)
+    }
+
+    /// The row's shard moves at line level, if it applies the workload's:
+    /// move i's key switches to a copy in region `shards + i`, its state
+    /// fetched from the far tier (`sim::tasks::Moves`), before the switch
+    /// if the row's warm-up prefetches.
+    fn moves(
+        &self,
+        exp: &Experiment,
+        row: &RowSpec,
+        seed: u64,
+    ) -> Result<Option<sim::tasks::Moves>, TaskRunError> {
+        let w = &exp.workload;
+        if !row.moves || w.moves.is_empty() {
+            return Ok(None);
+        }
+        let warm = exp
+            .policies(row, seed, None)
+            .map_err(|error| TaskRunError::Policy {
+                row: row.name.clone(),
+                error,
+            })?
+            .warmup
+            .prefetch_before_traffic();
+        let shards = w.shards.count as u64;
+        let list = w
+            .moves
+            .iter()
+            .enumerate()
+            .map(|(i, mv)| sim::tasks::TaskMove {
+                at_ps: (mv.at_s * 1e12) as u64,
+                key: mv.shard,
+                to_worker: mv.to_worker as usize,
+                shift: (shards + i as u64 - mv.shard as u64) * self.layout.region,
+            })
+            .collect();
+        let store = sim::tasks::ObjectStore {
+            latency_ps: (w.far_tier.latency_ms * 1e9) as u64,
+            // GB/s is bytes per ns.
+            bytes_per_ps: w.far_tier.bandwidth_gbps / 1e3,
+            state_bytes: (w.shards.state_mb * 1e6) as u64,
+        };
+        Ok(Some(sim::tasks::Moves::new(list, store, warm)))
     }
 }
 
@@ -345,7 +411,8 @@ mod tests {
     /// The seed experiment's workload, scaled by hand: 32 lookups of
     /// 128 KiB are 32 × 2048 line reads; halved six times, 1024. Then
     /// 5000 requests/s × 1024 reads + 2 jobs/s × 0.125 GB / 64 B =
-    /// 9 026 250 accesses a second, so 2.5e7 fit in 2.77 s: cut to 2.7 s.
+    /// 9 026 250 accesses a second, so 2.5e7 fit in 2.77 s: cut to 2.7 s,
+    /// and the move at 6 s of 10 to 6 × 2.7 / 10 = 1.62 s.
     #[test]
     fn the_seed_workload_scales_as_computed_by_hand() {
         let path = concat!(
@@ -360,9 +427,11 @@ mod tests {
         assert_eq!(w.request.features.item_kb, 2.0);
         assert_eq!(w.background.as_ref().unwrap().sweep_gb, 0.125);
         assert_eq!(s.duration_s, Some((10.0, 2.7)));
+        assert_eq!(s.moves_s, vec![(6.0, 1.62)]);
+        assert_eq!(w.moves[0].at_s, 1.62);
         assert_eq!(
             s.to_string(),
-            "scaled for the line model: feature items 128 KiB → 2 KiB and background sweeps 8 GB → 0.125 GB (÷64); duration 10 s → 2.7 s"
+            "scaled for the line model: feature items 128 KiB → 2 KiB and background sweeps 8 GB → 0.125 GB (÷64); duration 10 s → 2.7 s, shard move at 6 s → 1.62 s"
         );
         // What already fits runs as given.
         assert_eq!(scale(&mut w.clone()), None);

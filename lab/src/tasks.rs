@@ -140,6 +140,16 @@ pub struct Replay<'a> {
     pub batching: (usize, u64),
 }
 
+/// What a request model's row adds to a task replay at line level
+/// (`crate::lines`); none for a recorded trace.
+#[derive(Default)]
+pub struct Beside {
+    /// Background jobs: (core, job).
+    pub jobs: Vec<(usize, traces::tasks::Task)>,
+    pub preload: Option<sim::tasks::TaskPreload>,
+    pub moves: Option<sim::tasks::Moves>,
+}
+
 /// One replay's outcome.
 pub struct Replayed {
     /// Every task's latency (ps), in trace order.
@@ -211,9 +221,13 @@ pub fn replay(
     cores: &[usize],
     placement: Box<dyn sim::Placement>,
     how: &Replay,
-    jobs: Vec<(usize, traces::tasks::Task)>,
-    preload: Option<sim::tasks::TaskPreload>,
+    beside: Beside,
 ) -> Result<Replayed, TaskRunError> {
+    let Beside {
+        jobs,
+        preload,
+        moves,
+    } = beside;
     let row = || how.row.to_string();
     let build = Build {
         scheduler: how.scheduler,
@@ -245,6 +259,10 @@ pub fn replay(
         })?;
     if let Some(p) = preload {
         te.set_preload(p);
+    }
+    if let Some(mv) = moves {
+        te.set_moves(mv)
+            .map_err(|error| TaskRunError::Run { row: row(), error })?;
     }
     let mut lat = vec![0u64; trace.tasks.len()];
     let mut memory_lines = vec![0u64; trace.tasks.len()];
@@ -426,6 +444,6 @@ pub fn run_one(
         custom: exp.custom.as_deref(),
         batching: (1, 0),
     };
-    let r = replay(m, &trace, cores, placement, &how, Vec::new(), None)?;
+    let r = replay(m, &trace, cores, placement, &how, Beside::default())?;
     Ok(run_result(seed, r.latency_ps, r.span_ps, r.memory_bytes))
 }

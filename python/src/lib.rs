@@ -239,7 +239,7 @@ fn run_compare(
         timeline: None,
     };
     let none = |_: usize, _: usize| {};
-    let mut notes = Vec::new();
+    let notes: Vec<String> = Vec::new();
     let mut wall = Vec::new();
     let mut rest = None;
     let (rendered, log) = match (any, fidelity) {
@@ -278,12 +278,6 @@ fn run_compare(
             }
         }
         (AnyExperiment::Requests(e), Some("lines")) => {
-            for r in e.row.iter().filter(|r| !lab::lines::mappable(r)) {
-                notes.push(format!(
-                    "row {}: shard moves have no line-level mapping; not run at fidelity lines",
-                    r.name
-                ));
-            }
             let lc = lab::compare::lines(&e, &origin, &opts, &none).map_err(|e| e.to_string())?;
             let r = lab::compare::files::lines(&e, &lc, true).map_err(|e| e.to_string())?;
             (r, e.inputs.clone())

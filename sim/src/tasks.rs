@@ -37,13 +37,16 @@
 //! reads the task's lines into the worker node's LLC, and the batch waits
 //! for it to land.
 //!
+//! **Shard moves** ([`TaskEngine::set_moves`], [`Moves`]): at a move a
+//! key switches to another worker and a new copy of its data, its state
+//! fetched from an object store, before the switch with a warm-up or by
+//! the first batch that needs it without one.
+//!
 //! **Warm-up.** A trace's warm-up records (what the recorded program did
 //! before its first task) run untimed on the first worker's core before
 //! anything else ([`Engine::warm`]): the tasks meet the caches, directory
-//! and pages the program's start-up left. A task trace has no shard moves,
-//! the only time the request model runs a `Warmup` policy, so this engine
-//! has none (and its no-peeking test, `tests/tasks.rs`, covers schedulers
-//! only).
+//! and pages the program's start-up left. (A move's warm-up is the
+//! caller's choice of [`Moves`]' `warm`.)
 //!
 //! **Time.** Picoseconds. Events — a worker's next access, a task's end, an
 //! arrival — run in time order; at one time, worker events (in (time,
@@ -61,7 +64,9 @@ use crate::policy::{RequestView, Scheduler, WorkerView};
 use crate::signals::Signals;
 use crate::timing::Engine;
 
+mod moves;
 mod preload;
+pub use moves::{Moves, ObjectStore, TaskMove};
 pub use preload::{PreloadError, PreloadStats, TaskPreload};
 
 /// One finished task (times in ps).
@@ -122,6 +127,8 @@ pub enum TaskError {
     NoSuchJobCore(usize, usize, usize),
     #[error("background job {0}: core {1} is a worker's")]
     JobOnWorker(usize, usize),
+    #[error("shard move {0}: worker {1} does not exist ({2} workers)")]
+    NoSuchMoveWorker(usize, usize, usize),
     #[error("the scheduler {0} picked worker {1}, but there are {2}")]
     BadPick(String, usize, usize),
     #[error("task {task}: {field} {ns} ns is past {h}", h = traces::horizon::describe())]
@@ -145,6 +152,9 @@ struct Member {
     misses: u64,
     memory_lines: u64,
     compute_ps: u64,
+    /// Added to its addresses: its key's move, if it had switched when
+    /// the batch started.
+    shift: u64,
 }
 
 struct Running {
@@ -181,6 +191,10 @@ enum Ev {
     Issue(usize),
     /// A preload fires for (worker, trace task).
     Preload(usize, usize),
+    /// Shard move i is due.
+    Move(usize),
+    /// Shard move i's warm-up has landed: traffic switches.
+    Switch(usize),
 }
 
 /// Runs a task trace on workers through a timing engine.
@@ -202,6 +216,9 @@ pub struct TaskEngine<'m> {
     jobs: Vec<Task>,
     job_worker: Vec<usize>,
     preload: Option<TaskPreload>,
+    moves: Option<Moves>,
+    /// Keys whose home worker a move changed.
+    home_of: HashMap<u32, usize>,
 }
 
 /// The task a member runs: a trace's, or (on a job worker) a job.
@@ -255,6 +272,8 @@ impl<'m> TaskEngine<'m> {
             jobs: Vec::new(),
             job_worker: Vec::new(),
             preload: None,
+            moves: None,
+            home_of: HashMap::new(),
         })
     }
 
@@ -307,6 +326,25 @@ impl<'m> TaskEngine<'m> {
     /// Preload tasks' data as `p` decides (see [`TaskPreload`]).
     pub fn set_preload(&mut self, p: TaskPreload) {
         self.preload = Some(p);
+    }
+
+    /// Shard moves (see [`Moves`]); each move's worker must exist.
+    pub fn set_moves(&mut self, moves: Moves) -> Result<(), TaskError> {
+        for (i, mv) in moves.list.iter().enumerate() {
+            if mv.to_worker >= self.served {
+                return Err(TaskError::NoSuchMoveWorker(i, mv.to_worker, self.served));
+            }
+        }
+        for i in 0..moves.list.len() {
+            self.push(moves.list[i].at_ps, Ev::Move(i));
+        }
+        self.moves = Some(moves);
+        Ok(())
+    }
+
+    /// State fetches the moves made, if moves are set.
+    pub fn move_fetches(&self) -> Option<u64> {
+        self.moves.as_ref().map(|m| m.fetches)
     }
 
     /// The preload's counts, if one is set.
@@ -387,7 +425,11 @@ impl<'m> TaskEngine<'m> {
                 wk.signals.view(w, wk.queue.len(), running, slots, t_ps)
             })
             .collect();
-        let home = task.key as usize % self.served;
+        let home = self
+            .home_of
+            .get(&task.key)
+            .copied()
+            .unwrap_or(task.key as usize % self.served);
         let rv = RequestView {
             id: i as u64,
             key: task.key,
@@ -414,6 +456,18 @@ impl<'m> TaskEngine<'m> {
             self.start(trace, w, t_ps)?;
         }
         Ok(())
+    }
+
+    /// Move `i`'s key switches to its new worker and copy (its state
+    /// landed at `landed`, or still to be fetched).
+    fn switch(&mut self, i: usize, landed: Option<u64>) {
+        let Some(mv) = self.moves.as_mut() else {
+            return;
+        };
+        mv.switch(i, landed);
+        let m = mv.list[i];
+        self.home_of.insert(m.key, m.to_worker);
+        self.key_node.insert(m.key, self.workers[m.to_worker].node);
     }
 
     /// Whether to preload task `i` joining worker `w` at `t_ps`, and when
@@ -444,13 +498,18 @@ impl<'m> TaskEngine<'m> {
             return;
         }
         let node = self.workers[w].node as usize;
+        let shift = self
+            .moves
+            .as_ref()
+            .map_or(0, |m| m.shift_of(trace.tasks[i].key));
         let (mut ready, mut lines) = (t_ps, 0u64);
         for (a, _) in trace.tasks[i]
             .accesses
             .iter()
             .filter(|(a, _)| a.kind.is_data())
         {
-            let (at, read) = self.engine.preload_llc(node, a.addr, t_ps);
+            let addr = a.addr.wrapping_add(shift);
+            let (at, read) = self.engine.preload_llc(node, addr, t_ps);
             ready = ready.max(at);
             lines += read as u64;
         }
@@ -475,16 +534,26 @@ impl<'m> TaskEngine<'m> {
                 misses: 0,
                 memory_lines: 0,
                 compute_ps: 0,
+                shift: 0,
             })
             .collect::<Vec<_>>();
         // Its first access waits for its preloads and decision costs.
-        let ready = match self.preload.as_mut() {
+        let mut batch = batch;
+        let mut ready = match self.preload.as_mut() {
             Some(p) if !job => {
                 let members: Vec<usize> = batch.iter().map(|m| m.task).collect();
                 p.batch_ready(w, &members, t_ps)
             }
             _ => t_ps,
         };
+        // And for a moved key's state (a cold one's fetch starts now).
+        if let Some(mv) = self.moves.as_mut().filter(|_| !job) {
+            for m in &mut batch {
+                let (shift, at) = mv.at_start(trace.tasks[m.task].key, t_ps);
+                m.shift = shift;
+                ready = ready.max(at);
+            }
+        }
         self.workers[w].signals.set_busy(true, t_ps);
         self.workers[w].running = Some(Running {
             batch,
@@ -578,7 +647,8 @@ impl<'m> TaskEngine<'m> {
                 };
                 let tk = task_of(trace, &self.jobs, w >= self.served, &r.batch[r.cur]);
                 let task = tk.id;
-                let (a, _) = tk.accesses[r.next];
+                let (mut a, _) = tk.accesses[r.next];
+                a.addr = a.addr.wrapping_add(r.batch[r.cur].shift);
                 r.next += 1;
                 r.started = true;
                 r.last_issue_ps = t;
@@ -626,7 +696,7 @@ impl<'m> TaskEngine<'m> {
                     });
                     // Where its key's data lives, now that it has ended.
                     if let Some((a, _)) = task.accesses.iter().find(|(a, _)| a.kind.is_data())
-                        && let Some(node) = self.engine.page_node(a.addr)
+                        && let Some(node) = self.engine.page_node(a.addr.wrapping_add(m.shift))
                     {
                         self.key_node.insert(task.key, node);
                     }
@@ -656,6 +726,23 @@ impl<'m> TaskEngine<'m> {
             }
             Ev::Preload(w, i) => {
                 self.fire_preload(trace, w, i, t);
+                Ok(())
+            }
+            Ev::Move(i) => {
+                let Some(mv) = self.moves.as_mut() else {
+                    return Ok(());
+                };
+                if mv.warm {
+                    // The old deployment serves until the state has landed.
+                    let done = mv.fetch(t);
+                    self.push(done, Ev::Switch(i));
+                } else {
+                    self.switch(i, None);
+                }
+                Ok(())
+            }
+            Ev::Switch(i) => {
+                self.switch(i, Some(t));
                 Ok(())
             }
         }

@@ -96,12 +96,6 @@ pub fn run(a: &Ask, text: &str, file_text: &str) -> Result<()> {
             ..Default::default()
         };
         lab::lines::check(&exp, &origin)?;
-        for r in exp.row.iter().filter(|r| !lab::lines::mappable(r)) {
-            eprintln!(
-                "*** row {}: shard moves have no line-level mapping; not run at --fidelity lines ***",
-                r.name
-            );
-        }
         let lc = lab::compare::lines(&exp, &origin, &opts, &|_, _| {})?;
         let r = lab::compare::files::lines(&exp, &lc, a.out.is_some())?;
         return finish(a, &rec, r, &exp.inputs, || {});

@@ -24,7 +24,7 @@
 //!   invalidate every cached copy, as the request model's flush empties
 //!   the node's feature cache); without it, loads of a buffer of its own
 //!   (they load the channels only);
-//! - shard moves have no line-level mapping (the caller skips those rows);
+//! - shard moves and preload are the task engine's (`sim::tasks`);
 //!   items beyond `resident` (the far tier) are refused here.
 
 use crate::error::{Param, Problem, Result, TraceError};

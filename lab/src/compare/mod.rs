@@ -269,8 +269,7 @@ pub fn tasks(
     })
 }
 
-/// A line-level comparison: the rows that ran (in ns; a row with shard
-/// moves has no line-level mapping and does not run).
+/// A line-level comparison: every row, in ns.
 pub struct LineComparison {
     pub comparison: Comparison,
     pub cores: Vec<usize>,
@@ -282,7 +281,7 @@ pub struct LineComparison {
     pub workload: traces::workload::WorkloadSpec,
 }
 
-/// Every mappable row × seed of a request-model experiment at line level
+/// Every row × seed of a request-model experiment at line level
 /// (`crate::lines`), on the experiment's machine.
 pub fn lines(
     exp: &Experiment,
@@ -295,11 +294,7 @@ pub fn lines(
     let scaled = crate::lines::scale(&mut scaled_exp.workload);
     let exp = &scaled_exp;
     let m = crate::machines::load(&exp.workload.machine, &exp.inputs)?;
-    let rows: Vec<&RowSpec> = exp
-        .row
-        .iter()
-        .filter(|r| crate::lines::mappable(r))
-        .collect();
+    let rows: Vec<&RowSpec> = exp.row.iter().collect();
     if rows.is_empty() {
         return Err(LabError::NoLineRows {
             origin: origin.to_string(),
