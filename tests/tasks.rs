@@ -1149,3 +1149,47 @@ fn no_task_dispatch_before_t_depends_on_the_machine_after_t() {
     // dispatches differently on the slower one.
     assert!(moved_after_t > 0);
 }
+
+/// A batch's tasks issue through one MLP window: with one miss in flight
+/// allowed, the second task's miss waits for the first's to complete (the
+/// batch takes two memory reads back to back); with two, they overlap
+/// (about one). A window per task would overlap them at once.
+#[test]
+fn a_batchs_tasks_share_one_mlp_window() {
+    let m = sim::Machine::from_toml(sim::presets::preset("xeon-2s").unwrap()).unwrap();
+    // Both arrive while task 0 runs, so they form one batch of two.
+    let t = trace(&[
+        (0, 0, vec![('L', 0x1000, 1_000_000)]),
+        (10, 0, vec![('L', 0x50_0000, 0)]),
+        (20, 0, vec![('L', 0x60_0000, 0)]),
+    ]);
+    let service = |mlp: u32| {
+        let ctx = policies::registry::Ctx::for_machine(&m);
+        let s = policies::sched::SCHEDULERS
+            .build("round-robin", &ctx)
+            .unwrap();
+        let p = policies::placement::PLACEMENTS
+            .build("first-touch", &ctx)
+            .unwrap();
+        let cfg = sim::Config {
+            mlp: Some(mlp),
+            ..sim::Config::default()
+        };
+        let e = sim::Engine::new(&m, cfg, p).unwrap();
+        let mut te = TaskEngine::new(e, &m, &[0], s).unwrap();
+        te.set_batching(4, 0);
+        let mut r = Vec::new();
+        te.run(&t, |x| r.push(*x)).unwrap();
+        r.sort_by_key(|x| x.task);
+        assert_eq!(r[1].start_ps, r[2].start_ps, "one batch");
+        assert_eq!((r[1].memory_lines, r[2].memory_lines), (1, 1));
+        r[1].service_ps()
+    };
+    let (one, two) = (service(1), service(2));
+    // A memory read is tens of ns, a cycle a fraction of one.
+    assert!(
+        one > 2 * two - 2_000 && one < 2 * two + 2_000,
+        "{one} vs {two} ps"
+    );
+    assert!(two > 20_000, "{two} ps");
+}
