@@ -37,6 +37,15 @@ fn machine() -> sim::Machine {
 
 /// Runs `tasks` on one worker (core 0, node 0) with `preload`: records by task.
 fn run(m: &sim::Machine, tasks: Vec<Task>, preload: Option<Box<dyn Preload>>) -> Vec<TaskRecord> {
+    run_counted(m, tasks, preload).0
+}
+
+/// [`run`], and the preloads fired.
+fn run_counted(
+    m: &sim::Machine,
+    tasks: Vec<Task>,
+    preload: Option<Box<dyn Preload>>,
+) -> (Vec<TaskRecord>, u64) {
     let t = TaskTrace {
         tasks,
         ..TaskTrace::default()
@@ -56,7 +65,7 @@ fn run(m: &sim::Machine, tasks: Vec<Task>, preload: Option<Box<dyn Preload>>) ->
     let mut r = Vec::new();
     te.run(&t, |x| r.push(*x)).unwrap();
     r.sort_by_key(|x| x.task);
-    r
+    (r, te.preload_stats().map_or(0, |p| p.preloads))
 }
 
 fn always(window_ms: u64) -> Box<dyn Preload> {
@@ -140,6 +149,32 @@ fn a_policy_sees_the_request_models_features_at_line_level() {
     // Task 0's batch: nothing served above memory, 256 B read, the first
     // batch (no delta).
     assert_eq!(&f[1][3..6], &[0.0, 256.0 / 1e6, 0.0]);
+}
+
+/// The window: a preload fires its window before the batch is expected to
+/// start, from what is known then. Task 0 runs 1 ms; task 1 (at 1.5 ms,
+/// an idle worker) 0.1 ms; task 2 arrives at 1.55 ms, while task 1 runs,
+/// and is expected to start at 1.5 + 1 = 2.5 ms (the last batch's
+/// duration). With a 0.2 ms window its preload is due at 2.3 ms, after it
+/// has started (at 1.6 ms): it does not fire. With 1 ms it fires at once.
+#[test]
+fn a_preload_fires_its_window_before_the_expected_start() {
+    let m = machine();
+    let tasks = || {
+        vec![
+            task(0, 0, 0, &[0x1000], 1_000_000),
+            task(1, 1_500_000, 0, &[0x2000], 100_000),
+            task(2, 1_550_000, 0, &[0x3000], 0),
+        ]
+    };
+    let window = |ns: u64| -> Box<dyn Preload> {
+        Box::new(policies::preload::always::Always { window_ns: ns })
+    };
+    let (r, short) = run_counted(&m, tasks(), Some(window(200_000)));
+    assert!(r[2].start_ps < 1_700_000_000, "{r:?}");
+    assert_eq!(short, 2, "tasks 0 and 1 (idle worker), not 2");
+    let (_, long) = run_counted(&m, tasks(), Some(window(1_000_000)));
+    assert_eq!(long, 3);
 }
 
 /// An oracle must be told the outcomes, one per task.

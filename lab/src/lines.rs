@@ -388,7 +388,8 @@ impl Mapping {
             .iter()
             .enumerate()
             .map(|(i, mv)| sim::tasks::TaskMove {
-                at_ps: (mv.at_s * 1e12) as u64,
+                // At the request model's resolution (whole ns).
+                at_ps: (mv.at_s * 1e9) as u64 * 1000,
                 key: mv.shard,
                 to_worker: mv.to_worker as usize,
                 shift: (shards + i as u64 - mv.shard as u64) * self.layout.region,

@@ -485,7 +485,13 @@ impl<'m> TaskEngine<'m> {
         let wk = &self.workers[w];
         let running = wk.running.as_ref().map(|r| (r.start_ps, r.batch.len()));
         let outstanding = wk.queue.len() + running.map_or(0, |r| r.1);
-        let f = p.features(&self.engine, task, (w, wk.node, outstanding), data_node);
+        let shift = self.moves.as_ref().map_or(0, |m| m.shift_of(task.key));
+        let f = p.features(
+            &self.engine,
+            task,
+            (w, wk.node, outstanding),
+            (data_node, shift),
+        );
         let window = p.decide(i, w, &f)?;
         let start = p.start_estimate(w, t_ps, running.map(|r| r.0), wk.queue.len(), self.batch);
         Some(start.saturating_sub(window).max(t_ps))
@@ -694,8 +700,11 @@ impl<'m> TaskEngine<'m> {
                         compute_ps: m.compute_ps,
                         memory_lines: m.memory_lines,
                     });
-                    // Where its key's data lives, now that it has ended.
-                    if let Some((a, _)) = task.accesses.iter().find(|(a, _)| a.kind.is_data())
+                    // Where its key's data lives, now that it has ended
+                    // (unless its key has switched to a new copy since).
+                    let current = self.moves.as_ref().map_or(0, |mv| mv.shift_of(task.key));
+                    if m.shift == current
+                        && let Some((a, _)) = task.accesses.iter().find(|(a, _)| a.kind.is_data())
                         && let Some(node) = self.engine.page_node(a.addr.wrapping_add(m.shift))
                     {
                         self.key_node.insert(task.key, node);

@@ -51,10 +51,10 @@ pub struct Moves {
 }
 
 impl Moves {
-    /// `list` in any order (run in time order); `warm`: traffic switches
-    /// once the new deployment's state has landed.
-    pub fn new(mut list: Vec<TaskMove>, store: ObjectStore, warm: bool) -> Moves {
-        list.sort_by_key(|m| m.at_ps);
+    /// `list` in any order (run in time order; errors name a move by its
+    /// place in `list`); `warm`: traffic switches once the new
+    /// deployment's state has landed.
+    pub fn new(list: Vec<TaskMove>, store: ObjectStore, warm: bool) -> Moves {
         Moves {
             list,
             store,

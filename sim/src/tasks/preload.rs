@@ -110,13 +110,13 @@ impl TaskPreload {
 
     /// The decision features of `task` about to join a worker on `node`
     /// (worker `w`, `outstanding` tasks) whose key's data was last found
-    /// on `data_node`.
+    /// on `data_node` and is now at its addresses plus `shift` (a move's).
     pub(super) fn features(
         &mut self,
         engine: &crate::Engine,
         task: &traces::tasks::Task,
         (w, node, outstanding): (usize, u32, usize),
-        data_node: u32,
+        (data_node, shift): (u32, u64),
     ) -> Vec<f64> {
         let fs = self.fset.clone();
         let mut v = Vec::with_capacity(3 + 3 * fs.history);
@@ -127,7 +127,7 @@ impl TaskPreload {
             let (mut n, mut held) = (0usize, 0usize);
             for (a, _) in lines {
                 n += 1;
-                held += engine.llc_holds(node as usize, a.addr) as usize;
+                held += engine.llc_holds(node as usize, a.addr.wrapping_add(shift)) as usize;
             }
             v.push(if n == 0 { 1.0 } else { held as f64 / n as f64 });
         }
@@ -184,11 +184,15 @@ impl TaskPreload {
     }
 
     /// When a batch of `members` (trace indices) may issue its first
-    /// access, from `t`: after its preloads land and the worker's pending
-    /// decision costs.
+    /// access, from `t`: after the worker's pending decision costs, and
+    /// once its preloads have landed.
     pub(super) fn batch_ready(&mut self, w: usize, members: &[usize], t: u64) -> u64 {
-        let landed = members.iter().map(|&i| self.ready_ps[i]).fold(t, u64::max);
-        landed.saturating_add(std::mem::take(&mut self.past(w).pending_cost_ps))
+        // The costs delay the batch's start; the preloads land meanwhile.
+        let start = t.saturating_add(std::mem::take(&mut self.past(w).pending_cost_ps));
+        members
+            .iter()
+            .map(|&i| self.ready_ps[i])
+            .fold(start, u64::max)
     }
 
     /// Worker `w`'s batch ran `lines` line reads of which `memory` came
@@ -204,7 +208,7 @@ impl TaskPreload {
         let share = if lines == 0 {
             1.0
         } else {
-            (lines - memory) as f64 / lines as f64
+            lines.saturating_sub(memory) as f64 / lines as f64
         };
         let mean = mean_offset / 1e6;
         let delta = p.last_mean.map_or(0.0, |m| mean - m);
