@@ -32,6 +32,12 @@ fn rows(dir: &std::path::Path) -> Rows {
         .collect()
 }
 
+/// `compare.json` of the run written under `dir`/`run`.
+fn compare_json(dir: &tempfile::TempDir, run: &str) -> serde_json::Value {
+    let path = dir.path().join(run).join("compare.json");
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
 fn by_tp99(rows: &[(String, f64, f64)]) -> Vec<String> {
     let mut r = rows.to_vec();
     r.sort_by(|a, b| a.2.total_cmp(&b.2));
@@ -180,13 +186,7 @@ fn the_seed_rows_agree_at_both_fidelities_on_one_short_seed() {
 fn the_full_seed_rows_agree_and_are_the_documented_table() {
     let (_, dir) = seed_rows_agree(&[]);
     let doc = std::fs::read_to_string(common::root("docs/fidelity.md")).unwrap();
-    let read = |f: &str| -> serde_json::Value {
-        serde_json::from_str(
-            &std::fs::read_to_string(dir.path().join(f).join("compare.json")).unwrap(),
-        )
-        .unwrap()
-    };
-    let (flow, lines) = (read("flow"), read("lines"));
+    let (flow, lines) = (compare_json(&dir, "flow"), compare_json(&dir, "lines"));
     for (f, l) in flow["rows"]
         .as_array()
         .unwrap()
@@ -347,13 +347,7 @@ fn the_seed_itself_scaled_agrees_on_one_short_seed() {
 fn the_seed_itself_scaled_agrees_and_is_the_documented_table() {
     let dir = seed_scaled_agrees(&[], None);
     let doc = std::fs::read_to_string(common::root("docs/fidelity.md")).unwrap();
-    let read = |f: &str| -> serde_json::Value {
-        serde_json::from_str(
-            &std::fs::read_to_string(dir.path().join(f).join("compare.json")).unwrap(),
-        )
-        .unwrap()
-    };
-    let (flow, lines) = (read("flow"), read("lines"));
+    let (flow, lines) = (compare_json(&dir, "flow"), compare_json(&dir, "lines"));
     // The first row is the reference: no difference of its own.
     let delta = |r: &serde_json::Value| {
         let n = |k: &str| r[k].as_f64().unwrap();

@@ -5,7 +5,9 @@
 //! the old worker serves until the state has landed; a moved key's tasks
 //! read its new copy.
 
-use sim::tasks::{Moves, ObjectStore, TaskEngine, TaskMove, TaskRecord};
+mod common;
+
+use sim::tasks::{Moves, ObjectStore, TaskMove, TaskRecord};
 use traces::tasks::{Task, TaskTrace};
 use traces::{Access, Kind};
 
@@ -40,14 +42,8 @@ const MOVE: TaskMove = TaskMove {
 /// (key 0's home is worker 0), with `MOVE`: the records by task, and
 /// the state fetches made.
 fn run(tasks: Vec<Task>, warm: bool) -> (Vec<TaskRecord>, u64) {
-    let m = sim::Machine::from_toml(sim::presets::preset("xeon-2s").unwrap()).unwrap();
-    let ctx = policies::registry::Ctx::for_machine(&m);
-    let s = policies::sched::SCHEDULERS.build("static", &ctx).unwrap();
-    let p = policies::placement::PLACEMENTS
-        .build("first-touch", &ctx)
-        .unwrap();
-    let e = sim::Engine::new(&m, sim::Config::default(), p).unwrap();
-    let mut te = TaskEngine::new(e, &m, &[0, 1], s).unwrap();
+    let m = common::preset("xeon-2s");
+    let mut te = common::task_engine(&m, &[0, 1], "static", sim::Config::default());
     te.set_moves(Moves::new(vec![MOVE], STORE, warm)).unwrap();
     let t = TaskTrace {
         tasks,
@@ -120,15 +116,11 @@ fn a_batch_running_across_the_switch_leaves_the_key_on_its_new_node() {
             0
         }
     }
-    let m = sim::Machine::from_toml(sim::presets::preset("xeon-2s").unwrap()).unwrap();
-    let ctx = policies::registry::Ctx::for_machine(&m);
-    let p = policies::placement::PLACEMENTS
-        .build("first-touch", &ctx)
-        .unwrap();
-    let e = sim::Engine::new(&m, sim::Config::default(), p).unwrap();
+    let m = common::preset("xeon-2s");
     let seen = Arc::new(Mutex::new(Vec::new()));
     // Worker 1 on core 28, the other socket (node 1).
-    let mut te = TaskEngine::new(e, &m, &[0, 28], Box::new(Spy(seen.clone()))).unwrap();
+    let spy = Box::new(Spy(seen.clone()));
+    let mut te = common::task_engine_with(&m, &[0, 28], spy, sim::Config::default());
     let mv = TaskMove {
         at_ps: 10_000_000,
         ..MOVE
@@ -148,14 +140,8 @@ fn a_batch_running_across_the_switch_leaves_the_key_on_its_new_node() {
 
 #[test]
 fn a_move_to_a_worker_that_does_not_exist_is_refused() {
-    let m = sim::Machine::from_toml(sim::presets::preset("xeon-2s").unwrap()).unwrap();
-    let ctx = policies::registry::Ctx::for_machine(&m);
-    let s = policies::sched::SCHEDULERS.build("static", &ctx).unwrap();
-    let p = policies::placement::PLACEMENTS
-        .build("first-touch", &ctx)
-        .unwrap();
-    let e = sim::Engine::new(&m, sim::Config::default(), p).unwrap();
-    let mut te = TaskEngine::new(e, &m, &[0, 1], s).unwrap();
+    let m = common::preset("xeon-2s");
+    let mut te = common::task_engine(&m, &[0, 1], "static", sim::Config::default());
     let bad = TaskMove {
         to_worker: 2,
         ..MOVE

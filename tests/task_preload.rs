@@ -4,10 +4,12 @@
 //! preload to land, the features a policy sees, and an oracle that is not
 //! told the outcomes is refused.
 
+mod common;
+
 use std::sync::{Arc, Mutex};
 
 use sim::policy::{Preload, PreloadDecision};
-use sim::tasks::{TaskEngine, TaskPreload, TaskRecord};
+use sim::tasks::{TaskPreload, TaskRecord};
 use traces::tasks::{Task, TaskTrace};
 use traces::{Access, Kind};
 
@@ -32,7 +34,7 @@ fn task(id: u32, at: u64, key: u32, lines: &[u64], gap: u64) -> Task {
 }
 
 fn machine() -> sim::Machine {
-    sim::Machine::from_toml(sim::presets::preset("xeon-2s").unwrap()).unwrap()
+    common::preset("xeon-2s")
 }
 
 /// Runs `tasks` on one worker (core 0, node 0) with `preload`: records by task.
@@ -50,15 +52,7 @@ fn run_counted(
         tasks,
         ..TaskTrace::default()
     };
-    let ctx = policies::registry::Ctx::for_machine(m);
-    let s = policies::sched::SCHEDULERS
-        .build("round-robin", &ctx)
-        .unwrap();
-    let p = policies::placement::PLACEMENTS
-        .build("first-touch", &ctx)
-        .unwrap();
-    let e = sim::Engine::new(m, sim::Config::default(), p).unwrap();
-    let mut te = TaskEngine::new(e, m, &[0], s).unwrap();
+    let mut te = common::task_engine(m, &[0], "round-robin", sim::Config::default());
     if let Some(p) = preload {
         te.set_preload(TaskPreload::new(p, t.tasks.len(), 0, 1 << 30, None).unwrap());
     }

@@ -168,16 +168,8 @@ fn run_with_jobs(t: &TaskTrace, jobs: Vec<Job>) -> Vec<TaskRecord> {
 
 /// [`run_with_jobs`] with the worker batching `(size, fixed ps)`.
 fn run_batched_with_jobs(t: &TaskTrace, batching: (usize, u64), jobs: Vec<Job>) -> Vec<TaskRecord> {
-    let m = sim::Machine::from_toml(sim::presets::preset("xeon-2s").unwrap()).unwrap();
-    let ctx = policies::registry::Ctx::for_machine(&m);
-    let s = policies::sched::SCHEDULERS
-        .build("round-robin", &ctx)
-        .unwrap();
-    let p = policies::placement::PLACEMENTS
-        .build("first-touch", &ctx)
-        .unwrap();
-    let e = sim::Engine::new(&m, sim::Config::default(), p).unwrap();
-    let mut te = TaskEngine::new(e, &m, &[0], s).unwrap();
+    let m = common::preset("xeon-2s");
+    let mut te = common::task_engine(&m, &[0], "round-robin", sim::Config::default());
     te.set_batching(batching.0, batching.1);
     let jobs = jobs
         .into_iter()
@@ -1164,19 +1156,11 @@ fn a_batchs_tasks_share_one_mlp_window() {
         (20, 0, vec![('L', 0x60_0000, 0)]),
     ]);
     let service = |mlp: u32| {
-        let ctx = policies::registry::Ctx::for_machine(&m);
-        let s = policies::sched::SCHEDULERS
-            .build("round-robin", &ctx)
-            .unwrap();
-        let p = policies::placement::PLACEMENTS
-            .build("first-touch", &ctx)
-            .unwrap();
         let cfg = sim::Config {
             mlp: Some(mlp),
             ..sim::Config::default()
         };
-        let e = sim::Engine::new(&m, cfg, p).unwrap();
-        let mut te = TaskEngine::new(e, &m, &[0], s).unwrap();
+        let mut te = common::task_engine(&m, &[0], "round-robin", cfg);
         te.set_batching(4, 0);
         let mut r = Vec::new();
         te.run(&t, |x| r.push(*x)).unwrap();

@@ -170,6 +170,19 @@ pub fn check(exp: &Experiment, origin: &str) -> Result<(), crate::LabError> {
     })
 }
 
+/// The row's policies (its preload and warm-up run at line level).
+fn policies(
+    exp: &Experiment,
+    row: &RowSpec,
+    seed: u64,
+) -> Result<crate::experiment::RowPolicies, TaskRunError> {
+    exp.policies(row, seed, None)
+        .map_err(|error| TaskRunError::Policy {
+            row: row.name.clone(),
+            error,
+        })
+}
+
 /// An experiment mapped onto machine `m` at line level.
 pub struct Mapping {
     pub cores: Vec<usize>,
@@ -286,13 +299,7 @@ impl Mapping {
         if row.preload == "none" {
             return Ok(None);
         }
-        let policy = exp
-            .policies(row, seed, None)
-            .map_err(|error| TaskRunError::Policy {
-                row: row.name.clone(),
-                error,
-            })?
-            .preload;
+        let policy = policies(exp, row, seed)?.preload;
         let truth = if policy.oracle() {
             let plain = RowSpec {
                 preload: "none".into(),
@@ -374,14 +381,7 @@ impl Mapping {
         if !row.moves || w.moves.is_empty() {
             return Ok(None);
         }
-        let warm = exp
-            .policies(row, seed, None)
-            .map_err(|error| TaskRunError::Policy {
-                row: row.name.clone(),
-                error,
-            })?
-            .warmup
-            .prefetch_before_traffic();
+        let warm = policies(exp, row, seed)?.warmup.prefetch_before_traffic();
         let shards = w.shards.count as u64;
         let list = w
             .moves

@@ -155,3 +155,36 @@ pub fn assert_model_reproduced(dir: &std::path::Path, exp: &str, row: &str, mode
         "the committed model is what the documented commands produce"
     );
 }
+
+/// A task engine on machine `m` with workers on `cores`,
+/// scheduler `sched` (a registry spec), first-touch pages and `cfg`.
+pub fn task_engine<'m>(
+    m: &'m sim::Machine,
+    cores: &[usize],
+    sched: &str,
+    cfg: sim::Config,
+) -> sim::tasks::TaskEngine<'m> {
+    let ctx = policies::registry::Ctx::for_machine(m);
+    let s = policies::sched::SCHEDULERS.build(sched, &ctx).unwrap();
+    task_engine_with(m, cores, s, cfg)
+}
+
+/// [`task_engine`] with a scheduler built by the caller.
+pub fn task_engine_with<'m>(
+    m: &'m sim::Machine,
+    cores: &[usize],
+    sched: Box<dyn sim::policy::Scheduler>,
+    cfg: sim::Config,
+) -> sim::tasks::TaskEngine<'m> {
+    let ctx = policies::registry::Ctx::for_machine(m);
+    let p = policies::placement::PLACEMENTS
+        .build("first-touch", &ctx)
+        .unwrap();
+    let e = sim::Engine::new(m, cfg, p).unwrap();
+    sim::tasks::TaskEngine::new(e, m, cores, sched).unwrap()
+}
+
+/// A machine preset.
+pub fn preset(name: &str) -> sim::Machine {
+    sim::Machine::from_toml(sim::presets::preset(name).unwrap()).unwrap()
+}
