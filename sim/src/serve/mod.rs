@@ -113,6 +113,8 @@ pub struct ServeEngine<'a> {
     links: Vec<Queue>,
     far: Queue,
     caches: Vec<Cache>,
+    /// Scratch: the items of the request being looked up (no allocation per request).
+    items_buf: Vec<u32>,
     item_cdf: CdfSampler,
     shard_node: Vec<u32>,
     shard_worker: Vec<usize>,
@@ -286,6 +288,7 @@ impl<'a> ServeEngine<'a> {
             links: vec![Queue::default(); m.spec.links.len()],
             far: Queue::default(),
             caches,
+            items_buf: Vec::new(),
             shard_node,
             shard_worker,
             resident,
@@ -701,6 +704,30 @@ impl<'a> ServeEngine<'a> {
         let mut compute_ps = ps_of_ns((self.spec.request.compute.batch_ms * 1e6) as u64);
         let mut input = 0.0f64;
         let shards = self.spec.shards.count as u64;
+        // Every request's items first (each from its own stream, the
+        // compute noise drawn after them), and their sets asked of the
+        // host's caches before the first probe: the probes then overlap
+        // their misses.
+        let mut items = std::mem::take(&mut self.items_buf);
+        items.clear();
+        let mut spans = Vec::with_capacity(n);
+        for (_, a) in &batch {
+            let z = self
+                .spec
+                .request_items(a, &self.item_cdf, |item| items.push(item));
+            spans.push((items.len(), z));
+        }
+        let prefetch = |cache: &Cache, i: usize| {
+            if let Some(&(end, _)) = spans.get(i) {
+                let from = if i == 0 { 0 } else { spans[i - 1].0 };
+                let s = batch[i].1.shard as u64;
+                for &item in &items[from..end] {
+                    cache.prefetch(item as u64 * shards + s + 1);
+                }
+            }
+        };
+        prefetch(&self.caches[node], 0);
+        let mut start = 0;
         for (i, (arrival_ps, a)) in batch.iter().enumerate() {
             let s = a.shard as usize;
             if !self.resident[s] {
@@ -716,30 +743,30 @@ impl<'a> ServeEngine<'a> {
             let home = self.shard_node[s] as usize;
             let mut misses = 0u32;
             let mut looked = 0u32;
-            let caches = &mut self.caches;
-            let totals = &mut self.totals;
-            // The compute noise, drawn from the request's stream after its
-            // items.
-            let z = self.spec.request_items(a, &self.item_cdf, |item| {
+            let (end, z) = spans[i];
+            prefetch(&self.caches[node], i + 1);
+            let cache = &mut self.caches[node];
+            for &item in &items[start..end] {
                 let block = item as u64 * shards + s as u64 + 1;
                 looked += 1;
                 batch_lookups += 1;
                 batch_addr += item as f64 * item_bytes / 1e6;
-                if caches[node].probe(block, false) {
+                if cache.probe(block, false) {
                     from_node[node] += item_bytes;
-                    totals.feature_hits += 1;
+                    self.totals.feature_hits += 1;
                     batch_hits += 1;
                 } else {
                     misses += 1;
-                    totals.feature_misses += 1;
+                    self.totals.feature_misses += 1;
                     if item < f.resident {
                         from_node[home] += item_bytes;
                     } else {
                         far += item_bytes;
                     }
-                    caches[node].fill(block, false);
+                    cache.fill_absent(block, false);
                 }
-            });
+            }
+            start = end;
             // A logged request that looks nothing up misses nothing.
             let missed =
                 misses as f64 >= f.miss_share * looked as f64 && (looked > 0 || f.lookups == 0);
@@ -774,6 +801,7 @@ impl<'a> ServeEngine<'a> {
             ));
             input += a.input_tokens as f64 * self.spec.request.token_bytes as f64;
         }
+        self.items_buf = items;
         let mut ready = state_wait.max(preload_wait);
         for (home, &b) in from_node.iter().enumerate() {
             if b > 0.0 {
