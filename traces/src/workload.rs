@@ -634,6 +634,18 @@ impl CdfSampler {
                 let k = ((u * self.scale) as usize).min(self.guide.len() - 2);
                 *b = (self.guide[k], self.guide[k + 1]);
             }
+            #[cfg(target_arch = "x86_64")]
+            for &(lo, _) in &bounds[..chunk.len()] {
+                // SAFETY: a prefetch is a hint that never faults and writes
+                // nothing (SSE, part of the x86-64 baseline); `lo` indexes
+                // the CDF or is its length, and the pointer is only formed.
+                unsafe {
+                    use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+                    _mm_prefetch::<_MM_HINT_T0>(
+                        self.cdf.as_ptr().wrapping_add(lo as usize) as *const i8
+                    );
+                }
+            }
             for ((o, &u), &(lo, hi)) in outs.iter_mut().zip(chunk).zip(&bounds) {
                 let (lo, hi) = (lo as usize, hi as usize);
                 let at = lo + self.cdf[lo..hi].partition_point(|&c| c <= u);
