@@ -13,8 +13,15 @@ def read(path):
     return rows
 
 
+def spread(r):
+    """The live runs' least and greatest, where validate.csv has them."""
+    if "live_min" not in r:
+        return ""
+    return f" ({float(r['live_min']):.2f}–{float(r['live_max']):.2f})"
+
+
 cal, old = read(sys.argv[1]), read(sys.argv[2])
-print("| pattern | live harness | host memory ns | live mean ns | sim mean ns | mean error | p50 error | stand-in mean error | stand-in p50 error |")
+print("| pattern | live harness | host memory ns | live mean ns (min–max of runs) | sim mean ns | mean error | p50 error | stand-in mean error | stand-in p50 error |")
 print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
 abs_cal, abs_old = [], []
 for t, m in cal.items():
@@ -24,7 +31,7 @@ for t, m in cal.items():
     abs_cal.append(abs(e))
     abs_old.append(abs(oe))
     print(
-        f"| {t} | {m['mean_ns'].get('harness', '')} | {float(m['mean_ns'].get('memory_now_ns', 'nan')):.0f} | {float(m['mean_ns']['live']):.2f} | {float(m['mean_ns']['sim']):.2f} | {e:+.1f}% "
+        f"| {t} | {m['mean_ns'].get('harness', '')} | {float(m['mean_ns'].get('memory_now_ns', 'nan')):.0f} | {float(m['mean_ns']['live']):.2f}{spread(m['mean_ns'])} | {float(m['mean_ns']['sim']):.2f} | {e:+.1f}% "
         f"| {float(m['p50_ns']['error_pct']):+.1f}% | {oe:+.1f}% "
         f"| {float(o['p50_ns']['error_pct']) if o else float('nan'):+.1f}% |"
     )

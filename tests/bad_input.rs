@@ -99,6 +99,17 @@ fn bad_flags_and_missing_files() {
         &["replay", "does/not/exist.lackey"],
         &["replay", "tests/data/hello.lackey", "--replacement", "mru"],
         &["trace", "gen", "spiral", "-o", "x.nst"],
+        // Fewer than 3 live runs: no min / median / max to report.
+        &[
+            "validate",
+            "tests/data/hello.lackey",
+            "--machine",
+            "xeon-2s",
+            "--live-runs",
+            "2",
+            "--out",
+            "target/never-written",
+        ],
         &[
             "replay",
             "tests/data/hello.lackey",

@@ -224,11 +224,25 @@ fn live_replay_and_validate_run_end_to_end() {
     let report = std::fs::read_to_string(out.join("report.html")).unwrap();
     assert!(report.contains("Simulated vs live (validate.csv)") && report.contains("<svg"));
     let csv = std::fs::read_to_string(out.join("validate.csv")).unwrap();
-    assert!(
-        csv.starts_with("trace,metric,sim,live,error_pct,harness,memory_now_ns,memory_model_ns\n")
-    );
+    let head = "trace,metric,sim,live,live_min,live_max,runs,error_pct,harness,memory_now_ns,memory_before_ns,memory_after_ns,memory_model_ns";
+    assert!(csv.starts_with(&format!("{head}\n")), "{csv}");
     assert!(csv.contains(",ops,") && csv.contains(",chain,"), "{csv}");
     assert_eq!(csv.lines().count(), 1 + 2 * 3);
+    // Three live runs by default: the median between the least and the
+    // greatest; the host's memory latency measured before and after.
+    for line in csv.lines().skip(1) {
+        let f: Vec<&str> = line.split(',').collect();
+        let x = |i: usize| f[i].parse::<f64>().unwrap();
+        assert!(x(4) <= x(3) && x(3) <= x(5), "{line}");
+        assert_eq!(f[6], "3", "{line}");
+        assert!(x(10) > 0.0 && x(11) > 0.0, "{line}");
+        assert!((x(9) - (x(10) + x(11)) / 2.0).abs() < 0.02, "{line}");
+    }
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("host memory latency during the run:"),
+        "{text}"
+    );
     assert!(
         std::fs::read_to_string(out.join("validate.svg"))
             .unwrap()

@@ -34,8 +34,16 @@ pub struct ValidateRow {
     pub metric: &'static str,
     #[serde(serialize_with = "analysis::table::f3")]
     pub sim: f64,
+    /// The median of the live runs (the error is this one's).
     #[serde(serialize_with = "analysis::table::f3")]
     pub live: f64,
+    /// The least and the greatest of the live runs: the host's noise.
+    #[serde(serialize_with = "analysis::table::f3")]
+    pub live_min: f64,
+    #[serde(serialize_with = "analysis::table::f3")]
+    pub live_max: f64,
+    /// How many live runs the three come from.
+    pub runs: usize,
     #[serde(serialize_with = "analysis::table::f2")]
     pub error_pct: f64,
     /// The live replay's loop: `chain` or `ops` (see `live::replay`).
@@ -45,8 +53,27 @@ pub struct ValidateRow {
     /// drifted since it was calibrated.
     #[serde(serialize_with = "analysis::table::f2")]
     pub memory_now_ns: f64,
+    /// The same chase just before and just after the trace's live runs:
+    /// the drift during them.
+    #[serde(serialize_with = "analysis::table::f2")]
+    pub memory_before_ns: f64,
+    #[serde(serialize_with = "analysis::table::f2")]
+    pub memory_after_ns: f64,
     #[serde(serialize_with = "analysis::table::f2")]
     pub memory_model_ns: f64,
+}
+
+/// A live metric over several runs, the harness's overhead taken off each:
+/// (least, median, greatest), never below 0.
+pub fn spread(runs: &[f64], overhead: f64) -> (f64, f64, f64) {
+    let less = |x: f64| (x - overhead).max(0.0);
+    let min = runs.iter().copied().fold(f64::INFINITY, f64::min);
+    let max = runs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    (
+        less(min),
+        less(live::fingerprint::median(runs.to_vec())),
+        less(max),
+    )
 }
 
 /// One line of `prefetch.csv`: what each simulated prefetcher did on a
@@ -200,43 +227,62 @@ pub fn one(ask: &Ask, name: &str, acc: &[Access]) -> Result<Validated> {
             dropped: st.dropped,
         })
         .collect();
-    // The live side, `live_runs` times: each metric's median; the host's
-    // memory latency before and after.
+    // The live side, `live_runs` times: each metric's least, median and
+    // greatest; the host's memory latency just before and just after.
     let before = memory_now()?;
     let runs = (0..ask.live_runs.max(1))
         .map(|_| live::replay::replay(acc, &[ask.cpu], 1, true))
         .collect::<std::result::Result<Vec<_>, _>>()?;
-    let memory_now_ns = (before + memory_now()?) / 2.0;
+    let after = memory_now()?;
     let harness = runs[0].harness;
     let overhead = ask.overheads.of(harness);
-    let med = |f: fn(&live::replay::LiveResult) -> f64| {
-        (live::fingerprint::median(runs.iter().map(f).collect()) - overhead).max(0.0)
+    let of = |f: fn(&live::replay::LiveResult) -> f64| {
+        spread(&runs.iter().map(f).collect::<Vec<_>>(), overhead)
     };
-    let (mean, p50, p99) = (med(|r| r.mean_ns), med(|r| r.p50_ns), med(|r| r.p99_ns));
+    let (mean, p50, p99) = (of(|r| r.mean_ns), of(|r| r.p50_ns), of(|r| r.p99_ns));
     let rows = [
         ("mean_ns", s.0, mean),
         ("p50_ns", s.1, p50),
         ("p99_ns", s.2, p99),
     ]
     .into_iter()
-    .map(|(metric, sim, live)| ValidateRow {
+    .map(|(metric, sim, (live_min, live, live_max))| ValidateRow {
         trace: name.to_string(),
         metric,
         sim,
         live,
+        live_min,
+        live_max,
+        runs: runs.len(),
         error_pct: if live == 0.0 {
             0.0
         } else {
             100.0 * (sim - live) / live
         },
         harness: harness.name(),
-        memory_now_ns,
+        memory_now_ns: (before + after) / 2.0,
+        memory_before_ns: before,
+        memory_after_ns: after,
         memory_model_ns: ask.memory_model_ns,
     })
     .collect();
     Ok(Validated {
         rows,
         prefetch,
-        point: (footprint.len() as u64 * 64, s.0, mean),
+        point: (footprint.len() as u64 * 64, s.0, mean.1),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::spread;
+
+    #[test]
+    fn the_spread_is_least_median_greatest_less_the_overhead() {
+        assert_eq!(spread(&[9.0, 5.0, 7.0], 1.0), (4.0, 6.0, 8.0));
+        // An even count's median is the mean of the middle two.
+        assert_eq!(spread(&[4.0, 1.0, 3.0, 2.0], 0.0), (1.0, 2.5, 4.0));
+        // Never below 0: the overhead can exceed a fast run.
+        assert_eq!(spread(&[0.5, 3.0, 2.0], 1.0), (0.0, 1.0, 2.0));
+    }
 }

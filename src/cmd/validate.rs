@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use anyhow::Result;
+use anyhow::{Result, bail};
 use clap::Args;
 use lab::validate::{Overhead, ValidateError};
 
@@ -35,7 +35,8 @@ pub struct ValidateArgs {
     /// default the machine's per-core outstanding-miss limit (`core.mlp`).
     #[arg(long)]
     pub prefetch_queue: Option<usize>,
-    /// Live replays per trace; each metric is their median (a shared VM's
+    /// Live replays per trace, at least 3; each metric's error is their
+    /// median's, with their least and greatest beside it (a shared VM's
     /// latencies move by tens of percent from one run to the next).
     #[arg(long, default_value_t = 3)]
     pub live_runs: usize,
@@ -45,6 +46,12 @@ pub struct ValidateArgs {
 }
 
 pub fn validate(a: ValidateArgs) -> Result<()> {
+    if a.live_runs < 3 {
+        bail!(
+            "--live-runs {}: at least 3 (each live metric is reported as the least, median and greatest of its runs)",
+            a.live_runs
+        );
+    }
     let log = lab::InputLog::default();
     let m = crate::machines::load_machine(&a.machine, &log)?;
     let specs = lab::validate::prefetchers(&a.prefetch, &m);
@@ -73,14 +80,15 @@ pub fn validate(a: ValidateArgs) -> Result<()> {
         .find_map(|n| n.memory.as_ref())
         .map_or(0.0, |x| x.latency_ns);
     println!(
-        "memory latency: {memory_model_ns:.1} ns in the machine file; \"memory ns\" is the host's now, around each trace's live runs"
+        "memory latency: {memory_model_ns:.1} ns in the machine file; \"memory ns\" is the host's just before → just after each trace's live runs; \"live ns\" the median of {} live runs, \"live min..max\" their least and greatest",
+        a.live_runs
     );
     let mut rows = Vec::new();
     let mut pf_rows = Vec::new();
     let mut points = Vec::new();
     println!(
-        "{:<28} {:>8} {:>10} {:>10} {:>8} {:>8} {:>10}",
-        "trace", "metric", "sim ns", "live ns", "error %", "harness", "memory ns"
+        "{:<28} {:>8} {:>10} {:>10} {:>21} {:>8} {:>8} {:>15}",
+        "trace", "metric", "sim ns", "live ns", "live min..max", "error %", "harness", "memory ns"
     );
     let ask = lab::validate::Ask {
         machine: &m,
@@ -105,13 +113,34 @@ pub fn validate(a: ValidateArgs) -> Result<()> {
         })?;
         for r in &v.rows {
             println!(
-                "{name:<28} {:>8} {:>10.2} {:>10.2} {:>+7.1}% {:>8} {:>10.1}",
-                r.metric, r.sim, r.live, r.error_pct, r.harness, r.memory_now_ns
+                "{name:<28} {:>8} {:>10.2} {:>10.2} {:>21} {:>+7.1}% {:>8} {:>15}",
+                r.metric,
+                r.sim,
+                r.live,
+                format!("{:.2}..{:.2}", r.live_min, r.live_max),
+                r.error_pct,
+                r.harness,
+                format!("{:.1}→{:.1}", r.memory_before_ns, r.memory_after_ns)
             );
         }
         rows.extend(v.rows);
         pf_rows.extend(v.prefetch);
         points.push(v.point);
+    }
+    let memory: Vec<f64> = rows
+        .iter()
+        .flat_map(|r| [r.memory_before_ns, r.memory_after_ns])
+        .collect();
+    if let (Some(first), Some(last)) = (memory.first(), memory.last()) {
+        let (lo, hi) = memory
+            .iter()
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), &x| {
+                (l.min(x), h.max(x))
+            });
+        println!(
+            "host memory latency during the run: {first:.1} ns at the start, {last:.1} ns at the end ({:+.1}%), {lo:.1}..{hi:.1} ns in all; {memory_model_ns:.1} ns in the machine file",
+            100.0 * (last - first) / first
+        );
     }
     write_file(
         &a.out.join("validate.csv"),
