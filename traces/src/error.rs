@@ -260,6 +260,8 @@ pub enum Param {
         "false sharing needs threads × size ≤ {line} bytes (one slot per thread in a line); got {threads} × {size}"
     )]
     FalseSharing { threads: u32, size: u16, line: u64 },
+    #[error("a backward walk is for the sequential and stride patterns; got {0}")]
+    Backward(&'static str),
     #[error("rate {0} accesses/µs must be positive")]
     Rate(f64),
     #[error("give a gap (closed loop) or a rate (open loop), not both")]

@@ -11,7 +11,8 @@
 //! - `stride`: as sequential, stepping `stride` bytes (with `modular`, the
 //!   offset wraps modulo the footprint instead of restarting at 0, so a
 //!   stride of an odd number of lines over a power-of-two footprint visits
-//!   every line once per pass);
+//!   every line once per pass; `backward` mirrors the walk from the
+//!   footprint's end, as for `sequential`);
 //! - `random`: uniformly random line-aligned addresses over a footprint
 //!   shared by all threads;
 //! - `chase`: pointer chase — one random cycle through every line of the
@@ -112,6 +113,10 @@ pub struct GenConfig {
     /// `stride`: wrap the offset modulo the footprint.
     #[serde(default)]
     pub modular: bool,
+    /// `sequential` / `stride`: walk from the footprint's end downwards
+    /// (the same offsets, mirrored).
+    #[serde(default)]
+    pub backward: bool,
     /// `interleaved`: streams per thread.
     #[serde(default = "default_streams")]
     pub streams: u32,
@@ -149,6 +154,7 @@ impl Default for GenConfig {
             gap_ns: None,
             rate_per_us: None,
             modular: false,
+            backward: false,
             streams: default_streams(),
             skip_lines: default_skip_lines(),
             skip_prob: default_skip_prob(),
@@ -221,6 +227,13 @@ impl Generator {
                 prob: cfg.skip_prob,
                 lines: cfg.skip_lines,
             }));
+        }
+        if cfg.backward && !matches!(cfg.pattern, Pattern::Sequential | Pattern::Stride) {
+            let name = Pattern::NAMES
+                .iter()
+                .find(|(_, p)| *p == cfg.pattern)
+                .map_or("?", |(n, _)| n);
+            return Err(bad(Param::Backward(name)));
         }
         if cfg.pattern == Pattern::FalseSharing && cfg.threads as u64 * cfg.size as u64 > LINE {
             return Err(bad(Param::FalseSharing {
@@ -315,7 +328,14 @@ impl Generator {
                     next = 0;
                 }
                 self.cursor[t] = next;
-                c.base + t as u64 * c.footprint + off
+                // Backward: the offset mirrored, so the access ends where
+                // the forward one would start, counted from the end.
+                let at = if c.backward {
+                    c.footprint - c.size as u64 - off
+                } else {
+                    off
+                };
+                c.base + t as u64 * c.footprint + at
             }
             Pattern::Interleaved => {
                 // Per thread: the turn, then each stream's offset in its region.
@@ -475,6 +495,27 @@ mod tests {
         let lines: Vec<u64> = v.iter().map(|r| r.addr / 64).collect();
         assert_eq!(&lines[..4], &[0, 3, 6, 9]);
         assert_eq!(lines[22], 2, "66 mod 64");
+        let set: HashSet<u64> = lines.iter().copied().collect();
+        assert_eq!(set.len(), 64);
+    }
+
+    #[test]
+    fn a_backward_stride_descends_from_the_footprints_end() {
+        let v = run(GenConfig {
+            pattern: Pattern::Stride,
+            count: 64,
+            footprint: 64 * 64,
+            stride: 3 * 64,
+            modular: true,
+            backward: true,
+            base: 0,
+            ..Default::default()
+        });
+        // Lines 63, 60, 57, ...: the forward walk's 0, 3, 6 mirrored, each
+        // 8-byte access in the last 8 bytes of its line.
+        let lines: Vec<u64> = v.iter().map(|r| r.addr / 64).collect();
+        assert_eq!(&lines[..4], &[63, 60, 57, 54]);
+        assert!(v.iter().all(|r| r.addr % 64 == 56));
         let set: HashSet<u64> = lines.iter().copied().collect();
         assert_eq!(set.len(), 64);
     }

@@ -140,6 +140,9 @@ pub struct GenArgs {
     /// of restarting at its first address.
     #[arg(long)]
     pub modular: bool,
+    /// `sequential` / `stride`: walk from the footprint's end downwards.
+    #[arg(long)]
+    pub backward: bool,
     /// `interleaved`: streams per thread, each over its share of the footprint.
     #[arg(long, default_value_t = 2)]
     pub streams: u32,
@@ -276,6 +279,7 @@ fn generate(a: GenArgs) -> Result<()> {
         gap_ns: a.gap_ns,
         rate_per_us: a.rate,
         modular: a.modular,
+        backward: a.backward,
         streams: a.streams,
         skip_lines: a.skip_lines,
         skip_prob: a.skip_prob,
