@@ -99,7 +99,14 @@ fn bad_flags_and_missing_files() {
         &["replay", "does/not/exist.lackey"],
         &["replay", "tests/data/hello.lackey", "--replacement", "mru"],
         &["trace", "gen", "spiral", "-o", "x.nst"],
-        &["trace", "gen", "random", "--backward", "-o", "target/never.nst"],
+        &[
+            "trace",
+            "gen",
+            "random",
+            "--backward",
+            "-o",
+            "target/never.nst",
+        ],
         // Fewer than 3 live runs: no min / median / max to report.
         &[
             "validate",

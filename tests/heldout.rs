@@ -31,10 +31,17 @@ fn records(csv_text: &str) -> Vec<Vec<&str>> {
         .collect();
     assert!(
         rows.iter()
-            .all(|r| r.len() == 4 && !r.concat().contains('"')),
+            .all(|r| r.len() == 5 && !r.concat().contains('"')),
         "{csv_text}"
     );
     rows
+}
+
+/// The number after `flag` in a `trace gen` command, if the flag is there.
+fn after(command: &str, flag: &str) -> Option<u64> {
+    let words: Vec<&str> = command.split(' ').collect();
+    let i = words.iter().position(|w| *w == flag)?;
+    Some(words[i + 1].parse().unwrap())
 }
 
 /// (stride in lines, footprint, backward) of every stride trace.
@@ -44,15 +51,11 @@ fn strides(csv_text: &str) -> Vec<(u64, u64, bool)> {
         if rec[1] != "stride" {
             continue;
         }
-        let words: Vec<&str> = rec[3].split(' ').collect();
-        let after = |flag: &str| {
-            let i = words.iter().position(|w| *w == flag).unwrap();
-            words[i + 1].parse::<u64>().unwrap()
-        };
+        let after = |flag: &str| after(rec[4], flag).unwrap();
         out.push((
             after("--stride") / 64,
             after("--footprint"),
-            words.contains(&"--backward"),
+            rec[4].split(' ').any(|w| w == "--backward"),
         ));
     }
     out
@@ -71,7 +74,7 @@ fn held_out_families_come_from_a_seed_and_avoid_the_walked_strides() {
     let want: BTreeMap<String, usize> = [
         ("random", 3),
         ("stride", 4 * 4 * 2),
-        ("interleaved", 3),
+        ("interleaved", 4),
         ("gapped", 2),
         ("zipf", 2),
         ("program", 2),
@@ -80,6 +83,24 @@ fn held_out_families_come_from_a_seed_and_avoid_the_walked_strides() {
     .map(|(k, v)| (k.to_string(), v))
     .collect();
     assert_eq!(per_family, want);
+    // Which families the calibration fits a parameter to (on other
+    // sizes, strides, stream counts) is said per trace.
+    for rec in records(&a) {
+        let fitted = matches!(rec[1], "random" | "stride" | "interleaved");
+        assert_eq!(rec[2], if fitted { "yes" } else { "no" }, "{rec:?}");
+        // Every line of a footprint at least twice (a warming pass, then
+        // the timed one), but Zipf's, which never covers its footprint.
+        if let (Some(fp), Some(n)) = (after(rec[4], "--footprint"), after(rec[4], "-n"))
+            && rec[1] != "zipf"
+        {
+            assert!(n >= 2 * fp / 64, "{rec:?}");
+        }
+    }
+    // Interleaved stream counts the fingerprint does not walk.
+    for rec in records(&a).iter().filter(|r| r[1] == "interleaved") {
+        let n = after(rec[4], "--streams").unwrap() as u32;
+        assert!(!live::fingerprint::STREAMS.contains(&n), "{rec:?}");
+    }
 
     let walked: BTreeSet<u64> = live::fingerprint::STRIDES
         .iter()
@@ -114,6 +135,17 @@ fn held_out_families_come_from_a_seed_and_avoid_the_walked_strides() {
         let fps: BTreeSet<(u64, bool)> =
             s.iter().filter(|x| x.0 == n).map(|x| (x.1, x.2)).collect();
         assert_eq!(fps.len(), 8, "stride {n}: {fps:?}");
+        // A line count coprime to the stride: the modular walk visits every line.
+        let gcd = |mut a: u64, mut b: u64| {
+            while b != 0 {
+                (a, b) = (b, a % b);
+            }
+            a
+        };
+        assert!(
+            fps.iter().all(|&(fp, _)| gcd(fp / 64, n) == 1),
+            "stride {n}: {fps:?}"
+        );
     }
     let other: BTreeSet<u64> = strides(&families(2, &dir.path().join("c")))
         .iter()

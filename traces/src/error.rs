@@ -262,6 +262,10 @@ pub enum Param {
     FalseSharing { threads: u32, size: u16, line: u64 },
     #[error("a backward walk is for the sequential and stride patterns; got {0}")]
     Backward(&'static str),
+    #[error(
+        "a backward walk needs accesses no larger than the footprint; got {size} bytes over {footprint}"
+    )]
+    BackwardSize { size: u16, footprint: u64 },
     #[error("rate {0} accesses/µs must be positive")]
     Rate(f64),
     #[error("give a gap (closed loop) or a rate (open loop), not both")]

@@ -235,6 +235,12 @@ impl Generator {
                 .map_or("?", |(n, _)| n);
             return Err(bad(Param::Backward(name)));
         }
+        if cfg.backward && cfg.size as u64 > cfg.footprint {
+            return Err(bad(Param::BackwardSize {
+                size: cfg.size,
+                footprint: cfg.footprint,
+            }));
+        }
         if cfg.pattern == Pattern::FalseSharing && cfg.threads as u64 * cfg.size as u64 > LINE {
             return Err(bad(Param::FalseSharing {
                 threads: cfg.threads,

@@ -256,6 +256,9 @@ pub fn run(cmd: TraceCmd) -> Result<()> {
 
 fn generate(a: GenArgs) -> Result<()> {
     if a.pattern == "tasks" {
+        if a.backward {
+            bail!("--backward is for the sequential and stride patterns; got tasks");
+        }
         return generate_tasks(&a);
     }
     let pattern = Pattern::from_name(&a.pattern).with_context(|| {
