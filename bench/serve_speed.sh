@@ -27,11 +27,11 @@ best_sim=0; best_num=0; best_ab=0
 for r in $(seq "$rounds"); do
     s=$("${pin[@]}" "$venv/bin/python" "$simpy_serve" 5000 "$secs" | rate)
     n=$("${pin[@]}" "$bin" bench --scenario static --duration "${secs}s" | rate)
-    : "${s:?no rate in SimPy's output}" "${n:?no rate in numasim bench's output}"
+    : "${s:?no rate in the SimPy output}" "${n:?no rate in the numasim bench output}"
     line="round $r: simpy $s requests/s, numasim $n requests/s"
     if [ -n "${AB:-}" ]; then
         o=$("${pin[@]}" "$AB" bench --scenario static --duration "${secs}s" | rate)
-        : "${o:?no rate in $AB bench's output}"
+        : "${o:?no rate in the $AB bench output}"
         line="$line, $AB $o requests/s"
         [ "$o" -gt "$best_ab" ] && best_ab=$o
     fi
