@@ -63,6 +63,21 @@ pub struct ValidateRow {
     pub memory_model_ns: f64,
 }
 
+/// The host's memory latency over a whole validation: (at the start, at
+/// the end, least, greatest), from every trace's before and after.
+pub fn memory_drift(rows: &[ValidateRow]) -> Option<(f64, f64, f64, f64)> {
+    let m: Vec<f64> = rows
+        .iter()
+        .flat_map(|r| [r.memory_before_ns, r.memory_after_ns])
+        .collect();
+    let (lo, hi) = m
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), &x| {
+            (l.min(x), h.max(x))
+        });
+    Some((*m.first()?, *m.last()?, lo, hi))
+}
+
 /// A live metric over several runs, the harness's overhead taken off each:
 /// (least, median, greatest), never below 0.
 pub fn spread(runs: &[f64], overhead: f64) -> (f64, f64, f64) {
@@ -276,6 +291,21 @@ pub fn one(ask: &Ask, name: &str, acc: &[Access]) -> Result<Validated> {
 #[cfg(test)]
 mod tests {
     use super::spread;
+
+    #[test]
+    fn the_drift_runs_from_the_first_measure_to_the_last() {
+        let row = |b, a| super::ValidateRow {
+            memory_before_ns: b,
+            memory_after_ns: a,
+            ..Default::default()
+        };
+        let rows = [row(150.0, 140.0), row(190.0, 160.0)];
+        assert_eq!(
+            super::memory_drift(&rows),
+            Some((150.0, 160.0, 140.0, 190.0))
+        );
+        assert_eq!(super::memory_drift(&[]), None);
+    }
 
     #[test]
     fn the_spread_is_least_median_greatest_less_the_overhead() {

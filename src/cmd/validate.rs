@@ -35,9 +35,8 @@ pub struct ValidateArgs {
     /// default the machine's per-core outstanding-miss limit (`core.mlp`).
     #[arg(long)]
     pub prefetch_queue: Option<usize>,
-    /// Live replays per trace, at least 3; each metric's error is their
-    /// median's, with their least and greatest beside it (a shared VM's
-    /// latencies move by tens of percent from one run to the next).
+    /// Live replays per trace, at least 3: the error is their median's, their least and
+    /// greatest beside it (a shared VM's latencies move by tens of percent run to run).
     #[arg(long, default_value_t = 3)]
     pub live_runs: usize,
     /// Also write OUT/report.html: the table, the plot and the manifest in one self-contained page.
@@ -127,16 +126,7 @@ pub fn validate(a: ValidateArgs) -> Result<()> {
         pf_rows.extend(v.prefetch);
         points.push(v.point);
     }
-    let memory: Vec<f64> = rows
-        .iter()
-        .flat_map(|r| [r.memory_before_ns, r.memory_after_ns])
-        .collect();
-    if let (Some(first), Some(last)) = (memory.first(), memory.last()) {
-        let (lo, hi) = memory
-            .iter()
-            .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), &x| {
-                (l.min(x), h.max(x))
-            });
+    if let Some((first, last, lo, hi)) = lab::validate::memory_drift(&rows) {
         println!(
             "host memory latency during the run: {first:.1} ns at the start, {last:.1} ns at the end ({:+.1}%), {lo:.1}..{hi:.1} ns in all; {memory_model_ns:.1} ns in the machine file",
             100.0 * (last - first) / first

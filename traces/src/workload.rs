@@ -882,24 +882,6 @@ far_tier = { latency_ms = 5, bandwidth_gbps = 4 }
         }
     }
 
-    /// `sample_many` (chunked, table loads first) gives the binary search's
-    /// rank for every uniform, at every length (partial chunks included).
-    #[test]
-    fn sampling_many_at_once_equals_the_binary_search() {
-        for (n, z) in [(100_000, 0.9), (8, 0.25), (1, 1.0)] {
-            let cdf = zipf_cdf(n, z);
-            let g = CdfSampler::new(cdf.clone());
-            let mut x = 5u64;
-            for len in [0, 1, 15, 16, 17, 32, 100] {
-                let us: Vec<f64> = (0..len).map(|_| unit(splitmix(&mut x))).collect();
-                let mut out = vec![u32::MAX; len];
-                g.sample_many(&us, &mut out);
-                let want: Vec<u32> = us.iter().map(|&u| sample_cdf(&cdf, u)).collect();
-                assert_eq!(out, want, "n {n} len {len}");
-            }
-        }
-    }
-
     #[test]
     fn zipf_cdf_sampling() {
         let c = zipf_cdf(4, 1.0);

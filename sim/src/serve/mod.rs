@@ -704,10 +704,8 @@ impl<'a> ServeEngine<'a> {
         let mut compute_ps = ps_of_ns((self.spec.request.compute.batch_ms * 1e6) as u64);
         let mut input = 0.0f64;
         let shards = self.spec.shards.count as u64;
-        // Every request's items first (each from its own stream, the
-        // compute noise drawn after them), and their sets asked of the
-        // host's caches before the first probe: the probes then overlap
-        // their misses.
+        // Every request's items first (its own stream; noise after them);
+        // request i+1's sets are asked of the host while i probes.
         let mut items = std::mem::take(&mut self.items_buf);
         items.clear();
         let mut spans = Vec::with_capacity(n);
