@@ -114,8 +114,9 @@ pub struct GenConfig {
     #[serde(default)]
     pub modular: bool,
     /// `sequential` / `stride`: walk from the footprint's end downwards
-    /// (the same offsets, mirrored).
-    #[serde(default)]
+    /// (the same offsets, mirrored). Written only when set, so a forward
+    /// trace's header is what it was before the field existed.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub backward: bool,
     /// `interleaved`: streams per thread.
     #[serde(default = "default_streams")]
