@@ -28,6 +28,7 @@ pub fn engine(e: &EngineError) -> String {
         EngineError::NoSuchLevel(level, n) => {
             format!("--prefetch-level {level}: the machine's cores have {n} private data levels")
         }
+        EngineError::SampleShape(_) => format!("--{e}"),
         other => other.to_string(),
     }
 }

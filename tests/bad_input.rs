@@ -107,6 +107,23 @@ fn bad_flags_and_missing_files() {
             "-o",
             "target/never.nst",
         ],
+        // A sample whose unit, warm-up and functional warming overflow the period.
+        &[
+            "replay",
+            "tests/data/hello.lackey",
+            "--machine",
+            "xeon-2s",
+            "--sample",
+            "5:10:1:5",
+        ],
+        &[
+            "replay",
+            "tests/data/hello.lackey",
+            "--machine",
+            "xeon-2s",
+            "--sample",
+            "1000",
+        ],
         // Fewer than 3 live runs: no min / median / max to report.
         &[
             "validate",

@@ -136,7 +136,57 @@ pub fn render(s: &Summary) -> String {
             commas(s.pages.migration_bytes)
         );
     }
+    if let Some(x) = &s.sampled {
+        render_sampled(&mut o, x);
+    }
     o
+}
+
+/// A sampled run's estimates: each metric, its interval, the units'
+/// coefficient of variation and the units ±3% would need.
+fn render_sampled(o: &mut String, x: &sim::results::Sampled) {
+    let _ = writeln!(
+        o,
+        "sampled      {} units of {} records every {} (warm-up {}, first at record {}, {} warmed functionally): {} measured, {} in detail, {} warmed, {} skipped; the lines above count the detailed part",
+        x.units,
+        commas(x.unit),
+        commas(x.period),
+        commas(x.warm),
+        commas(x.offset),
+        x.functional.map_or("all others".to_string(), |f| format!(
+            "{} before each",
+            commas(f)
+        )),
+        commas(x.measured),
+        commas(x.detailed),
+        commas(x.warmed),
+        commas(x.skipped)
+    );
+    let _ = writeln!(
+        o,
+        "  {:<24} {:>12} {:>27} {:>8} {:>14}",
+        "estimate",
+        "value",
+        format!("{:.2}% interval", 100.0 * x.confidence),
+        "CV",
+        "units for ±3%"
+    );
+    for (name, e) in &x.metrics {
+        let _ = writeln!(
+            o,
+            "  {:<24} {:>12.4} [{:>12.4}, {:>12.4}] {:>8.3} {:>14}",
+            name,
+            e.estimate,
+            e.ci_low,
+            e.ci_high,
+            e.cv,
+            if e.cv > 0.0 {
+                commas(e.units_for_3pct)
+            } else {
+                "-".into()
+            }
+        );
+    }
 }
 
 /// `timeseries.csv`: window start, accesses, mean latency, L1 and LLC hit

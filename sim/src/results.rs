@@ -157,6 +157,43 @@ pub struct Summary {
     /// Every prefetcher (one per private level it fills), when more than one ran.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub prefetchers: Vec<Prefetch>,
+    /// With `--sample`: the whole trace's metrics estimated from the
+    /// measured units. The fields above then count only the accesses
+    /// simulated in detail (units and their detailed warm-up).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sampled: Option<Sampled>,
+}
+
+/// A sampled run (SMARTS): `unit` accesses measured every `period`, the
+/// first at record `offset`, each after `warm` accesses simulated in detail;
+/// every other access (or, with `functional`, that many before each
+/// warm-up) warms caches, directory, prefetchers and pages without timing.
+/// Each metric with its interval at `confidence`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Sampled {
+    pub unit: u64,
+    pub period: u64,
+    pub warm: u64,
+    pub offset: u64,
+    /// Units measured.
+    pub units: u64,
+    /// Two-sided confidence of the intervals (0.9973: ±3 standard errors).
+    pub confidence: f64,
+    /// Accesses measured, simulated in detail (measured or warm-up), and
+    /// warmed functionally.
+    pub measured: u64,
+    pub detailed: u64,
+    pub warmed: u64,
+    /// Accesses skipped (bounded warming: pinning and pages only).
+    #[serde(default)]
+    pub skipped: u64,
+    /// Records warmed functionally before each unit; absent: all.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub functional: Option<u64>,
+    /// By name: `latency_mean_ns`, `latency_p50_ns`, `latency_p99_ns`,
+    /// `llc_miss_rate`, `hit_rate_<LEVEL>`, `invalidations_per_1k`,
+    /// `read_bandwidth_gbps`.
+    pub metrics: std::collections::BTreeMap<String, crate::estimate::Estimate>,
 }
 
 /// The per-window time series of a timing run: counts per window of

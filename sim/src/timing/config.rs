@@ -12,6 +12,31 @@ pub enum Pin {
     Explicit(Vec<(u32, u32)>),
 }
 
+/// A pinning that does not parse.
+#[derive(Debug, thiserror::Error)]
+#[error("{0:?}: expected compact, spread or T=CORE,... (e.g. 0=0,1=28)")]
+pub struct PinError(String);
+
+impl std::str::FromStr for Pin {
+    type Err = PinError;
+    /// `compact`, `spread`, or `T=CORE,T=CORE,...`.
+    fn from_str(s: &str) -> Result<Pin, PinError> {
+        match s {
+            "compact" => Ok(Pin::Compact),
+            "spread" => Ok(Pin::Spread),
+            _ => s
+                .split(',')
+                .map(|part| {
+                    let (t, c) = part.split_once('=')?;
+                    Some((t.trim().parse().ok()?, c.trim().parse().ok()?))
+                })
+                .collect::<Option<Vec<_>>>()
+                .map(Pin::Explicit)
+                .ok_or_else(|| PinError(s.to_string())),
+        }
+    }
+}
+
 /// Time-series windows kept by default: about 250 MB at most on a
 /// two-socket machine (a window holds a count per channel and link).
 pub const DEFAULT_MAX_WINDOWS: usize = 1 << 20;
@@ -44,6 +69,9 @@ pub struct Config {
     /// off, every access takes the general path, which tests use as the
     /// reference.
     pub shortcuts: bool,
+    /// Sampled replay: measure units, warm functionally between them
+    /// ([`super::Sample`]); `None` simulates every record in detail.
+    pub sample: Option<super::sample::Sample>,
 }
 
 impl Default for Config {
@@ -58,6 +86,7 @@ impl Default for Config {
             prefetch_level: 1,
             prefetch_queue: None,
             shortcuts: true,
+            sample: None,
         }
     }
 }
@@ -110,6 +139,8 @@ pub enum EngineError {
     ClockPastHorizon { record: u64, thread: u32, ps: u64 },
     #[error("the outstanding-miss limit (MLP) must be at least 1")]
     ZeroMlp,
+    #[error(transparent)]
+    SampleShape(#[from] super::sample::SampleShapeError),
     #[error("prefetch level {0}: the machine's cores have {1} private data levels")]
     NoSuchLevel(usize, usize),
 }

@@ -32,6 +32,8 @@ pub(super) struct Memory {
     /// From this time (ps) on, channels serve a line this many times
     /// slower ([`Memory::slow_after`]; a test's change of the machine).
     slow: Option<(u64, u64)>,
+    /// Functional warming (`sampled.rs`): lines cross no channel or link.
+    pub functional: bool,
 }
 
 impl Memory {
@@ -84,6 +86,7 @@ impl Memory {
             line_bits: line.trailing_zeros(),
             page_bits: s.page_size.trailing_zeros(),
             slow: None,
+            functional: false,
         }
     }
 
@@ -194,6 +197,9 @@ impl Memory {
         b: usize,
         t: u64,
     ) -> u64 {
+        if self.functional {
+            return 0;
+        }
         let line_bytes = 1u64 << self.line_bits;
         let ch = self.channel_of(home, line);
         let svc = self.channel_service(home, ch, t);
@@ -263,6 +269,16 @@ impl Memory {
         t: u64,
     ) {
         if to == from || to >= m.nodes() || self.channels[to].is_empty() {
+            return;
+        }
+        if self.functional {
+            self.pages.insert(page, to as u32);
+            if self.last_page.0 == page {
+                self.last_page.1 = to as u32;
+            }
+            let c = &mut stats.counters;
+            c.pages_on_node[from] -= 1;
+            c.pages_on_node[to] += 1;
             return;
         }
         let bytes = m.spec.page_size;

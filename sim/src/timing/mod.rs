@@ -84,6 +84,8 @@ mod access;
 mod external;
 mod prefetch;
 mod run;
+mod sample;
+mod sampled;
 mod shortcuts;
 mod summary;
 
@@ -96,10 +98,12 @@ use crate::machine::{Machine, ns_to_ps};
 use crate::policy::{Placement, Prefetcher};
 use crate::prefetch::PrefetchStats;
 
-pub use config::{Config, DEFAULT_MAX_WINDOWS, EngineError, Pin};
+pub use config::{Config, DEFAULT_MAX_WINDOWS, EngineError, Pin, PinError};
 pub use cores::Issued;
 use cores::{CoreState, NO_LINE};
 use memory::Memory;
+use sample::Sampling;
+pub use sample::{Phase, Sample, SampleShapeError, SampleSpec, SampleSpecError};
 use slots::PfSlot;
 use stats::{Stats, WindowLimits};
 use threads::Threads;
@@ -137,6 +141,8 @@ pub struct Engine<'m> {
     /// waited for it: like a miss, it holds one of the core's outstanding
     /// slots until done (an L1 hit otherwise never does).
     waited: bool,
+    /// A sampled run's phase and units (`Config::sample`).
+    sampling: Option<Box<Sampling>>,
 }
 
 impl<'m> Engine<'m> {
@@ -196,6 +202,21 @@ impl<'m> Engine<'m> {
                 max: cfg.max_windows,
             },
         );
+        let sampling = match cfg.sample {
+            Some(shape) => {
+                shape.check()?;
+                let scratch = Stats::new(
+                    m,
+                    mem.channels.iter().map(Vec::len).sum(),
+                    mem.links.len(),
+                    cfg.window_ns,
+                    Sampling::scratch_limits(),
+                );
+                let slots = stats.counters.served.len();
+                Some(Box::new(Sampling::new(shape, scratch, slots)))
+            }
+            None => None,
+        };
         Ok(Engine {
             m,
             line_bits: line.trailing_zeros(),
@@ -227,6 +248,7 @@ impl<'m> Engine<'m> {
             pf: Vec::new(),
             pf_bufs: Vec::new(),
             waited: false,
+            sampling,
             cfg,
         })
     }

@@ -20,7 +20,7 @@ impl Engine<'_> {
     /// Adds a batch of records and simulates as far as is safe.
     pub fn feed(&mut self, batch: &Batch) -> Result<(), EngineError> {
         let mut from = 0;
-        if self.cfg.shortcuts && self.threads.len() <= 1 {
+        if self.cfg.shortcuts && self.threads.len() <= 1 && self.sampling.is_none() {
             from = self.feed_lone(batch)?;
         }
         let has_time = batch.fields().time;
@@ -30,6 +30,9 @@ impl Engine<'_> {
             self.records_in += 1;
             let time = if has_time { batch.time[i] } else { 0 };
             let pc = if has_pc { batch.pc_of(i) } else { None };
+            if self.sampling.is_some() && self.sample_functional(a, record, pc)? {
+                continue;
+            }
             self.enqueue(a, time, record, pc)?;
             if self.buffered >= self.cfg.max_buffered {
                 // Full: events run out of turn, at this record whatever the
@@ -79,6 +82,9 @@ impl Engine<'_> {
 
     /// Simulates everything still buffered (end of input).
     pub fn finish(&mut self) -> Result<(), EngineError> {
+        if self.sampling.as_ref().is_some_and(|s| s.functional) {
+            self.leave_functional();
+        }
         self.advance(true)?;
         self.check_windows()
     }
@@ -153,6 +159,7 @@ impl Engine<'_> {
             self.now_ps = self.now_ps.max(t);
             th.started = true;
             let core = th.core;
+            let invalidations = self.stats.counters.invalidations;
             let (lat, served) = self.access(core, &a, t, pc);
             let done = t.saturating_add(lat);
             if done > HORIZON_PS {
@@ -171,7 +178,13 @@ impl Engine<'_> {
             }
             self.stats.elapsed_ps = self.stats.elapsed_ps.max(done);
             self.stats.record(&a, t, lat, served);
+            if self.sampling.is_some() {
+                let caused = self.stats.counters.invalidations - invalidations;
+                self.measure(th_record, &a, t, lat, served, caused);
+            }
+            // A sampled run measures access by access: no runs of hits.
             let next = match self.issue_time(idx)? {
+                Some(issue) if self.sampling.is_some() => Some(issue),
                 Some(issue) => self.run_hits(idx, issue, bound)?,
                 None => None,
             };

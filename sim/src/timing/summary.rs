@@ -160,6 +160,7 @@ fn summarize(e: &Engine) -> Summary {
         threads,
         prefetch: all.first().cloned(),
         prefetchers: if all.len() > 1 { all } else { Vec::new() },
+        sampled: e.sampled(),
     }
 }
 

@@ -60,7 +60,7 @@ pub struct ReplayArgs {
     pub machine: Option<String>,
     /// Thread pinning for --machine: compact, spread (round-robin across
     /// nodes) or T=CORE,... (trace thread id = core).
-    #[arg(long, default_value = "compact", value_parser = crate::machines::parse_pin)]
+    #[arg(long, default_value = "compact")]
     pub pin: sim::Pin,
     /// Outstanding-miss limit per core for --machine (1 = every miss blocks);
     /// default: the machine's.
@@ -81,6 +81,14 @@ pub struct ReplayArgs {
         crate::policy::flag_help("Cache prefetcher for --machine", &policies::prefetch::PREFETCHERS)
     ))]
     pub prefetch: Vec<String>,
+    /// Sampled replay with --machine (SMARTS): measure UNIT records every
+    /// PERIOD after WARM in detail (default 2×UNIT), warm caches between
+    /// (only FUNCTIONAL records before each warm-up, if given).
+    #[arg(long, value_name = "UNIT:PERIOD[:WARM[:FUNCTIONAL]]")]
+    pub sample: Option<sim::timing::SampleSpec>,
+    /// Seed of the units' placement (the first unit's offset in the period).
+    #[arg(long, default_value_t = 0)]
+    pub sample_seed: u64,
     /// Private data level a prefetcher without @LEVEL fills (0 = L1D, 1 = L2, ...).
     #[arg(long, default_value_t = 1)]
     pub prefetch_level: usize,
@@ -151,6 +159,8 @@ const APPLIES: &[(&str, u8)] = &[
     ("json", Mode::Cache as u8 | Mode::Timing as u8),
     ("single_thread", Mode::Cache as u8),
     ("pin", Mode::Timing as u8),
+    ("sample", Mode::Timing as u8),
+    ("sample_seed", Mode::Timing as u8),
     ("window_ns", Mode::Timing as u8),
     ("max_windows", Mode::Timing as u8),
     ("mlp", Mode::Timing as u8 | Mode::Tasks as u8),
@@ -274,6 +284,7 @@ fn run_timing(a: ReplayArgs) -> Result<()> {
         max_windows: a.max_windows,
         prefetch_level: a.prefetch_level,
         prefetch_queue: a.prefetch_queue,
+        sample: a.sample.map(|s| s.place(a.sample_seed)),
         ..sim::Config::default()
     };
     let mut engine =

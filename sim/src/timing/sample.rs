@@ -1,0 +1,284 @@
+//! The shape of a sampled replay: which records are measured (units),
+//! simulated in detail before them (warm-up), warmed functionally, or
+//! skipped — a pure function of the record's index — and the spec
+//! `UNIT:PERIOD[:WARM[:FUNCTIONAL]]` it is asked for with. The run itself
+//! is in `sampled.rs`; its state (the units' sums) is here.
+
+use crate::prefetch::PrefetchStats;
+
+use super::stats::{Stats, WindowLimits};
+
+/// Unit, warm-up and bounded functional warming that do not fit the period.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "sample {unit}:{period}:{warm}:{functional}: a unit is at least one record, and unit, warm-up and bounded functional warming fit in the period (the first unit at record {offset}, below the period)"
+)]
+pub struct SampleShapeError {
+    pub unit: u64,
+    pub period: u64,
+    pub warm: u64,
+    /// Bounded functional warming (0: unbounded).
+    pub functional: u64,
+    pub offset: u64,
+}
+
+/// Which records a sampled run measures (see the module's doc).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Sample {
+    pub unit: u64,
+    pub period: u64,
+    pub warm: u64,
+    pub offset: u64,
+    /// Records warmed functionally before each unit's detailed warm-up;
+    /// `None`: every record between units. Records before those are
+    /// skipped: only their threads' pinning and their pages' placement
+    /// happen (bounded warming, as MRRL's reuse window bounds it).
+    pub functional: Option<u64>,
+}
+
+/// A sample as asked for, `UNIT:PERIOD[:WARM]` (records); [`SampleSpec::place`]
+/// puts it at an offset drawn from a seed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SampleSpec {
+    pub unit: u64,
+    pub period: u64,
+    /// Detailed warm-up before each unit; default twice the unit (as in
+    /// SMARTS' 2 000-instruction warm-up of 1 000-instruction units),
+    /// within the period.
+    pub warm: Option<u64>,
+    /// Bounded functional warming (see [`Sample::functional`]).
+    pub functional: Option<u64>,
+}
+
+/// A sample spec that does not parse.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "{0:?}: expected UNIT:PERIOD, UNIT:PERIOD:WARM or UNIT:PERIOD:WARM:FUNCTIONAL, counts of records (e.g. 1000:100000)"
+)]
+pub struct SampleSpecError(String);
+
+impl std::str::FromStr for SampleSpec {
+    type Err = SampleSpecError;
+    fn from_str(s: &str) -> Result<SampleSpec, SampleSpecError> {
+        let bad = || SampleSpecError(s.to_string());
+        let n: Vec<u64> = s
+            .split(':')
+            .map(|x| x.trim().parse().map_err(|_| bad()))
+            .collect::<Result<_, _>>()?;
+        if !(2..=4).contains(&n.len()) {
+            return Err(bad());
+        }
+        Ok(SampleSpec {
+            unit: n[0],
+            period: n[1],
+            warm: n.get(2).copied(),
+            functional: n.get(3).copied(),
+        })
+    }
+}
+
+impl SampleSpec {
+    /// The sample with its first unit at an offset in `0..period` drawn
+    /// from `seed` (splitmix64): seeds place the units differently.
+    pub fn place(&self, seed: u64) -> Sample {
+        let mut z = seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^= z >> 31;
+        let room = self.period.saturating_sub(self.unit);
+        let warm = self
+            .warm
+            .unwrap_or_else(|| self.unit.saturating_mul(2).min(room));
+        Sample {
+            unit: self.unit,
+            period: self.period,
+            warm,
+            offset: z % self.period.max(1),
+            functional: self.functional,
+        }
+    }
+}
+
+/// What a record is in a sampled run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    /// Skipped: pinning and page placement only (bounded warming).
+    Skip,
+    /// Warmed functionally (no timing).
+    Functional,
+    /// Simulated in detail before a unit, not measured.
+    Warm,
+    /// Measured, in unit k.
+    Unit(u64),
+}
+
+impl Sample {
+    /// Checks the shape: a unit of at least one record, and unit and warm-up
+    /// within the period, the offset inside it.
+    pub fn check(&self) -> Result<(), SampleShapeError> {
+        let functional = self.functional.unwrap_or(0);
+        if self.unit == 0
+            || self.period
+                < self
+                    .unit
+                    .saturating_add(self.warm)
+                    .saturating_add(functional)
+            || self.offset >= self.period
+        {
+            return Err(SampleShapeError {
+                unit: self.unit,
+                period: self.period,
+                warm: self.warm,
+                functional,
+                offset: self.offset,
+            });
+        }
+        Ok(())
+    }
+
+    /// The phase of record `r` (0-based, in trace order). Unit k is records
+    /// `offset + k·period ..+ unit`, its warm-up the `warm` records before,
+    /// and with bounded warming the `functional` records before those.
+    #[inline]
+    pub fn phase(&self, r: u64) -> Phase {
+        let f = self.functional.unwrap_or(0);
+        let rest = if self.functional.is_some() {
+            Phase::Skip
+        } else {
+            Phase::Functional
+        };
+        let x = r + self.warm + f;
+        if x < self.offset {
+            return rest;
+        }
+        let d = x - self.offset;
+        let pos = d % self.period;
+        if pos < f {
+            Phase::Functional
+        } else if pos < f + self.warm {
+            Phase::Warm
+        } else if pos < f + self.warm + self.unit {
+            Phase::Unit(d / self.period)
+        } else {
+            rest
+        }
+    }
+}
+
+/// One unit's sums.
+#[derive(Clone, Debug)]
+pub(super) struct UnitSums {
+    pub accesses: u64,
+    pub data: u64,
+    pub latency_ps: u128,
+    /// Per served slot (private levels, LLC, remote cache, local, remote memory).
+    pub served: Vec<u64>,
+    pub invalidations: u64,
+    pub first_issue: u64,
+    pub last_done: u64,
+    /// Data accesses' latencies (ps).
+    pub latencies: Vec<u64>,
+}
+
+/// A sampled run's state: the shape, the phase the run is in, and the units.
+pub(super) struct Sampling {
+    pub shape: Sample,
+    pub functional: bool,
+    /// The books warmed records write into (read by nothing).
+    pub scratch: Box<Stats>,
+    /// The prefetchers' counts when functional warming began.
+    pub pf_saved: Vec<PrefetchStats>,
+    pub units: Vec<UnitSums>,
+    pub detailed: u64,
+    pub warmed: u64,
+    pub skipped: u64,
+    pub slots: usize,
+}
+
+impl Sampling {
+    pub fn new(shape: Sample, scratch: Stats, slots: usize) -> Sampling {
+        Sampling {
+            shape,
+            functional: false,
+            scratch: Box::new(scratch),
+            pf_saved: Vec::new(),
+            units: Vec::new(),
+            detailed: 0,
+            warmed: 0,
+            skipped: 0,
+            slots,
+        }
+    }
+
+    /// Books for warmed records: no time series.
+    pub fn scratch_limits() -> WindowLimits {
+        WindowLimits {
+            keep: false,
+            max: 1,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Records 0..30 with unit 2, period 10, warm 3, offset 4: units at
+    /// 4–5, 14–15, 24–25, each after three warm records (the first's warm-up
+    /// 1–3), the rest functional.
+    #[test]
+    fn phases_by_hand() {
+        let s = Sample {
+            unit: 2,
+            period: 10,
+            warm: 3,
+            offset: 4,
+            functional: None,
+        };
+        s.check().unwrap();
+        let got: String = (0..30)
+            .map(|r| match s.phase(r) {
+                Phase::Skip => 's',
+                Phase::Functional => 'f',
+                Phase::Warm => 'w',
+                Phase::Unit(k) => char::from(b'0' + k as u8),
+            })
+            .collect();
+        assert_eq!(got, "fwww00fffffwww11fffffwww22ffff");
+        // Bounded: two functional records before each warm-up (unit 3 at 34:
+        // 29–30), the rest skipped.
+        let b = Sample {
+            functional: Some(2),
+            ..s
+        };
+        b.check().unwrap();
+        let got: String = (0..30)
+            .map(|r| match b.phase(r) {
+                Phase::Skip => 's',
+                Phase::Functional => 'f',
+                Phase::Warm => 'w',
+                Phase::Unit(k) => char::from(b'0' + k as u8),
+            })
+            .collect();
+        assert_eq!(got, "fwww00sssffwww11sssffwww22sssf");
+    }
+
+    #[test]
+    fn shapes_refused() {
+        for (unit, period, warm, offset, functional) in [
+            (0, 10, 0, 0, None),
+            (5, 10, 6, 0, None),
+            (5, 10, 0, 10, None),
+            (5, 10, 3, 0, Some(3)),
+        ] {
+            let s = Sample {
+                unit,
+                period,
+                warm,
+                offset,
+                functional,
+            };
+            assert!(s.check().is_err(), "{s:?}");
+        }
+    }
+}

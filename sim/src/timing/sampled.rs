@@ -1,0 +1,256 @@
+//! Sampled replay (SMARTS, Wunderlich et al., ISCA 2003): `unit` records
+//! measured every `period` records, the first at record `offset`; the
+//! `warm` records before each unit are simulated in detail but not
+//! measured (they rebuild the queues' occupancy and the cores' misses in
+//! flight); every other record is *warmed functionally*: it goes through
+//! the same caches, directory, prefetchers and page placement, in trace
+//! order, at a frozen clock, with the channels and links, the statistics
+//! and the time series left alone. Between phases the event loop is
+//! drained, and fills still in flight count as landed.
+//!
+//! Each measured access adds to its unit's sums (latency, where it was
+//! served, invalidations it caused, its span in time); the estimates with
+//! their intervals come from [`crate::estimate`]. Warmed records never
+//! enter the run's books, so the plain summary counts what was simulated
+//! in detail.
+
+use std::collections::BTreeMap;
+
+use traces::{Access, Kind};
+
+use crate::estimate::{self, Z_997};
+use crate::results::Sampled;
+
+use super::cores::Served;
+use super::sample::{Phase, UnitSums};
+use super::{Engine, EngineError};
+
+impl Engine<'_> {
+    /// In a sampled run, whether record `record` is warmed functionally —
+    /// then it has been, after draining the event loop if the run was in
+    /// detail. A record to simulate in detail ends functional warming first.
+    #[inline]
+    pub(super) fn sample_functional(
+        &mut self,
+        a: &Access,
+        record: u64,
+        pc: Option<u64>,
+    ) -> Result<bool, EngineError> {
+        let Some(s) = self.sampling.as_ref() else {
+            return Ok(false);
+        };
+        let phase = s.shape.phase(record);
+        let functional = matches!(phase, Phase::Functional | Phase::Skip);
+        if functional != s.functional {
+            if functional {
+                self.enter_functional()?;
+            } else {
+                self.leave_functional();
+            }
+        }
+        match phase {
+            Phase::Functional => self.warm_record(a, record, pc)?,
+            Phase::Skip => self.skip_record(a, record)?,
+            _ => {}
+        }
+        Ok(functional)
+    }
+
+    /// One record through caches, directory, prefetchers and pages at the
+    /// frozen clock.
+    fn warm_record(&mut self, a: &Access, record: u64, pc: Option<u64>) -> Result<(), EngineError> {
+        let t = match self.threads.find(a.thread) {
+            Some(t) => t,
+            None => self
+                .threads
+                .pin(self.m, &self.cfg.pin, a.thread, record, self.now_ps)?,
+        };
+        let th = &mut self.threads[t];
+        let pc = if a.kind == Kind::IFetch {
+            th.last_ifetch = Some(a.addr);
+            None
+        } else {
+            pc.or(th.last_ifetch)
+        };
+        let core = th.core;
+        self.access(core, a, self.now_ps, pc);
+        self.waited = false;
+        if let Some(s) = self.sampling.as_mut() {
+            s.warmed += 1;
+        }
+        Ok(())
+    }
+
+    /// A skipped record: its thread is pinned and its page placed (by the
+    /// core that touches it first, as first-touch needs), nothing else.
+    fn skip_record(&mut self, a: &Access, record: u64) -> Result<(), EngineError> {
+        let t = match self.threads.find(a.thread) {
+            Some(t) => t,
+            None => self
+                .threads
+                .pin(self.m, &self.cfg.pin, a.thread, record, self.now_ps)?,
+        };
+        let node = self.cores[self.threads[t].core].node as usize;
+        self.mem
+            .home_of(self.m, &mut self.stats, a.addr >> self.line_bits, node);
+        if let Some(s) = self.sampling.as_mut() {
+            s.skipped += 1;
+        }
+        Ok(())
+    }
+
+    /// Drains the event loop, then routes the books to the scratch copy and
+    /// stops the channels and links.
+    fn enter_functional(&mut self) -> Result<(), EngineError> {
+        self.advance(true)?;
+        let s = self.sampling.as_mut().expect("sampled run");
+        s.functional = true;
+        std::mem::swap(&mut self.stats, &mut s.scratch);
+        let pages = &s.scratch.counters.pages_on_node;
+        self.stats.counters.pages_on_node.clone_from(pages);
+        s.pf_saved = self.pf.iter().map(|slot| slot.stats).collect();
+        self.mem.functional = true;
+        Ok(())
+    }
+
+    /// Back to detail: the run's books return (with the pages placed
+    /// meanwhile), the prefetchers' counts are as before warming, and fills
+    /// still in flight count as landed.
+    pub(super) fn leave_functional(&mut self) {
+        let s = self.sampling.as_mut().expect("sampled run");
+        s.functional = false;
+        std::mem::swap(&mut self.stats, &mut s.scratch);
+        let pages = &s.scratch.counters.pages_on_node;
+        self.stats.counters.pages_on_node.clone_from(pages);
+        for (slot, saved) in self.pf.iter_mut().zip(&s.pf_saved) {
+            slot.stats = *saved;
+            for v in slot.lines.values_mut() {
+                v.0 = v.0.min(self.now_ps);
+            }
+            slot.evicted_inflight.clear();
+            for q in &mut slot.inflight {
+                q.clear();
+            }
+        }
+        self.mem.functional = false;
+    }
+
+    /// Adds an access simulated in detail to its unit, if it is in one.
+    #[inline]
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn measure(
+        &mut self,
+        record: u64,
+        a: &Access,
+        t: u64,
+        lat: u64,
+        served: Served,
+        invalidations: u64,
+    ) {
+        let slot = self.stats.served_slot(served);
+        let Some(s) = self.sampling.as_mut() else {
+            return;
+        };
+        s.detailed += 1;
+        let Phase::Unit(k) = s.shape.phase(record) else {
+            return;
+        };
+        let k = k as usize;
+        if s.units.len() <= k {
+            let slots = s.slots;
+            s.units.resize_with(k + 1, || UnitSums {
+                accesses: 0,
+                data: 0,
+                latency_ps: 0,
+                served: vec![0; slots],
+                invalidations: 0,
+                first_issue: u64::MAX,
+                last_done: 0,
+                latencies: Vec::new(),
+            });
+        }
+        let u = &mut s.units[k];
+        u.accesses += 1;
+        u.served[slot] += 1;
+        u.invalidations += invalidations;
+        u.first_issue = u.first_issue.min(t);
+        u.last_done = u.last_done.max(t.saturating_add(lat));
+        if a.kind != Kind::IFetch {
+            u.data += 1;
+            u.latency_ps += lat as u128;
+            u.latencies.push(lat.max(1));
+        }
+    }
+
+    /// The sampled run's estimates (None unless `Config::sample` was set).
+    pub(super) fn sampled(&self) -> Option<Sampled> {
+        let s = self.sampling.as_ref()?;
+        let units: Vec<&UnitSums> = s.units.iter().filter(|u| u.accesses > 0).collect();
+        let mut metrics = BTreeMap::new();
+        let ratio = |f: &dyn Fn(&UnitSums) -> (f64, f64)| {
+            let pairs: Vec<(f64, f64)> = units.iter().map(|u| f(u)).collect();
+            estimate::ratio(&pairs, Z_997)
+        };
+        metrics.insert(
+            "latency_mean_ns".into(),
+            ratio(&|u| (u.latency_ps as f64 / 1000.0, u.data as f64)),
+        );
+        let p = self.m.spec.core.caches.len().max(1);
+        let mem = |u: &UnitSums| (u.served[p + 2] + u.served[p + 3]) as f64;
+        metrics.insert(
+            "llc_miss_rate".into(),
+            ratio(&|u| (mem(u), u.served[p] as f64 + mem(u))),
+        );
+        let caches = &self.m.spec.core.caches;
+        for (i, c) in caches.iter().enumerate() {
+            let e = ratio(&|u| (u.served[i] as f64, u.served[i..].iter().sum::<u64>() as f64));
+            metrics.insert(format!("hit_rate_{}", c.name), e);
+        }
+        metrics.insert(
+            "hit_rate_LLC".into(),
+            ratio(&|u| (u.served[p] as f64, u.served[p] as f64 + mem(u))),
+        );
+        metrics.insert(
+            "invalidations_per_1k".into(),
+            ratio(&|u| (u.invalidations as f64, u.accesses as f64 / 1000.0)),
+        );
+        let line = self.m.spec.line_size as f64;
+        // Bytes per ns is GB/s.
+        metrics.insert(
+            "read_bandwidth_gbps".into(),
+            ratio(&|u| {
+                let span_ns = u.last_done.saturating_sub(u.first_issue) as f64 / 1000.0;
+                (mem(u) * line, span_ns)
+            }),
+        );
+        let lats: Vec<Vec<u64>> = units
+            .iter()
+            .map(|u| {
+                let mut v = u.latencies.clone();
+                v.sort_unstable();
+                v
+            })
+            .collect();
+        for (name, q) in [("latency_p50_ns", 0.5), ("latency_p99_ns", 0.99)] {
+            let mut e = estimate::quantile(&lats, q, Z_997, 200, s.shape.offset);
+            for x in [&mut e.estimate, &mut e.ci_low, &mut e.ci_high] {
+                *x /= 1000.0;
+            }
+            metrics.insert(name.into(), e);
+        }
+        Some(Sampled {
+            unit: s.shape.unit,
+            period: s.shape.period,
+            warm: s.shape.warm,
+            offset: s.shape.offset,
+            units: units.len() as u64,
+            confidence: 0.9973,
+            measured: units.iter().map(|u| u.accesses).sum(),
+            detailed: s.detailed,
+            warmed: s.warmed,
+            skipped: s.skipped,
+            functional: s.shape.functional,
+            metrics,
+        })
+    }
+}
