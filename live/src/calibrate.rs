@@ -197,19 +197,36 @@ pub fn levels(curve: &[Point], jump: f64) -> Vec<Level> {
         .collect()
 }
 
-/// The capacity a cache level shows on the curve, as a valid geometry:
-/// keep the set count (the index bits) and drop ways; if fewer than two
-/// ways would remain, keep the ways and halve the sets instead.
+/// The capacity a cache level shows on the curve, as a valid geometry
+/// (a power-of-two set count, whole ways) as near the step as one comes:
+/// keep the set count (the index bits) and the nearest number of ways, at
+/// most the nominal, if that leaves at least two; else the power-of-two set
+/// count whose nearest whole number of ways (2 to twice the nominal) comes
+/// nearest the step, ties to the ways nearer the nominal. Nearest, not
+/// below: rounding every level down made the model's caches up to half
+/// the measured size (the held-out set of issue 29).
 fn effective_geometry(size: u64, assoc: u32, line: u64, step: u64) -> (u64, u32) {
     let sets = (size / (assoc as u64 * line)).max(1);
-    let ways = step / (sets * line);
+    let ways = (step + sets * line / 2) / (sets * line);
     if ways >= 2 {
         let ways = ways.min(assoc as u64) as u32;
         return (sets * line * ways as u64, ways);
     }
-    let want = (step / (assoc as u64 * line)).max(1);
-    let p2 = 1u64 << (63 - want.leading_zeros());
-    (p2 * assoc as u64 * line, assoc)
+    let max_ways = 2 * assoc.max(1) as u64;
+    let mut best: Option<(u64, u64, u64)> = None;
+    let mut s = 1u64;
+    while s <= sets {
+        let ways = ((step + s * line / 2) / (s * line)).clamp(2, max_ways);
+        let size = s * line * ways;
+        let key = (size.abs_diff(step), ways.abs_diff(assoc as u64));
+        if best.is_none_or(|(e, d, _)| key < (e, d)) {
+            best = Some((key.0, key.1, s));
+        }
+        s *= 2;
+    }
+    let (_, _, s) = best.expect("at least one set count");
+    let ways = ((step + s * line / 2) / (s * line)).clamp(2, max_ways);
+    (s * line * ways, ways as u32)
 }
 
 /// Latency of the curve at working set `bytes` (the first point at or above it).
@@ -462,6 +479,20 @@ pub fn read_bandwidth(
 mod tests {
     use super::*;
 
+    /// This host's steps (issue 29's held-out set): L1D 48 KiB 12-way
+    /// stepping at 11 584 B, L2 2 MiB 16-way at 32 704 B, LLC 60 MiB
+    /// 15-way at 1 482 880 B — each modelled at the nearest valid size
+    /// (12 KiB 3-way, 32 KiB 16-way, 1 024 sets × 23 ways = 1 507 328 B),
+    /// where rounding down gave 8 KiB, 16 KiB and 983 040 B.
+    #[test]
+    fn geometry_nearest_the_step() {
+        assert_eq!(effective_geometry(49152, 12, 64, 11584), (12288, 3));
+        assert_eq!(effective_geometry(2 << 20, 16, 64, 32704), (32768, 16));
+        assert_eq!(effective_geometry(62914560, 15, 64, 1482880), (1507328, 23));
+        // A step at a whole number of the nominal sets' ways keeps them.
+        assert_eq!(effective_geometry(49152, 12, 64, 8 * 4096), (32768, 8));
+    }
+
     #[test]
     fn plateaus_from_a_synthetic_curve() {
         let mk = |v: &[(u64, f64)]| {
@@ -525,16 +556,18 @@ mod tests {
             (c[0].size.0, c[0].assoc, c[0].latency_ns),
             (48 << 10, 12, 1.5)
         );
-        // L2: 1024 sets kept, 524224 / 65536 = 7 ways.
+        // L2: 1024 sets kept, 524224 / 65536 = 7.999 ways: 8, the nearest.
         assert_eq!(
             (c[1].size.0, c[1].assoc, c[1].latency_ns),
-            (7 << 16, 7, 4.86)
+            (8 << 16, 8, 4.86)
         );
-        // LLC: 65536 sets × 64 B exceed the step; 12 ways kept, sets 4592 → 4096.
+        // LLC: 65536 sets × 64 B exceed the step; the nearest valid size is
+        // 4096 sets × 13 ways (3407872 B, 3526912 − 119040; 8192 × 7 is
+        // 143104 over).
         let llc = spec.nodes[0].llc.as_ref().unwrap();
         assert_eq!(
             (llc.size.0, llc.assoc, llc.latency_ns),
-            (4096 * 12 * 64, 12, 22.27)
+            (4096 * 13 * 64, 13, 22.27)
         );
         assert_eq!(spec.nodes[0].memory.as_ref().unwrap().latency_ns, 131.16);
         assert!(notes.iter().any(|n| n.contains("TLB")), "{notes:?}");
