@@ -28,7 +28,10 @@ pub fn engine(e: &EngineError) -> String {
         EngineError::NoSuchLevel(level, n) => {
             format!("--prefetch-level {level}: the machine's cores have {n} private data levels")
         }
-        EngineError::SampleShape(_) => format!("--{e}"),
+        EngineError::SampleShape(_)
+        | EngineError::TooFewUnits { .. }
+        | EngineError::SampleTooLarge { .. }
+        | EngineError::SampleWithPrefetch => format!("--{e}"),
         other => other.to_string(),
     }
 }

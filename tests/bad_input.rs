@@ -124,6 +124,15 @@ fn bad_flags_and_missing_files() {
             "--sample",
             "1000",
         ],
+        // A trace too short for two units: no interval.
+        &[
+            "replay",
+            "tests/data/hello.lackey",
+            "--machine",
+            "xeon-2s",
+            "--sample",
+            "100:100000",
+        ],
         // Fewer than 3 live runs: no min / median / max to report.
         &[
             "validate",

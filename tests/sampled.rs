@@ -150,3 +150,30 @@ fn warming_matters_and_runs_repeat() {
     assert!(c > w, "mean latency: cold {c} vs warmed {w}");
     assert_eq!(warmed, replay(&t, &["--sample", "250:5000:500"]));
 }
+
+/// A warmed run's plain summary counts the accesses simulated in detail,
+/// no more, and the warmed records make up the rest of the trace.
+/// Prefetchers are refused: their sampled estimates were biased.
+#[test]
+fn warmed_runs_count_their_detail_and_refuse_prefetchers() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = trace(dir.path(), 100_000, "8M");
+    for seed in ["0", "1"] {
+        let s = replay(&t, &["--sample", "250:5000", "--sample-seed", seed]);
+        assert_eq!(s["accesses"], s["sampled"]["detailed"]);
+        let warmed = s["sampled"]["warmed"].as_u64().unwrap();
+        assert_eq!(warmed + s["accesses"].as_u64().unwrap(), 100_000);
+    }
+    let o = common::numasim(&[
+        "replay",
+        &t,
+        "--machine",
+        "xeon-2s",
+        "--sample",
+        "250:5000",
+        "--prefetch",
+        "next-line@L1D",
+    ]);
+    let err = common::one_line_error(&o);
+    assert!(err.contains("sample: not with prefetchers"), "{err}");
+}

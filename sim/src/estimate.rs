@@ -9,8 +9,8 @@
 //! and its interval `R ± z·SE(R)`. The coefficient of variation is the
 //! units' (`sd(y − R·x) / (x̄·R)`), and the units needed for `±rel` at `z`
 //! are `(z·CV/rel)²` (SMARTS' sample-size rule). Quantiles of the pooled
-//! latencies get a bootstrap interval over the units (resampled with a
-//! fixed seed, so results repeat). Pure functions, no state.
+//! latencies get Woodruff's interval, through the same ratio estimator.
+//! Pure functions, no state.
 
 use serde::{Deserialize, Serialize};
 
@@ -65,64 +65,46 @@ pub fn ratio(units: &[(f64, f64)], z: f64) -> Estimate {
 }
 
 /// The `q` quantile (nearest rank) of the pooled values of `units` (each
-/// unit's values sorted), with a bootstrap interval over units: `resamples`
-/// draws of as many units with replacement (xorshift from `seed`), the
-/// interval's ends the draws' quantiles at the two tails that `z` leaves
-/// (99.7% for z = 3). No values: all zeros.
-pub fn quantile(units: &[Vec<u64>], q: f64, z: f64, resamples: usize, seed: u64) -> Estimate {
-    let all: usize = units.iter().map(Vec::len).sum();
-    if all == 0 {
+/// unit's values sorted), with Woodruff's interval (1952): the pooled
+/// distribution function at the estimate is a ratio over the units
+/// (values ≤ it over values), its interval at `z` is [`ratio`]'s, and the
+/// quantile's interval is the pooled quantiles at that interval's ends.
+/// `cv` is the coefficient of variation that interval implies
+/// (half-width / z · √units), so `units_for_3pct` is the units that would
+/// shrink it to ±3%. No values: all zeros.
+pub fn quantile(units: &[&[u64]], q: f64, z: f64) -> Estimate {
+    if units.iter().all(|u| u.is_empty()) {
         return Estimate::default();
     }
-    let weights = vec![1u32; units.len()];
-    let estimate = weighted_quantile(units, &weights, q) as f64;
-    let mut draws = Vec::with_capacity(resamples);
-    let mut state = seed ^ 0x9E37_79B9_7F4A_7C15;
-    let mut w = vec![0u32; units.len()];
-    for _ in 0..resamples {
-        w.iter_mut().for_each(|x| *x = 0);
-        for _ in 0..units.len() {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            w[(state % units.len() as u64) as usize] += 1;
-        }
-        draws.push(weighted_quantile(units, &w, q));
-    }
-    draws.sort_unstable();
-    // Two-sided tail mass outside ±z standard deviations of a normal.
-    let tail = erfc(z / std::f64::consts::SQRT_2) / 2.0;
-    let at = |p: f64| -> f64 {
-        if draws.is_empty() {
-            return estimate;
-        }
-        let i = ((p * draws.len() as f64).floor() as usize).min(draws.len() - 1);
-        draws[i] as f64
-    };
+    let estimate = pooled_quantile(units, q);
+    let pairs: Vec<(f64, f64)> = units
+        .iter()
+        .map(|u| (u.partition_point(|&x| x <= estimate) as f64, u.len() as f64))
+        .collect();
+    let f = ratio(&pairs, z);
+    let lo = pooled_quantile(units, f.ci_low.clamp(0.0, 1.0)).min(estimate) as f64;
+    let hi = pooled_quantile(units, f.ci_high.clamp(0.0, 1.0)).max(estimate) as f64;
+    let estimate = estimate as f64;
+    let half = (hi - lo) / 2.0 / estimate.max(f64::MIN_POSITIVE);
     Estimate {
         estimate,
-        ci_low: at(tail).min(estimate),
-        ci_high: at(1.0 - tail).max(estimate),
-        ..Estimate::default()
+        ci_low: lo,
+        ci_high: hi,
+        cv: half / z * (units.len() as f64).sqrt(),
+        units_for_3pct: (units.len() as f64 * (half / TARGET_REL).powi(2)).ceil() as u64,
     }
 }
 
-/// The nearest-rank `q` quantile of the values of `units` repeated
-/// `weights` times: a binary search over the values for the least `v`
-/// with at least `ceil(q·N)` values ≤ `v`.
-fn weighted_quantile(units: &[Vec<u64>], weights: &[u32], q: f64) -> u64 {
-    let total: u64 = units
-        .iter()
-        .zip(weights)
-        .map(|(u, &w)| u.len() as u64 * w as u64)
-        .sum();
+/// The nearest-rank `q` quantile of the pooled values of `units`: a
+/// binary search over the values for the least `v` with at least
+/// `ceil(q·N)` values ≤ `v`.
+fn pooled_quantile(units: &[&[u64]], q: f64) -> u64 {
+    let total: u64 = units.iter().map(|u| u.len() as u64).sum();
     let rank = ((q * total as f64).ceil() as u64).clamp(1, total.max(1));
     let count_le = |v: u64| -> u64 {
         units
             .iter()
-            .zip(weights)
-            .filter(|(_, w)| **w > 0)
-            .map(|(u, &w)| u.partition_point(|&x| x <= v) as u64 * w as u64)
+            .map(|u| u.partition_point(|&x| x <= v) as u64)
             .sum()
     };
     let (mut lo, mut hi) = (
@@ -143,25 +125,6 @@ fn weighted_quantile(units: &[Vec<u64>], weights: &[u32], q: f64) -> u64 {
         }
     }
     lo
-}
-
-/// The complementary error function (Numerical Recipes' `erfcc`, relative
-/// error below 1.2e-7): enough for a tail probability.
-fn erfc(x: f64) -> f64 {
-    let z = x.abs();
-    let t = 1.0 / (1.0 + 0.5 * z);
-    let r = t
-        * (-z * z - 1.265_512_23
-            + t * (1.000_023_68
-                + t * (0.374_091_96
-                    + t * (0.096_784_18
-                        + t * (-0.186_288_06
-                            + t * (0.278_868_07
-                                + t * (-1.135_203_98
-                                    + t * (1.488_515_87
-                                        + t * (-0.822_152_23 + t * 0.170_872_77)))))))))
-            .exp();
-    if x >= 0.0 { r } else { 2.0 - r }
 }
 
 #[cfg(test)]
@@ -205,26 +168,37 @@ mod tests {
         assert!(e.ci_low.is_infinite() && e.ci_high.is_infinite());
     }
 
-    /// The pooled quantile is the nearest-rank one of all values; the
-    /// bootstrap interval holds it and repeats for a seed.
+    /// The pooled quantile is the nearest-rank one of all values.
     #[test]
     fn quantile_is_nearest_rank_of_the_pool() {
-        let units = vec![vec![1, 2, 3, 4], vec![10, 20, 30, 40], vec![5, 6, 7, 8]];
-        let mut pool: Vec<u64> = units.iter().flatten().copied().collect();
+        let units: Vec<&[u64]> = vec![&[1, 2, 3, 4], &[10, 20, 30, 40], &[5, 6, 7, 8]];
+        let mut pool: Vec<u64> = units.iter().flat_map(|u| u.iter()).copied().collect();
         pool.sort_unstable();
         for q in [0.1, 0.5, 0.9, 0.99] {
             let rank = (q * pool.len() as f64).ceil() as usize;
-            let e = quantile(&units, q, 3.0, 50, 7);
+            let e = quantile(&units, q, 3.0);
             assert_eq!(e.estimate, pool[rank - 1] as f64, "q {q}");
             assert!(e.ci_low <= e.estimate && e.estimate <= e.ci_high);
-            assert_eq!(e, quantile(&units, q, 3.0, 50, 7));
         }
     }
 
-    /// erfc at known points: erfc(0) = 1, erfc(3/√2) = 0.0026998.
+    /// Woodruff by hand: the median of the pool above is 6; values ≤ 6 per
+    /// unit (4, 0, 2) of 4 each: F = 0.5, residuals (2, −2, 0), sd 2,
+    /// SE = 2/√3/4 = 0.2887. At z = 1, F in [0.2113, 0.7887]: pooled
+    /// ranks ceil(2.54) = 3 and ceil(9.46) = 10 of 12, values 3 and 20.
+    /// At z = 3 the interval covers F = 0..1: the least and greatest values.
     #[test]
-    fn erfc_known_values() {
-        assert!((erfc(0.0) - 1.0).abs() < 1e-6);
-        assert!((erfc(3.0 / std::f64::consts::SQRT_2) - 0.002_699_8).abs() < 1e-6);
+    fn woodruff_interval_by_hand() {
+        let units: Vec<&[u64]> = vec![&[1, 2, 3, 4], &[10, 20, 30, 40], &[5, 6, 7, 8]];
+        let e = quantile(&units, 0.5, 1.0);
+        assert_eq!((e.estimate, e.ci_low, e.ci_high), (6.0, 3.0, 20.0));
+        let half = (20.0 - 3.0) / 2.0 / 6.0;
+        assert!((e.cv - half * 3f64.sqrt()).abs() < 1e-12);
+        assert_eq!(
+            e.units_for_3pct,
+            (3.0 * (half / 0.03f64).powi(2)).ceil() as u64
+        );
+        let e = quantile(&units, 0.5, 3.0);
+        assert_eq!((e.ci_low, e.ci_high), (1.0, 40.0));
     }
 }

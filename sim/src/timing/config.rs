@@ -139,6 +139,22 @@ pub enum EngineError {
     ClockPastHorizon { record: u64, thread: u32, ps: u64 },
     #[error("the outstanding-miss limit (MLP) must be at least 1")]
     ZeroMlp,
+    #[error(
+        "sample: the trace's {records} records hold {units} unit(s), the first at record {offset}; an interval needs at least 2 (shorten the period)"
+    )]
+    TooFewUnits {
+        units: u64,
+        records: u64,
+        offset: u64,
+    },
+    #[error(
+        "sample: more than {units} units or {measured} measured accesses; a sample is meant to be small (lengthen the period or shorten the unit)"
+    )]
+    SampleTooLarge { units: u64, measured: u64 },
+    #[error(
+        "sample: not with prefetchers; on a stream their sampled mean latency was 20-50% off the full run's (docs/performance.md), so it is refused rather than given"
+    )]
+    SampleWithPrefetch,
     #[error(transparent)]
     SampleShape(#[from] super::sample::SampleShapeError),
     #[error("prefetch level {0}: the machine's cores have {1} private data levels")]

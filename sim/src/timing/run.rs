@@ -82,10 +82,8 @@ impl Engine<'_> {
 
     /// Simulates everything still buffered (end of input).
     pub fn finish(&mut self) -> Result<(), EngineError> {
-        if self.sampling.as_ref().is_some_and(|s| s.functional) {
-            self.leave_functional();
-        }
         self.advance(true)?;
+        self.finish_sample()?;
         self.check_windows()
     }
 
@@ -180,7 +178,7 @@ impl Engine<'_> {
             self.stats.record(&a, t, lat, served);
             if self.sampling.is_some() {
                 let caused = self.stats.counters.invalidations - invalidations;
-                self.measure(th_record, &a, t, lat, served, caused);
+                self.measure(th_record, &a, t, lat, served, caused)?;
             }
             // A sampled run measures access by access: no runs of hits.
             let next = match self.issue_time(idx)? {

@@ -4,8 +4,6 @@
 //! `UNIT:PERIOD[:WARM[:FUNCTIONAL]]` it is asked for with. The run itself
 //! is in `sampled.rs`; its state (the units' sums) is here.
 
-use crate::prefetch::PrefetchStats;
-
 use super::stats::{Stats, WindowLimits};
 
 /// Unit, warm-up and bounded functional warming that do not fit the period.
@@ -147,7 +145,7 @@ impl Sample {
         } else {
             Phase::Functional
         };
-        let x = r + self.warm + f;
+        let x = r.saturating_add(self.warm).saturating_add(f);
         if x < self.offset {
             return rest;
         }
@@ -176,8 +174,6 @@ pub(super) struct UnitSums {
     pub invalidations: u64,
     pub first_issue: u64,
     pub last_done: u64,
-    /// Data accesses' latencies (ps).
-    pub latencies: Vec<u64>,
 }
 
 /// A sampled run's state: the shape, the phase the run is in, and the units.
@@ -186,9 +182,10 @@ pub(super) struct Sampling {
     pub functional: bool,
     /// The books warmed records write into (read by nothing).
     pub scratch: Box<Stats>,
-    /// The prefetchers' counts when functional warming began.
-    pub pf_saved: Vec<PrefetchStats>,
     pub units: Vec<UnitSums>,
+    /// Every measured data access: (unit, latency ps); sorted at the end,
+    /// this is each unit's latencies in order.
+    pub latencies: Vec<(u64, u64)>,
     pub detailed: u64,
     pub warmed: u64,
     pub skipped: u64,
@@ -201,8 +198,8 @@ impl Sampling {
             shape,
             functional: false,
             scratch: Box::new(scratch),
-            pf_saved: Vec::new(),
             units: Vec::new(),
+            latencies: Vec::new(),
             detailed: 0,
             warmed: 0,
             skipped: 0,

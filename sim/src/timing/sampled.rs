@@ -1,12 +1,14 @@
 //! Sampled replay (SMARTS, Wunderlich et al., ISCA 2003): `unit` records
 //! measured every `period` records, the first at record `offset`; the
 //! `warm` records before each unit are simulated in detail but not
-//! measured (they rebuild the queues' occupancy and the cores' misses in
-//! flight); every other record is *warmed functionally*: it goes through
-//! the same caches, directory, prefetchers and page placement, in trace
-//! order, at a frozen clock, with the channels and links, the statistics
-//! and the time series left alone. Between phases the event loop is
-//! drained, and fills still in flight count as landed.
+//! measured (meant to bring the queues and the cores' misses in flight
+//! back to a running state; the validation in docs/performance.md is what
+//! shows how well); every other record is *warmed functionally*: it goes
+//! through the same caches, directory and page placement, in trace order,
+//! at a frozen clock, with the channels and links (their occupancy is not
+//! warmed), the statistics and the time series left alone. Between phases
+//! the event loop is drained. Prefetchers are refused (their sampled
+//! estimates were biased, see `EngineError::SampleWithPrefetch`).
 //!
 //! Each measured access adds to its unit's sums (latency, where it was
 //! served, invalidations it caused, its span in time); the estimates with
@@ -23,6 +25,11 @@ use crate::results::Sampled;
 
 use super::cores::Served;
 use super::sample::{Phase, UnitSums};
+
+/// Most units a sampled run measures.
+pub const MAX_UNITS: u64 = 1_000_000;
+/// Most accesses a sampled run measures (16 bytes each are kept).
+pub const MAX_MEASURED: u64 = 50_000_000;
 use super::{Engine, EngineError};
 
 impl Engine<'_> {
@@ -56,7 +63,7 @@ impl Engine<'_> {
         Ok(functional)
     }
 
-    /// One record through caches, directory, prefetchers and pages at the
+    /// One record through caches, directory and pages at the
     /// frozen clock.
     fn warm_record(&mut self, a: &Access, record: u64, pc: Option<u64>) -> Result<(), EngineError> {
         let t = match self.threads.find(a.thread) {
@@ -108,36 +115,26 @@ impl Engine<'_> {
         std::mem::swap(&mut self.stats, &mut s.scratch);
         let pages = &s.scratch.counters.pages_on_node;
         self.stats.counters.pages_on_node.clone_from(pages);
-        s.pf_saved = self.pf.iter().map(|slot| slot.stats).collect();
         self.mem.functional = true;
         Ok(())
     }
 
-    /// Back to detail: the run's books return (with the pages placed
-    /// meanwhile), the prefetchers' counts are as before warming, and fills
-    /// still in flight count as landed.
+    /// Back to detail: the run's books return, with the pages placed
+    /// meanwhile. (No prefetcher runs in a sampled run: `add_prefetcher`
+    /// refuses one, see `EngineError::SampleWithPrefetch`.)
     pub(super) fn leave_functional(&mut self) {
         let s = self.sampling.as_mut().expect("sampled run");
         s.functional = false;
         std::mem::swap(&mut self.stats, &mut s.scratch);
         let pages = &s.scratch.counters.pages_on_node;
         self.stats.counters.pages_on_node.clone_from(pages);
-        for (slot, saved) in self.pf.iter_mut().zip(&s.pf_saved) {
-            slot.stats = *saved;
-            for v in slot.lines.values_mut() {
-                v.0 = v.0.min(self.now_ps);
-            }
-            slot.evicted_inflight.clear();
-            for q in &mut slot.inflight {
-                q.clear();
-            }
-        }
         self.mem.functional = false;
     }
 
     /// Adds an access simulated in detail to its unit, if it is in one.
+    /// A sample is meant to be small: more than [`MAX_UNITS`] units or
+    /// [`MAX_MEASURED`] measured accesses is an error, not unbounded memory.
     #[inline]
-    #[allow(clippy::too_many_arguments)]
     pub(super) fn measure(
         &mut self,
         record: u64,
@@ -146,15 +143,21 @@ impl Engine<'_> {
         lat: u64,
         served: Served,
         invalidations: u64,
-    ) {
+    ) -> Result<(), EngineError> {
         let slot = self.stats.served_slot(served);
         let Some(s) = self.sampling.as_mut() else {
-            return;
+            return Ok(());
         };
         s.detailed += 1;
         let Phase::Unit(k) = s.shape.phase(record) else {
-            return;
+            return Ok(());
         };
+        if k >= MAX_UNITS || s.latencies.len() as u64 >= MAX_MEASURED {
+            return Err(EngineError::SampleTooLarge {
+                units: MAX_UNITS,
+                measured: MAX_MEASURED,
+            });
+        }
         let k = k as usize;
         if s.units.len() <= k {
             let slots = s.slots;
@@ -166,7 +169,6 @@ impl Engine<'_> {
                 invalidations: 0,
                 first_issue: u64::MAX,
                 last_done: 0,
-                latencies: Vec::new(),
             });
         }
         let u = &mut s.units[k];
@@ -178,8 +180,30 @@ impl Engine<'_> {
         if a.kind != Kind::IFetch {
             u.data += 1;
             u.latency_ps += lat as u128;
-            u.latencies.push(lat.max(1));
+            s.latencies.push((k as u64, lat.max(1)));
         }
+        Ok(())
+    }
+
+    /// At the end of a sampled run: at least two units measured (an
+    /// interval needs two), and the run's books back from warming.
+    pub(super) fn finish_sample(&mut self) -> Result<(), EngineError> {
+        let Some(s) = self.sampling.as_ref() else {
+            return Ok(());
+        };
+        if s.functional {
+            self.leave_functional();
+        }
+        let s = self.sampling.as_ref().expect("sampled run");
+        let units = s.units.iter().filter(|u| u.accesses > 0).count() as u64;
+        if units < 2 {
+            return Err(EngineError::TooFewUnits {
+                units,
+                records: self.records_in,
+                offset: s.shape.offset,
+            });
+        }
+        Ok(())
     }
 
     /// The sampled run's estimates (None unless `Config::sample` was set).
@@ -223,16 +247,22 @@ impl Engine<'_> {
                 (mem(u) * line, span_ns)
             }),
         );
-        let lats: Vec<Vec<u64>> = units
-            .iter()
-            .map(|u| {
-                let mut v = u.latencies.clone();
-                v.sort_unstable();
-                v
-            })
-            .collect();
+        let mut lats = s.latencies.clone();
+        lats.sort_unstable();
+        let values: Vec<u64> = lats.iter().map(|x| x.1).collect();
+        let mut slices: Vec<&[u64]> = Vec::with_capacity(units.len());
+        let mut i = 0;
+        for (k, u) in s.units.iter().enumerate() {
+            let start = i;
+            while i < lats.len() && lats[i].0 == k as u64 {
+                i += 1;
+            }
+            if u.accesses > 0 {
+                slices.push(&values[start..i]);
+            }
+        }
         for (name, q) in [("latency_p50_ns", 0.5), ("latency_p99_ns", 0.99)] {
-            let mut e = estimate::quantile(&lats, q, Z_997, 200, s.shape.offset);
+            let mut e = estimate::quantile(&slices, q, Z_997);
             for x in [&mut e.estimate, &mut e.ci_low, &mut e.ci_high] {
                 *x /= 1000.0;
             }

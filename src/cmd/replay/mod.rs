@@ -329,6 +329,7 @@ fn run_timing(a: ReplayArgs) -> Result<()> {
             "window_ns": a.window_ns,
             "prefetch": a.prefetch,
             "prefetch_level": a.prefetch_level,
+            "sample": a.sample.map(|s| format!("{:?}", s.place(a.sample_seed))),
         });
         write_json(&dir.join("summary.json"), &serde_json::to_value(&summary)?)?;
         crate::output::write_file(
