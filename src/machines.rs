@@ -1,4 +1,4 @@
-//! Resolving `--machine NAME|FILE` (through `lab::machines`) .
+//! Resolving `--machine NAME|FILE` (through `lab::machines`).
 
 use anyhow::{Result, anyhow};
 use sim::Machine;
