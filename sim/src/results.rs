@@ -167,7 +167,8 @@ pub struct Summary {
 /// A sampled run (SMARTS): `unit` accesses measured every `period`, the
 /// first at record `offset`, each after `warm` accesses simulated in detail;
 /// every other access (or, with `functional`, that many before each
-/// warm-up) warms caches, directory, prefetchers and pages without timing.
+/// warm-up) warms caches, directory and pages without timing (prefetchers
+/// are refused in a sampled run).
 /// Each metric with its interval at `confidence`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Sampled {

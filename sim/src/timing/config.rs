@@ -152,7 +152,7 @@ pub enum EngineError {
     )]
     SampleTooLarge { units: u64, measured: u64 },
     #[error(
-        "sample: not with prefetchers; on a stream their sampled mean latency was 20-50% off the full run's (docs/performance.md), so it is refused rather than given"
+        "sample: not with prefetchers; on a stream their sampled mean latency was 15-20% off the full run's (docs/performance.md), so it is refused rather than given"
     )]
     SampleWithPrefetch,
     #[error(transparent)]
