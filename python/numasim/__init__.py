@@ -582,10 +582,14 @@ def replay(
     arrivals: Optional[str] = None,
     policies: Optional[Dict[str, Any]] = None,
     seed: int = 0,
+    sample: Optional[str] = None,
+    sample_seed: int = 0,
 ) -> Replay:
     """``numasim replay TRACE``: through the cachegrind model (`I1`, `D1`,
     `LL` as ``SIZE,ASSOC,LINE``; `replacement`), or with `machine` through
-    the NUMA timing model (`placement`, `prefetch`). With `machine` and
+    the NUMA timing model (`placement`, `prefetch`; `sample`
+    ``UNIT:PERIOD[:WARM[:FUNCTIONAL]]`` and `sample_seed` for a sampled
+    replay, its estimates in ``summary["sampled"]``). With `machine` and
     `workers` (a count or a core list), `trace` is a task trace dispatched
     by `scheduler` (default ``round-robin``; ``py:NAME`` names a
     ``choose(request, workers)`` object in `policies`), its arrivals
@@ -599,6 +603,8 @@ def replay(
             raise NumasimError("workers needs machine (tasks run on the timing model)")
         if any(x is not None for x in (I1, D1, LL, replacement)):
             raise NumasimError("I1, D1, LL and replacement apply to the cache model (without machine)")
+        if sample is not None:
+            raise NumasimError("sample applies to a trace replay (not with workers)")
         summary, tasks = _numasim.replay_tasks(
             p,
             machine,
@@ -614,7 +620,9 @@ def replay(
     for name, given in (("scheduler", scheduler), ("arrivals", arrivals), ("policies", policies)):
         if given is not None:
             raise NumasimError(f"{name} applies to a task replay (give machine and workers)")
-    summary, series = _numasim.replay(p, machine, I1, D1, LL, replacement, placement, pf or None, int(seed))
+    summary, series = _numasim.replay(
+        p, machine, I1, D1, LL, replacement, placement, pf or None, int(seed), sample, int(sample_seed)
+    )
     return Replay(json.loads(summary), timeseries_csv=series)
 
 

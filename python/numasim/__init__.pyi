@@ -116,4 +116,6 @@ def replay(
     arrivals: Optional[str] = ...,
     policies: Optional[Dict[str, Any]] = ...,
     seed: int = ...,
+    sample: Optional[str] = ...,
+    sample_seed: int = ...,
 ) -> Replay: ...

@@ -88,6 +88,8 @@ def replay(
     placement: Optional[str] = None,
     prefetch: Optional[List[str]] = None,
     seed: int = 0,
+    sample: Optional[str] = None,
+    sample_seed: int = 0,
 ) -> Tuple[str, Optional[str]]: ...
 def replay_tasks(
     trace: str,

@@ -990,6 +990,8 @@ struct ReplayAsk<'a> {
     placement: Option<&'a str>,
     prefetch: Vec<String>,
     seed: u64,
+    /// `UNIT:PERIOD[:WARM[:FUNCTIONAL]]` and its placement seed.
+    sample: Option<(&'a str, u64)>,
 }
 
 /// `replay TRACE` (the cache model; with `machine`, the timing model):
@@ -1000,8 +1002,10 @@ fn run_replay(a: &ReplayAsk) -> Result<(String, Option<String>), String> {
     let input = lab::input::open_trace(p, None, false, 2, true).map_err(|e| e.to_string())?;
     let format = input.source.format_name();
     let Some(name) = a.machine else {
-        if a.placement.is_some() || !a.prefetch.is_empty() {
-            return Err("placement and prefetch apply to the timing model (give machine)".into());
+        if a.placement.is_some() || !a.prefetch.is_empty() || a.sample.is_some() {
+            return Err(
+                "placement, prefetch and sample apply to the timing model (give machine)".into(),
+            );
         }
         let d = sim::cachegrind::CgConfig::default();
         let geometry = |text: Option<&str>, what: &str, default| -> Result<_, String> {
@@ -1038,8 +1042,17 @@ fn run_replay(a: &ReplayAsk) -> Result<(String, Option<String>), String> {
     }
     let log = lab::InputLog::default();
     let machine = lab::machines::load(name, &log).map_err(|e| e.to_string())?;
+    let sample = match a.sample {
+        None => None,
+        Some((spec, seed)) => Some(
+            spec.parse::<sim::timing::SampleSpec>()
+                .map_err(|e| format!("sample {e}"))?
+                .place(seed),
+        ),
+    };
     let cfg = sim::Config {
         timeseries: true,
+        sample,
         ..sim::Config::default()
     };
     let placement = a.placement.unwrap_or("first-touch");
@@ -1056,7 +1069,7 @@ fn run_replay(a: &ReplayAsk) -> Result<(String, Option<String>), String> {
 
 /// `run_replay` for Python, detached from the interpreter.
 #[pyfunction]
-#[pyo3(signature = (trace, machine=None, i1=None, d1=None, ll=None, replacement=None, placement=None, prefetch=None, seed=0))]
+#[pyo3(signature = (trace, machine=None, i1=None, d1=None, ll=None, replacement=None, placement=None, prefetch=None, seed=0, sample=None, sample_seed=0))]
 #[allow(clippy::too_many_arguments)]
 fn replay(
     py: Python<'_>,
@@ -1069,6 +1082,8 @@ fn replay(
     placement: Option<&str>,
     prefetch: Option<Vec<String>>,
     seed: u64,
+    sample: Option<&str>,
+    sample_seed: u64,
 ) -> PyResult<(String, Option<String>)> {
     let ask = ReplayAsk {
         trace,
@@ -1078,6 +1093,7 @@ fn replay(
         placement,
         prefetch: prefetch.unwrap_or_default(),
         seed,
+        sample: sample.map(|s| (s, sample_seed)),
     };
     detached(py, || run_replay(&ask))
 }

@@ -103,6 +103,21 @@ def test_replay_gives_the_command_lines_summary(tmp_path):
         numasim.replay(HELLO, machine="xeon-2s", workers="2")
 
 
+def test_a_sampled_replay_is_the_command_lines(tmp_path):
+    t = tmp_path / "z.nst"
+    cli("trace", "gen", "zipf", "-n", "20000", "--threads", "4", "--footprint", "4M", "-o", str(t))
+    r = numasim.replay(t, machine="xeon-2s", sample="200:2000", sample_seed=3)
+    assert r.summary == json.loads(
+        cli("replay", str(t), "--machine", "xeon-2s", "--sample", "200:2000", "--sample-seed", "3", "--json")
+    )
+    est = r.summary["sampled"]["metrics"]["latency_mean_ns"]
+    assert est["ci_low"] <= est["estimate"] <= est["ci_high"]
+    with pytest.raises(numasim.NumasimError, match="sample"):
+        numasim.replay(t, machine="xeon-2s", sample="10")
+    with pytest.raises(numasim.NumasimError, match="apply to the timing model"):
+        numasim.replay(t, sample="200:2000")
+
+
 def test_convert_takes_the_command_lines_options(tmp_path):
     from collections import Counter
 
