@@ -271,14 +271,15 @@ impl Memory {
         if to == from || to >= m.nodes() || self.channels[to].is_empty() {
             return;
         }
+        self.pages.insert(page, to as u32);
+        if self.last_page.0 == page {
+            self.last_page.1 = to as u32;
+        }
+        let c = &mut stats.counters;
+        c.pages_on_node[from] -= 1;
+        c.pages_on_node[to] += 1;
         if self.functional {
-            self.pages.insert(page, to as u32);
-            if self.last_page.0 == page {
-                self.last_page.1 = to as u32;
-            }
-            let c = &mut stats.counters;
-            c.pages_on_node[from] -= 1;
-            c.pages_on_node[to] += 1;
+            // Warming moves the page but carries nothing (`sampled.rs`).
             return;
         }
         let bytes = m.spec.page_size;
@@ -300,13 +301,7 @@ impl Memory {
             .as_ref()
             .map_or(1.0, |m| m.channel_gbps);
         self.channels[to][ch_to].serve(t, transfer_ps(bytes, gb_to), bytes);
-        self.pages.insert(page, to as u32);
-        if self.last_page.0 == page {
-            self.last_page.1 = to as u32;
-        }
         let c = &mut stats.counters;
-        c.pages_on_node[from] -= 1;
-        c.pages_on_node[to] += 1;
         c.migrations += 1;
         c.migration_bytes += bytes;
     }

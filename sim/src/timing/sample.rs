@@ -179,7 +179,6 @@ pub(super) struct UnitSums {
 /// A sampled run's state: the shape, the phase the run is in, and the units.
 pub(super) struct Sampling {
     pub shape: Sample,
-    pub functional: bool,
     /// The books warmed records write into (read by nothing).
     pub scratch: Box<Stats>,
     pub units: Vec<UnitSums>,
@@ -196,7 +195,6 @@ impl Sampling {
     pub fn new(shape: Sample, scratch: Stats, slots: usize) -> Sampling {
         Sampling {
             shape,
-            functional: false,
             scratch: Box::new(scratch),
             units: Vec::new(),
             latencies: Vec::new(),
@@ -220,6 +218,18 @@ impl Sampling {
 mod tests {
     use super::*;
 
+    /// Records 0..30 as letters: s(kip), f(unctional), w(arm), unit number.
+    fn letters(s: &Sample) -> String {
+        (0..30)
+            .map(|r| match s.phase(r) {
+                Phase::Skip => 's',
+                Phase::Functional => 'f',
+                Phase::Warm => 'w',
+                Phase::Unit(k) => char::from(b'0' + k as u8),
+            })
+            .collect()
+    }
+
     /// Records 0..30 with unit 2, period 10, warm 3, offset 4: units at
     /// 4–5, 14–15, 24–25, each after three warm records (the first's warm-up
     /// 1–3), the rest functional.
@@ -233,15 +243,7 @@ mod tests {
             functional: None,
         };
         s.check().unwrap();
-        let got: String = (0..30)
-            .map(|r| match s.phase(r) {
-                Phase::Skip => 's',
-                Phase::Functional => 'f',
-                Phase::Warm => 'w',
-                Phase::Unit(k) => char::from(b'0' + k as u8),
-            })
-            .collect();
-        assert_eq!(got, "fwww00fffffwww11fffffwww22ffff");
+        assert_eq!(letters(&s), "fwww00fffffwww11fffffwww22ffff");
         // Bounded: two functional records before each warm-up (unit 3 at 34:
         // 29–30), the rest skipped.
         let b = Sample {
@@ -249,15 +251,7 @@ mod tests {
             ..s
         };
         b.check().unwrap();
-        let got: String = (0..30)
-            .map(|r| match b.phase(r) {
-                Phase::Skip => 's',
-                Phase::Functional => 'f',
-                Phase::Warm => 'w',
-                Phase::Unit(k) => char::from(b'0' + k as u8),
-            })
-            .collect();
-        assert_eq!(got, "fwww00sssffwww11sssffwww22sssf");
+        assert_eq!(letters(&b), "fwww00sssffwww11sssffwww22sssf");
     }
 
     #[test]

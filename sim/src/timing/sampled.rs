@@ -48,7 +48,7 @@ impl Engine<'_> {
         };
         let phase = s.shape.phase(record);
         let functional = matches!(phase, Phase::Functional | Phase::Skip);
-        if functional != s.functional {
+        if functional != self.mem.functional {
             if functional {
                 self.enter_functional()?;
             } else {
@@ -110,12 +110,7 @@ impl Engine<'_> {
     /// stops the channels and links.
     fn enter_functional(&mut self) -> Result<(), EngineError> {
         self.advance(true)?;
-        let s = self.sampling.as_mut().expect("sampled run");
-        s.functional = true;
-        std::mem::swap(&mut self.stats, &mut s.scratch);
-        let pages = &s.scratch.counters.pages_on_node;
-        self.stats.counters.pages_on_node.clone_from(pages);
-        self.mem.functional = true;
+        self.swap_books(true);
         Ok(())
     }
 
@@ -123,12 +118,17 @@ impl Engine<'_> {
     /// meanwhile. (No prefetcher runs in a sampled run: `add_prefetcher`
     /// refuses one, see `EngineError::SampleWithPrefetch`.)
     pub(super) fn leave_functional(&mut self) {
+        self.swap_books(false);
+    }
+
+    /// Swaps the run's books with the scratch copy (the page counts go
+    /// along) and sets the memory's functional mode.
+    fn swap_books(&mut self, functional: bool) {
         let s = self.sampling.as_mut().expect("sampled run");
-        s.functional = false;
         std::mem::swap(&mut self.stats, &mut s.scratch);
         let pages = &s.scratch.counters.pages_on_node;
         self.stats.counters.pages_on_node.clone_from(pages);
-        self.mem.functional = false;
+        self.mem.functional = functional;
     }
 
     /// Adds an access simulated in detail to its unit, if it is in one.
@@ -188,10 +188,10 @@ impl Engine<'_> {
     /// At the end of a sampled run: at least two units measured (an
     /// interval needs two), and the run's books back from warming.
     pub(super) fn finish_sample(&mut self) -> Result<(), EngineError> {
-        let Some(s) = self.sampling.as_ref() else {
+        if self.sampling.is_none() {
             return Ok(());
-        };
-        if s.functional {
+        }
+        if self.mem.functional {
             self.leave_functional();
         }
         let s = self.sampling.as_ref().expect("sampled run");
