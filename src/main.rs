@@ -77,18 +77,25 @@ fn main() -> ExitCode {
         }
         Err(e) => {
             use clap::error::ErrorKind;
-            if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion)
-                || matches!(
-                    e.kind(),
-                    ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
-                )
-            {
+            if matches!(
+                e.kind(),
+                ErrorKind::DisplayHelp
+                    | ErrorKind::DisplayVersion
+                    | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+            ) {
                 e.exit();
             }
-            // One line: clap's first line, without its own "error: " prefix.
+            // One line: clap's first paragraph (a missing argument's name is
+            // on its second line), without its own "error: " prefix.
             let text = e.render().to_string();
-            let first = text.lines().next().unwrap_or("bad arguments");
-            let first = first.strip_prefix("error: ").unwrap_or(first);
+            let para: Vec<&str> = text
+                .split("\n\n")
+                .next()
+                .unwrap_or("")
+                .split_whitespace()
+                .collect();
+            let first = para.join(" ");
+            let first = first.strip_prefix("error: ").unwrap_or(&first);
             eprintln!("numasim: error: {first} (see numasim --help)");
             return ExitCode::from(2);
         }

@@ -53,6 +53,7 @@
 
 pub mod bench;
 pub mod calibrate;
+pub mod checkpoints;
 pub mod compare;
 pub mod confirm_fit;
 pub mod custom;

@@ -6,10 +6,14 @@
 use policies::PolicyError;
 use sim::cachegrind::{Cachegrind, CgConfig};
 use sim::hierarchy::Hierarchy;
+use std::path::Path;
+
+use sim::checkpoint::{CheckpointError, TraceHash};
 use sim::{EngineError, Replacement};
 use traces::{Batch, RecordSource, TraceError};
 
 use crate::InputLog;
+use crate::checkpoints::{self, CheckpointFileError, Plan};
 use crate::errors::PrefetchError;
 use crate::input::Source;
 
@@ -30,6 +34,9 @@ pub enum ReplayError {
     /// the horizon, ...).
     #[error(transparent)]
     Engine(#[from] EngineError),
+    /// A checkpoint that cannot be saved, read or resumed.
+    #[error(transparent)]
+    Checkpoint(#[from] CheckpointFileError),
 }
 
 /// The cache model's counts after a replay.
@@ -153,13 +160,108 @@ pub fn timing(
     source: Source,
     progress: &mut dyn FnMut(),
 ) -> Result<(), ReplayError> {
+    timing_with(engine, source, &Plan::default(), progress)
+}
+
+/// [`timing`] that first resumes from `plan.from` (reading, checking and
+/// skipping the records before it) and saves the state into `plan.save`
+/// after its record count. Either way the results are the uninterrupted
+/// run's, byte for byte.
+pub fn timing_with(
+    engine: &mut sim::Engine,
+    source: Source,
+    plan: &Plan,
+    progress: &mut dyn FnMut(),
+) -> Result<(), ReplayError> {
+    let mut resumed = None;
+    if let Some(path) = &plan.from {
+        let (header, state) = checkpoints::load(path)?;
+        engine
+            .resume(&header, &state)
+            .map_err(|e| checkpoints::bad(path, e))?;
+        resumed = Some((path.as_path(), header.records, header.trace));
+    }
+    let skip = resumed.map_or(0, |r| r.1);
+    let save = plan.save.as_ref().map(|(p, at)| (p.as_path(), *at));
+    if let Some((_, at)) = save
+        && at < skip
+    {
+        return Err(CheckpointFileError::BeforeResume { at, from: skip }.into());
+    }
+    // Records are hashed up to the last checkpoint, fed from the first.
+    let hash_until = skip.max(save.map_or(0, |s| s.1));
+    let mut hash = TraceHash::default();
+    let mut pos = 0u64;
+    at_checkpoint(engine, 0, &hash, resumed, save)?;
     let mut batches = source.into_batches();
     while let Some(batch) = batches.next_batch() {
         let batch = batch.map_err(ReplayError::Trace)?;
-        engine.feed(&batch)?;
+        if pos >= hash_until {
+            engine.feed(&batch)?;
+        } else {
+            for r in checkpoints::cuts(pos, batch.len(), &[skip, hash_until]) {
+                let (a, b) = (pos + r.start as u64, pos + r.end as u64);
+                if b <= hash_until {
+                    hash.add(&batch, r.clone());
+                }
+                if a >= skip {
+                    let mut part = Batch::new(batch.fields());
+                    r.clone().for_each(|i| part.push(batch.get(i)));
+                    engine.feed(&part)?;
+                }
+                if !r.is_empty() {
+                    at_checkpoint(engine, b, &hash, resumed, save)?;
+                }
+            }
+        }
+        pos += batch.len() as u64;
         progress();
         batches.recycle(batch);
     }
+    if let Some((path, records, _)) = resumed
+        && pos < records
+    {
+        let error = CheckpointError::TraceTooShort {
+            records,
+            found: pos,
+        };
+        return Err(checkpoints::bad(path, error).into());
+    }
+    if let Some((_, at)) = save
+        && pos < at
+    {
+        return Err(CheckpointFileError::PastEnd { at, records: pos }.into());
+    }
     engine.finish()?;
+    Ok(())
+}
+
+/// At record `pos`: checks the trace against the checkpoint resumed from
+/// if it was taken there, and saves one if one is asked for there.
+fn at_checkpoint(
+    engine: &sim::Engine,
+    pos: u64,
+    hash: &TraceHash,
+    resumed: Option<(&Path, u64, u64)>,
+    save: Option<(&Path, u64)>,
+) -> Result<(), ReplayError> {
+    if let Some((path, records, saved)) = resumed
+        && pos == records
+        && hash.digest() != saved
+    {
+        let this = hash.digest();
+        let error = CheckpointError::Trace {
+            records,
+            saved,
+            this,
+        };
+        return Err(checkpoints::bad(path, error).into());
+    }
+    if let Some((path, at)) = save
+        && pos == at
+    {
+        let header = engine.checkpoint_header(hash.digest());
+        checkpoints::save(path, &header, &engine.save_state())?;
+    }
     Ok(())
 }

@@ -169,3 +169,36 @@ pub fn info_json(path: &Path, st: &traces::request_log::LogStats) -> serde_json:
     v["file"] = serde_json::json!(path.display().to_string());
     v
 }
+
+/// `trace info`'s text of a request log: requests, span, mean and peak QPS.
+pub fn info_text(path: &Path, st: &traces::request_log::LogStats) -> String {
+    use std::fmt::Write;
+    let opt = |x: Option<f64>| x.map_or("-".to_string(), |x| format!("{x:.1}"));
+    let mut s = format!(
+        "file:        {}\nformat:      {} (request log)\nrequests:    {}\nspan:        {:.3} s\nmean QPS:    {:.3}\n",
+        path.display(),
+        st.format.name(),
+        st.requests,
+        st.span_s,
+        st.mean_qps
+    );
+    let _ = writeln!(
+        s,
+        "peak QPS:    {} (busiest second from the first arrival)",
+        st.peak_qps
+    );
+    let _ = writeln!(
+        s,
+        "tokens:      {} in, {} out (mean of the requests that log them)",
+        opt(st.mean_input_tokens),
+        opt(st.mean_output_tokens)
+    );
+    if st.with_blocks > 0 {
+        let _ = writeln!(
+            s,
+            "blocks:      {} requests give hash_ids; {} distinct blocks",
+            st.with_blocks, st.distinct_blocks
+        );
+    }
+    s
+}

@@ -68,6 +68,20 @@ pub fn info_json(
     })
 }
 
+/// `trace info`'s text of a task trace: tasks, keys, accesses, arrival span.
+pub fn info_text(file: &str, t: &TaskTrace, form: traces::task_native::TaskForm) -> String {
+    let (first, last) = t.arrival_span().unwrap_or((0, 0));
+    format!(
+        "file:        {file}\nformat:      {}\ntasks:       {}\nkeys:        {}\naccesses:    {}\nwarm-up:     {} records before the first task\narrivals:    {first} .. {last} ns ({:.3} ms)\n",
+        form.name(),
+        t.tasks.len(),
+        t.keys(),
+        t.accesses(),
+        t.warmup.len(),
+        (last - first) as f64 / 1e6
+    )
+}
+
 /// The service's task trace, its parameters checked first.
 pub fn generate(g: &ServiceGen) -> Result<TaskTrace, TaskFileError> {
     let not_negative = |x: f64| x.is_finite() && x >= 0.0;

@@ -106,7 +106,7 @@ fn move_to_front(order: u64, w: u64) -> u64 {
 /// set's tags and one more host cache line, not three: the valid and dirty
 /// way masks and the policy word (the packed LRU order, or the tree-PLRU
 /// bits).
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
 #[repr(C, align(32))]
 struct SetMeta {
     valid: u64,
@@ -122,7 +122,7 @@ pub enum CacheError {
 }
 
 /// One set-associative cache.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Cache {
     geometry: Geometry,
     policy: Replacement,

@@ -38,7 +38,7 @@ impl Hasher for U64Hasher {
 pub type U64Map<V> = HashMap<u64, V, BuildHasherDefault<U64Hasher>>;
 
 /// A set of up to 256 agents.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Agents([u64; 4]);
 
 impl Agents {
@@ -84,7 +84,7 @@ impl Agents {
 pub const NO_AGENT: u16 = u16::MAX;
 
 /// Directory state of one line.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Entry {
     /// Agents holding a copy.
     pub sharers: Agents,
@@ -119,7 +119,7 @@ const EMPTY: u64 = u64::MAX;
 const GROUP_BITS: u32 = 3;
 
 /// One slot: a line and its entry, one host cache line.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, serde::Serialize, serde::Deserialize)]
 #[repr(C, align(64))]
 struct Slot {
     line: u64,
@@ -137,7 +137,7 @@ const EMPTY_SLOT: Slot = Slot {
 /// (Fibonacci hash of the group), so eight neighbouring lines occupy
 /// neighbouring slots. Deterministic: the layout depends only on the
 /// sequence of operations; never iterated into output.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Directory {
     slots: Vec<Slot>,
     mask: usize,

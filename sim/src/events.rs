@@ -25,7 +25,7 @@ fn unkey(k: u128) -> (u64, usize) {
 }
 
 /// Min-heap of (time, thread) events.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Events {
     h: Vec<u128>,
 }

@@ -12,7 +12,8 @@ use hdrhistogram::Histogram;
 /// Pending pairs (a power of two).
 const SLOTS: usize = 32;
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+#[serde(into = "Vec<(u64, u64)>", from = "Vec<(u64, u64)>")]
 pub(crate) struct Latencies {
     hist: Histogram<u64>,
     /// Direct-mapped by value; count 0 = empty.
@@ -61,6 +62,28 @@ impl Latencies {
     pub fn reset(&mut self) {
         self.hist.reset();
         self.pending = [(0, 0); SLOTS];
+    }
+}
+
+/// A checkpoint's form of the histogram: each recorded bucket's highest
+/// equivalent value and count. Recorded again, every value lands in its
+/// bucket, so counts, quantiles, mean, min and max are the original's.
+impl From<Latencies> for Vec<(u64, u64)> {
+    fn from(l: Latencies) -> Self {
+        l.histogram()
+            .iter_recorded()
+            .map(|b| (b.value_iterated_to(), b.count_at_value()))
+            .collect()
+    }
+}
+
+impl From<Vec<(u64, u64)>> for Latencies {
+    fn from(buckets: Vec<(u64, u64)>) -> Self {
+        let mut l = Latencies::new();
+        for (v, n) in buckets {
+            let _ = l.hist.record_n(v, n);
+        }
+        l
     }
 }
 

@@ -16,10 +16,12 @@
 //!   types).
 //! - [`policy`]: every policy trait and what each policy sees.
 //! - [`serve`]: the request-level model; [`prefetch`]: prefetch accounting.
-//! - [`estimate`]: confidence intervals of a sampled run's metrics.
+//! - [`estimate`]: confidence intervals of a sampled run's metrics;
+//!   [`checkpoint`]: a timing run's state saved and resumed.
 
 pub mod cache;
 pub mod cachegrind;
+pub mod checkpoint;
 pub mod directory;
 pub mod estimate;
 mod events;

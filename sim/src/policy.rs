@@ -20,6 +20,7 @@
 //! counters, queue lengths, past latencies — never future records. Oracle
 //! policies exist only as named upper bounds.
 
+use crate::checkpoint::CheckpointError;
 use crate::machine::Machine;
 
 // ---- page placement ----
@@ -49,6 +50,26 @@ pub trait Placement: Send {
     /// migrates the page there now (the copy is charged to channels and links).
     fn on_memory_access(&mut self, _seen: PageView, _machine: &Machine) -> Option<u32> {
         None
+    }
+
+    /// The policy's mutable state for a checkpoint
+    /// ([`crate::checkpoint::encode`] of it); nothing for a stateless one.
+    fn save_state(&self) -> Vec<u8> {
+        Vec::new()
+    }
+
+    /// Takes back what [`Placement::save_state`] gave.
+    fn load_state(&mut self, state: &[u8]) -> Result<(), CheckpointError> {
+        stateless(&self.name(), state)
+    }
+}
+
+/// A stateless policy's [`Placement::load_state`]: only an empty state.
+pub fn stateless(name: &str, state: &[u8]) -> Result<(), CheckpointError> {
+    if state.is_empty() {
+        Ok(())
+    } else {
+        Err(CheckpointError::PolicyState(name.to_string()))
     }
 }
 
@@ -82,6 +103,16 @@ pub trait Prefetcher: Send {
     /// call; the engine adds it to the access's latency (the core stalls).
     fn take_cost_ps(&mut self) -> u64 {
         0
+    }
+
+    /// The prefetcher's tables for a checkpoint (see [`Placement::save_state`]).
+    fn save_state(&self) -> Vec<u8> {
+        Vec::new()
+    }
+
+    /// Takes back what [`Prefetcher::save_state`] gave.
+    fn load_state(&mut self, state: &[u8]) -> Result<(), CheckpointError> {
+        stateless(&self.name(), state)
     }
 }
 

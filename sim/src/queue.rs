@@ -13,7 +13,7 @@
 use std::collections::VecDeque;
 
 /// One FCFS server with statistics.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct Queue {
     busy_until: u64,
     /// Requests served.

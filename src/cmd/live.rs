@@ -55,7 +55,7 @@ pub struct CalibrateArgs {
     #[arg(long, default_value = "host-calibrated.toml")]
     pub out: PathBuf,
     /// Largest pointer-chase working set (K/M/G).
-    #[arg(long, default_value = "256M", value_parser = parse_size)]
+    #[arg(long, default_value = "256M", value_parser = crate::cmd::trace::parse_size)]
     pub max_size: u64,
     /// Dependent loads per point.
     #[arg(long, default_value_t = 1_000_000)]
@@ -76,12 +76,8 @@ pub struct CalibrateArgs {
     pub no_huge_pages: bool,
     /// Working set of the prefetcher fingerprint's stride walks (K/M/G;
     /// beyond the caches). The walks and the verdict go to .prefetch.json.
-    #[arg(long, default_value = "64M", value_parser = parse_size)]
+    #[arg(long, default_value = "64M", value_parser = crate::cmd::trace::parse_size)]
     pub fingerprint_size: u64,
-}
-
-fn parse_size(s: &str) -> Result<u64, String> {
-    sim::geometry::parse_bytes(s).ok_or_else(|| format!("bad size {s:?}"))
 }
 
 #[derive(Args, Debug)]

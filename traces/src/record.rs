@@ -89,7 +89,7 @@ pub enum Timing {
 ///
 /// `#[repr(C)]` with no padding (8 + 4 + 2 + 1 + 1 bytes); on a
 /// little-endian machine its bytes are exactly the native format's record.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[repr(C)]
 pub struct Access {
     /// Virtual address of the first byte.

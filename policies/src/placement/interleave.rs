@@ -21,6 +21,15 @@ impl Placement for Interleave {
         self.next += 1;
         n
     }
+
+    fn save_state(&self) -> Vec<u8> {
+        sim::checkpoint::encode(&self.next)
+    }
+
+    fn load_state(&mut self, state: &[u8]) -> Result<(), sim::checkpoint::CheckpointError> {
+        self.next = sim::checkpoint::decode(state)?;
+        Ok(())
+    }
 }
 
 /// Registry entry.

@@ -53,6 +53,15 @@ impl Placement for MigrateOnRemote {
             None
         }
     }
+
+    fn save_state(&self) -> Vec<u8> {
+        sim::checkpoint::encode(&self.counts)
+    }
+
+    fn load_state(&mut self, state: &[u8]) -> Result<(), sim::checkpoint::CheckpointError> {
+        self.counts = sim::checkpoint::decode(state)?;
+        Ok(())
+    }
 }
 
 /// Registry entry.

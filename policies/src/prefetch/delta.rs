@@ -11,7 +11,7 @@ use sim::policy::{AccessView, Prefetcher};
 use crate::error::PolicyError;
 use crate::registry::{Ctx, Entry, Spec};
 
-#[derive(Default, Clone)]
+#[derive(Default, Clone, serde::Serialize, serde::Deserialize)]
 struct CoreState {
     last: Option<u64>,
     prev_delta: Option<i64>,
@@ -66,6 +66,15 @@ impl Prefetcher for DeltaCorrelation {
             out.push(at as u64);
             cur = nd;
         }
+    }
+
+    fn save_state(&self) -> Vec<u8> {
+        sim::checkpoint::encode(&self.cores)
+    }
+
+    fn load_state(&mut self, state: &[u8]) -> Result<(), sim::checkpoint::CheckpointError> {
+        self.cores = sim::checkpoint::decode(state)?;
+        Ok(())
     }
 }
 

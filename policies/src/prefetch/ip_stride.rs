@@ -25,7 +25,7 @@ use super::MAX_CONFIRM;
 use crate::error::{Bound, PolicyError, SpecProblem};
 use crate::registry::{Ctx, Entry, Spec};
 
-#[derive(Clone, Copy, Default)]
+#[derive(Clone, Copy, Default, serde::Serialize, serde::Deserialize)]
 struct PcEntry {
     last: u64,
     stride: i64,
@@ -171,6 +171,15 @@ impl Prefetcher for IpStride {
                 out.push(line.wrapping_add((dir * (self.distance as i64 + k)) as u64));
             }
         }
+    }
+
+    fn save_state(&self) -> Vec<u8> {
+        sim::checkpoint::encode(&self.table)
+    }
+
+    fn load_state(&mut self, state: &[u8]) -> Result<(), sim::checkpoint::CheckpointError> {
+        self.table = sim::checkpoint::decode(state)?;
+        Ok(())
     }
 }
 

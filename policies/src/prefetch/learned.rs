@@ -41,7 +41,7 @@ pub fn history_of(names: &[String]) -> Option<usize> {
 }
 
 /// One core's recent accesses: a ring of line deltas and miss flags.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct History {
     last_line: Option<u64>,
     deltas: Vec<i64>,
@@ -202,6 +202,23 @@ impl Prefetcher for Learned {
 
     fn take_cost_ps(&mut self) -> u64 {
         std::mem::take(&mut self.pending_ps)
+    }
+
+    fn save_state(&self) -> Vec<u8> {
+        sim::checkpoint::encode(&(
+            self.base.save_state(),
+            &self.hist,
+            self.pending_ps,
+            self.predictions,
+            self.kept,
+        ))
+    }
+
+    fn load_state(&mut self, state: &[u8]) -> Result<(), sim::checkpoint::CheckpointError> {
+        let base: Vec<u8>;
+        (base, self.hist, self.pending_ps, self.predictions, self.kept) =
+            sim::checkpoint::decode(state)?;
+        self.base.load_state(&base)
     }
 }
 

@@ -12,7 +12,7 @@ use sim::policy::{AccessView, Prefetcher};
 use crate::error::{Bound, PolicyError, SpecProblem};
 use crate::registry::{Ctx, Entry, Spec};
 
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, serde::Serialize, serde::Deserialize)]
 struct Tracker {
     region: u64,
     last: u64,
@@ -112,6 +112,15 @@ impl Prefetcher for Stream {
                 out.push(line.wrapping_add((dir * (self.distance as i64 + k)) as u64));
             }
         }
+    }
+
+    fn save_state(&self) -> Vec<u8> {
+        sim::checkpoint::encode(&(&self.trackers, self.clock))
+    }
+
+    fn load_state(&mut self, state: &[u8]) -> Result<(), sim::checkpoint::CheckpointError> {
+        (self.trackers, self.clock) = sim::checkpoint::decode(state)?;
+        Ok(())
     }
 }
 

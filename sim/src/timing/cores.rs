@@ -26,6 +26,7 @@ pub struct Issued {
 /// No line (line numbers are addresses shifted right, never all ones).
 pub(super) const NO_LINE: u64 = u64::MAX;
 
+#[derive(Clone, serde::Serialize, serde::Deserialize)]
 pub(super) struct CoreState {
     pub node: u32,
     /// Private data levels, nearest first.

@@ -6,6 +6,7 @@
 //! and the directory: a method here sees the machine, the statistics it
 //! adds to, and nothing else of the engine.
 
+use crate::checkpoint::CheckpointError;
 use crate::directory::U64Map;
 use crate::machine::{Machine, ns_to_ps, transfer_ps};
 use crate::policy::{PageView, Placement};
@@ -34,6 +35,19 @@ pub(super) struct Memory {
     slow: Option<(u64, u64)>,
     /// Functional warming (`sampled.rs`): lines cross no channel or link.
     pub functional: bool,
+}
+
+/// [`Memory`]'s state in a checkpoint; the rest follows from the machine.
+#[derive(serde::Serialize, serde::Deserialize)]
+pub(super) struct MemoryState {
+    channels: Vec<Vec<Queue>>,
+    links: Vec<Queue>,
+    pages: U64Map<u32>,
+    last_page: (u64, u32),
+    slow: Option<(u64, u64)>,
+    functional: bool,
+    /// The placement policy's own state.
+    placement: Vec<u8>,
 }
 
 impl Memory {
@@ -129,6 +143,31 @@ impl Memory {
         {
             *q = Queue::default();
         }
+    }
+
+    /// What a checkpoint keeps: everything that changes during a run.
+    pub fn state(&self) -> MemoryState {
+        MemoryState {
+            channels: self.channels.clone(),
+            links: self.links.clone(),
+            pages: self.pages.clone(),
+            last_page: self.last_page,
+            slow: self.slow,
+            functional: self.functional,
+            placement: self.placement.save_state(),
+        }
+    }
+
+    /// Takes back what [`Memory::state`] gave.
+    pub fn restore(&mut self, s: MemoryState) -> Result<(), CheckpointError> {
+        self.placement.load_state(&s.placement)?;
+        self.channels = s.channels;
+        self.links = s.links;
+        self.pages = s.pages;
+        self.last_page = s.last_page;
+        self.slow = s.slow;
+        self.functional = s.functional;
+        Ok(())
     }
 
     /// Forgets the queues' sums (their state stays).

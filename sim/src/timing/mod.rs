@@ -11,7 +11,8 @@
 //! event loop), `shortcuts.rs` (the exact fast paths), `access.rs` (an
 //! access through the private levels, directory, LLC and memory: the
 //! coherence miss path), `prefetch.rs` (what prefetchers see and bring in)
-//! and `summary.rs` (filling the plain types of [`crate::results`]).
+//! and `summary.rs` (filling the plain types of [`crate::results`]);
+//! `snapshot.rs` saves and takes back the whole state (checkpoints).
 //!
 //! **Time.** Integer picoseconds. Each trace thread runs on a core; its
 //! accesses are processed in global issue-time order (a min-heap keyed by
@@ -87,6 +88,7 @@ mod run;
 mod sample;
 mod sampled;
 mod shortcuts;
+mod snapshot;
 mod summary;
 
 use std::collections::BinaryHeap;

@@ -21,7 +21,7 @@ pub struct SampleShapeError {
 }
 
 /// Which records a sampled run measures (see the module's doc).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Sample {
     pub unit: u64,
     pub period: u64,
@@ -164,7 +164,7 @@ impl Sample {
 }
 
 /// One unit's sums.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub(super) struct UnitSums {
     pub accesses: u64,
     pub data: u64,
@@ -177,6 +177,7 @@ pub(super) struct UnitSums {
 }
 
 /// A sampled run's state: the shape, the phase the run is in, and the units.
+#[derive(Clone, serde::Serialize, serde::Deserialize)]
 pub(super) struct Sampling {
     pub shape: Sample,
     /// The books warmed records write into (read by nothing).

@@ -4,9 +4,56 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
+use crate::checkpoint::CheckpointError;
 use crate::directory::U64Map;
 use crate::policy::Prefetcher;
 use crate::prefetch::PrefetchStats;
+
+/// [`PfSlot`]'s state in a checkpoint: the books and the prefetcher's tables.
+#[derive(serde::Serialize, serde::Deserialize)]
+pub(super) struct PfSlotState {
+    name: String,
+    level: usize,
+    stats: PrefetchStats,
+    lines: U64Map<(u64, u16)>,
+    inflight: Vec<BinaryHeap<Reverse<u64>>>,
+    evicted_inflight: U64Map<(u64, u16)>,
+    tables: Vec<u8>,
+}
+
+impl PfSlot {
+    /// What a checkpoint keeps.
+    pub fn state(&self) -> PfSlotState {
+        PfSlotState {
+            name: self.p.name(),
+            level: self.level,
+            stats: self.stats,
+            lines: self.lines.clone(),
+            inflight: self.inflight.clone(),
+            evicted_inflight: self.evicted_inflight.clone(),
+            tables: self.p.save_state(),
+        }
+    }
+
+    /// Takes back what [`PfSlot::state`] gave, if it is this prefetcher's.
+    pub fn restore(&mut self, s: PfSlotState) -> Result<(), CheckpointError> {
+        if s.name != self.p.name() || s.level != self.level {
+            return Err(CheckpointError::PolicyState(format!(
+                "{}@{} (the checkpoint has {}@{})",
+                self.p.name(),
+                self.level,
+                s.name,
+                s.level
+            )));
+        }
+        self.p.load_state(&s.tables)?;
+        self.stats = s.stats;
+        self.lines = s.lines;
+        self.inflight = s.inflight;
+        self.evicted_inflight = s.evicted_inflight;
+        Ok(())
+    }
+}
 
 /// One attached prefetcher: the private level it fills and watches, and
 /// its books.

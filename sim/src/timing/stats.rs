@@ -16,7 +16,7 @@ use super::cores::Served;
 pub(super) type Window = crate::results::WindowRow;
 
 /// Counters of a run.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub(super) struct Counters {
     pub accesses: u64,
     pub data_accesses: u64,
@@ -49,7 +49,7 @@ pub(super) struct HitRun {
 }
 
 /// How the time series is kept.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, serde::Serialize, serde::Deserialize)]
 pub(super) struct WindowLimits {
     /// Keep one (no time series: every count goes to one scratch window).
     pub keep: bool,
@@ -57,6 +57,7 @@ pub(super) struct WindowLimits {
     pub max: usize,
 }
 
+#[derive(Clone, serde::Serialize, serde::Deserialize)]
 pub(super) struct Stats {
     pub counters: Counters,
     pub hist: Latencies,

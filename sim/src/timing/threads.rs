@@ -28,6 +28,7 @@ const NO_ID: u64 = u64::MAX;
 /// A record waiting on its thread: access, time column, record index, PC.
 pub(super) type Queued = (Access, u64, u64, Option<u64>);
 
+#[derive(Clone, serde::Serialize, serde::Deserialize)]
 pub(super) struct ThreadState {
     pub id: u32,
     pub core: usize,
@@ -141,6 +142,7 @@ fn in_horizon(ns: u64, field: &'static str, record: u64) -> Result<u64, EngineEr
 }
 
 /// Every thread seen so far, in order of first appearance.
+#[derive(Clone, serde::Serialize, serde::Deserialize)]
 pub(super) struct Threads {
     list: Vec<ThreadState>,
     index: U64Map<usize>,

@@ -89,6 +89,15 @@ pub struct ReplayArgs {
     /// Seed of the units' placement (the first unit's offset in the period).
     #[arg(long, default_value_t = 0)]
     pub sample_seed: u64,
+    /// Save the whole machine state into FILE after --checkpoint-at records (the run goes on).
+    #[arg(long, value_name = "FILE", requires = "checkpoint_at")]
+    pub save_checkpoint: Option<PathBuf>,
+    /// Records fed before --save-checkpoint's checkpoint.
+    #[arg(long, value_name = "N", requires = "save_checkpoint")]
+    pub checkpoint_at: Option<u64>,
+    /// Resume from a checkpoint of the same machine, flags and trace: the uninterrupted run's results.
+    #[arg(long, value_name = "FILE")]
+    pub from_checkpoint: Option<PathBuf>,
     /// Private data level a prefetcher without @LEVEL fills (0 = L1D, 1 = L2, ...).
     #[arg(long, default_value_t = 1)]
     pub prefetch_level: usize,
@@ -161,6 +170,9 @@ const APPLIES: &[(&str, u8)] = &[
     ("pin", Mode::Timing as u8),
     ("sample", Mode::Timing as u8),
     ("sample_seed", Mode::Timing as u8),
+    ("save_checkpoint", Mode::Timing as u8),
+    ("checkpoint_at", Mode::Timing as u8),
+    ("from_checkpoint", Mode::Timing as u8),
     ("window_ns", Mode::Timing as u8),
     ("max_windows", Mode::Timing as u8),
     ("mlp", Mode::Timing as u8 | Mode::Tasks as u8),
@@ -295,7 +307,8 @@ fn run_timing(a: ReplayArgs) -> Result<()> {
     let tap = input.tap.clone();
     let mut progress = Progress::new(input.file_len, "simulating");
     let wall = std::time::Instant::now();
-    lab::replay::timing(&mut engine, input.source, &mut || {
+    let plan = lab::checkpoints::Plan::new(&a.save_checkpoint, a.checkpoint_at, &a.from_checkpoint);
+    lab::replay::timing_with(&mut engine, input.source, &plan, &mut || {
         progress.update(tap.bytes())
     })
     .map_err(|e| match e {

@@ -184,7 +184,7 @@ pub struct GenArgs {
     pub region: u64,
 }
 
-fn parse_size(s: &str) -> Result<u64, String> {
+pub fn parse_size(s: &str) -> Result<u64, String> {
     sim::geometry::parse_bytes(s).ok_or_else(|| format!("bad size {s:?} (e.g. 4096, 64K, 1G)"))
 }
 
@@ -452,25 +452,13 @@ fn convert(a: ConvertArgs) -> Result<()> {
 /// `trace info` of a task trace: tasks, keys, accesses, arrival span.
 fn task_info(a: &InfoArgs) -> Result<()> {
     let (t, form) = crate::task_io::load_tasks(&a.input)?;
-    let (first, last) = t.arrival_span().unwrap_or((0, 0));
+    let file = a.input.display().to_string();
     if a.json {
-        let v = lab::task_files::info_json(&a.input.display().to_string(), &t, form);
+        let v = lab::task_files::info_json(&file, &t, form);
         println!("{}", serde_json::to_string_pretty(&v)?);
-        return Ok(());
+    } else {
+        print!("{}", lab::task_files::info_text(&file, &t, form));
     }
-    println!("file:        {}", a.input.display());
-    println!("format:      {}", form.name());
-    println!("tasks:       {}", t.tasks.len());
-    println!("keys:        {}", t.keys());
-    println!("accesses:    {}", t.accesses());
-    println!(
-        "warm-up:     {} records before the first task",
-        t.warmup.len()
-    );
-    println!(
-        "arrivals:    {first} .. {last} ns ({:.3} ms)",
-        (last - first) as f64 / 1e6
-    );
     Ok(())
 }
 
@@ -480,28 +468,8 @@ fn log_info(a: &InfoArgs) -> Result<()> {
     if a.json {
         let v = lab::request_logs::info_json(&a.input, &st);
         println!("{}", serde_json::to_string_pretty(&v)?);
-        return Ok(());
-    }
-    let opt = |x: Option<f64>| x.map_or("-".to_string(), |x| format!("{x:.1}"));
-    println!("file:        {}", a.input.display());
-    println!("format:      {} (request log)", st.format.name());
-    println!("requests:    {}", st.requests);
-    println!("span:        {:.3} s", st.span_s);
-    println!("mean QPS:    {:.3}", st.mean_qps);
-    println!(
-        "peak QPS:    {} (busiest second from the first arrival)",
-        st.peak_qps
-    );
-    println!(
-        "tokens:      {} in, {} out (mean of the requests that log them)",
-        opt(st.mean_input_tokens),
-        opt(st.mean_output_tokens)
-    );
-    if st.with_blocks > 0 {
-        println!(
-            "blocks:      {} requests give hash_ids; {} distinct blocks",
-            st.with_blocks, st.distinct_blocks
-        );
+    } else {
+        print!("{}", lab::request_logs::info_text(&a.input, &st));
     }
     Ok(())
 }
