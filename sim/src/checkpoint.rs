@@ -264,3 +264,149 @@ pub fn read(bytes: &[u8]) -> Result<(Header, &[u8]), CheckpointError> {
         state,
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn header() -> Header {
+        Header {
+            records: 12345,
+            trace: 0xDEAD_BEEF,
+            machine: 42,
+            run: "placement first-touch; prefetch []".into(),
+        }
+    }
+
+    /// A file with a valid checksum over `body` (as a later or earlier
+    /// numasim would write it).
+    fn sealed(mut body: Vec<u8>) -> Vec<u8> {
+        let sum = xxhash_rust::xxh3::xxh3_64(&body);
+        body.extend_from_slice(&sum.to_le_bytes());
+        body
+    }
+
+    #[test]
+    fn a_file_reads_back_its_header_and_state() {
+        let state = encode(&(vec![1u64, 2, 3], "x".to_string(), Some(7u128)));
+        let file = write(&header(), &state);
+        let (h, s) = read(&file).unwrap();
+        assert_eq!(h, header());
+        assert_eq!(s, &state[..]);
+        let back: (Vec<u64>, String, Option<u128>) = decode(s).unwrap();
+        assert_eq!(back, (vec![1, 2, 3], "x".to_string(), Some(7)));
+    }
+
+    /// Every byte flipped, and every truncation, is refused (the checksum
+    /// covers them all); other files are not checkpoints.
+    #[test]
+    fn corruption_is_found_wherever_it_is() {
+        let file = write(&header(), &encode(&vec![9u32; 40]));
+        for i in 0..file.len() {
+            let mut bad = file.clone();
+            bad[i] ^= 0x10;
+            let e = read(&bad).unwrap_err();
+            assert!(
+                matches!(e, CheckpointError::Checksum { .. } | CheckpointError::Magic),
+                "byte {i}: {e}"
+            );
+        }
+        for n in 0..file.len() {
+            assert!(read(&file[..n]).is_err(), "{n} bytes");
+        }
+        assert!(matches!(read(b"# a trace\n"), Err(CheckpointError::Magic)));
+    }
+
+    #[test]
+    fn another_version_is_refused_by_number() {
+        let mut body = write(&header(), &[]);
+        body.truncate(body.len() - 8);
+        body[8..12].copy_from_slice(&(VERSION + 1).to_le_bytes());
+        let e = read(&sealed(body)).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "checkpoint format version {}; this numasim reads version {VERSION}",
+                VERSION + 1
+            )
+        );
+    }
+
+    /// A length field that overstates what follows is a named truncation,
+    /// even under a valid checksum.
+    #[test]
+    fn lengths_are_checked_against_the_bytes() {
+        let mut body = write(&header(), &[1, 2, 3]);
+        body.truncate(body.len() - 8);
+        let at = body.len() - 3 - 8;
+        body[at..at + 8].copy_from_slice(&1000u64.to_le_bytes());
+        let e = read(&sealed(body)).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                CheckpointError::Truncated {
+                    what: "the state",
+                    need: 1000,
+                    have: 3,
+                    ..
+                }
+            ),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_header_names_the_machine_or_run_that_differs() {
+        let h = header();
+        assert!(h.check(42, &h.run).is_ok());
+        assert!(matches!(
+            h.check(43, &h.run),
+            Err(CheckpointError::Machine { .. })
+        ));
+        let e = h
+            .check(42, "placement interleave; prefetch []")
+            .unwrap_err();
+        assert!(e.to_string().contains("placement interleave"), "{e}");
+    }
+
+    /// The trace hash sees every column: address, thread, size, kind, PC, time.
+    #[test]
+    fn the_trace_hash_sees_every_field() {
+        use traces::record::{FLAG_PC, FLAG_TIME};
+        use traces::{Fields, Kind, Record};
+        let rec = |addr, thread, size, kind, pc, time| Record {
+            pc,
+            time,
+            flags: FLAG_PC | FLAG_TIME,
+            ..Record::access(thread, kind, addr, size)
+        };
+        let base = (64, 1, 8, Kind::Load, 0x400, 1000);
+        let variants = [
+            base,
+            (128, 1, 8, Kind::Load, 0x400, 1000),
+            (64, 2, 8, Kind::Load, 0x400, 1000),
+            (64, 1, 4, Kind::Load, 0x400, 1000),
+            (64, 1, 8, Kind::Store, 0x400, 1000),
+            (64, 1, 8, Kind::Load, 0x404, 1000),
+            (64, 1, 8, Kind::Load, 0x400, 1001),
+        ];
+        let digests: Vec<u64> = variants
+            .iter()
+            .map(|&(a, t, s, k, pc, time)| {
+                let mut b = Batch::new(Fields {
+                    pc: true,
+                    time: true,
+                });
+                b.push(rec(a, t, s, k, pc, time));
+                let mut h = TraceHash::default();
+                h.add(&b, 0..1);
+                h.digest()
+            })
+            .collect();
+        for i in 0..digests.len() {
+            for j in i + 1..digests.len() {
+                assert_ne!(digests[i], digests[j], "variants {i} and {j}");
+            }
+        }
+    }
+}

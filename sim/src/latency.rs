@@ -109,6 +109,28 @@ mod tests {
         assert!(h.max() >= horizon_ps);
     }
 
+    /// A checkpoint's bucket list gives back the same histogram: counts,
+    /// quantiles, mean, min and max (values inside a bucket, pending and
+    /// recorded ones).
+    #[test]
+    fn the_checkpoint_form_gives_the_same_histogram() {
+        let mut l = Latencies::new();
+        for (i, v) in [1u64, 999, 1001, 1_234_567, 1_234_599, 5 << 40]
+            .iter()
+            .enumerate()
+        {
+            l.record_n(*v, i as u64 + 1);
+        }
+        let h = l.histogram().into_owned();
+        let back = Latencies::from(Vec::<(u64, u64)>::from(l));
+        let g = back.histogram();
+        assert_eq!(g.len(), h.len());
+        assert_eq!((g.min(), g.max(), g.mean()), (h.min(), h.max(), h.mean()));
+        for q in [0.0, 0.2, 0.5, 0.7, 0.9, 1.0] {
+            assert_eq!(g.value_at_quantile(q), h.value_at_quantile(q), "q {q}");
+        }
+    }
+
     /// The same histogram as recording each value directly, for values that
     /// repeat, collide in the cache and come once.
     #[test]
