@@ -45,6 +45,12 @@ pub enum TaskRunError {
     Workers { cores: Vec<usize>, error: TaskError },
     #[error("row {row}: {error}")]
     Run { row: String, error: TaskError },
+    /// A shared warm-up's state that the row's engine does not take.
+    #[error("row {row}: the shared warm-up: {error}")]
+    Warmed {
+        row: String,
+        error: sim::checkpoint::CheckpointError,
+    },
     #[error("workload.arrivals {0}")]
     Arrivals(RetimeError),
     /// The workload's background jobs at line level.

@@ -351,6 +351,7 @@ impl Mapping {
             log: &exp.inputs,
             custom: exp.custom.as_deref(),
             batching: self.batching,
+            warmed: None,
         };
         let jobs = self
             .jobs(m, exp, seed)

@@ -138,6 +138,9 @@ pub struct Replay<'a> {
     /// `(1, 0)` for a recorded trace, the request model's batch at line
     /// level.
     pub batching: (usize, u64),
+    /// The engine's state after the trace's warm-up, run once for the rows
+    /// that share it ([`warm_state`]); `None` runs the warm-up.
+    pub warmed: Option<&'a [u8]>,
 }
 
 /// What a request model's row adds to a task replay at line level
@@ -213,21 +216,13 @@ pub fn engine<'m>(
     sim::tasks::TaskEngine::new(engine, m, cores, sched).map_err(BuildError::Workers)
 }
 
-/// Replays `trace` on workers at `cores` through the timing model
-/// (prefetchers at the first private level past L1).
-pub fn replay(
-    m: &sim::Machine,
-    trace: &traces::tasks::TaskTrace,
+/// A row's task engine, as [`replay`] runs it (before its warm-up).
+fn row_engine<'m>(
+    m: &'m sim::Machine,
     cores: &[usize],
     placement: Box<dyn sim::Placement>,
     how: &Replay,
-    beside: Beside,
-) -> Result<Replayed, TaskRunError> {
-    let Beside {
-        jobs,
-        preload,
-        moves,
-    } = beside;
+) -> Result<sim::tasks::TaskEngine<'m>, TaskRunError> {
     let row = || how.row.to_string();
     let build = Build {
         scheduler: how.scheduler,
@@ -252,6 +247,30 @@ pub fn replay(
         },
     })?;
     te.set_batching(how.batching.0, how.batching.1);
+    Ok(te)
+}
+
+/// Replays `trace` on workers at `cores` through the timing model
+/// (prefetchers at the first private level past L1).
+pub fn replay(
+    m: &sim::Machine,
+    trace: &traces::tasks::TaskTrace,
+    cores: &[usize],
+    placement: Box<dyn sim::Placement>,
+    how: &Replay,
+    beside: Beside,
+) -> Result<Replayed, TaskRunError> {
+    let Beside {
+        jobs,
+        preload,
+        moves,
+    } = beside;
+    let row = || how.row.to_string();
+    let mut te = row_engine(m, cores, placement, how)?;
+    if let Some(state) = how.warmed {
+        te.start_warmed(state)
+            .map_err(|error| TaskRunError::Warmed { row: row(), error })?;
+    }
     te.set_jobs(m, jobs)
         .map_err(|error| TaskRunError::Workers {
             cores: cores.to_vec(),
@@ -405,8 +424,33 @@ pub fn run_result(seed: u64, lat: Vec<u64>, span_ps: u64, memory_bytes: u64) -> 
     }
 }
 
+/// What a row's warm-up state depends on besides the experiment's machine,
+/// workers and trace: its placement, its prefetchers and the seed. Rows
+/// with the same key share one warm-up ([`warm_state`]).
+pub fn warm_key(row: &TaskRowSpec, seed: u64) -> (String, Vec<String>, u64) {
+    (row.placement.clone(), row.prefetch.clone(), seed)
+}
+
+/// The engine state after `trace`'s warm-up for `row` on `seed`, to give
+/// [`run_one`] every row of the same [`warm_key`]: the warm-up runs once,
+/// the rows fork from it, and their results are those of running it each.
+pub fn warm_state(
+    m: &sim::Machine,
+    exp: &TaskExperiment,
+    trace: &traces::tasks::TaskTrace,
+    cores: &[usize],
+    row: &TaskRowSpec,
+    seed: u64,
+    log: &InputLog,
+) -> Result<Vec<u8>, TaskRunError> {
+    let (placement, how) = row_setup(m, exp, row, seed, log)?;
+    Ok(row_engine(m, cores, placement, &how)?.warm_state(trace))
+}
+
 /// One row of a task-trace experiment on one seed: every task's latency
-/// in ps (the task engine's clock) in task order.
+/// in ps (the task engine's clock) in task order; from `warmed` (its
+/// [`warm_state`]) if given, else running the trace's warm-up.
+#[allow(clippy::too_many_arguments)]
 pub fn run_one(
     m: &sim::Machine,
     exp: &TaskExperiment,
@@ -415,6 +459,7 @@ pub fn run_one(
     row: &TaskRowSpec,
     seed: u64,
     log: &InputLog,
+    warmed: Option<&[u8]>,
 ) -> Result<RunResult, TaskRunError> {
     let mut trace = trace.clone();
     if let Some(spec) = &exp.workload.arrivals {
@@ -424,6 +469,20 @@ pub fn run_one(
             .and_then(|r| r.apply(&mut trace, Some(seed)))
             .map_err(TaskRunError::Arrivals)?;
     }
+    let (placement, mut how) = row_setup(m, exp, row, seed, log)?;
+    how.warmed = warmed;
+    let r = replay(m, &trace, cores, placement, &how, Beside::default())?;
+    Ok(run_result(seed, r.latency_ps, r.span_ps, r.memory_bytes))
+}
+
+/// A row's placement and replay settings on one seed.
+fn row_setup<'a>(
+    m: &sim::Machine,
+    exp: &'a TaskExperiment,
+    row: &'a TaskRowSpec,
+    seed: u64,
+    log: &'a InputLog,
+) -> Result<(Box<dyn sim::Placement>, Replay<'a>), TaskRunError> {
     let ctx = policies::registry::Ctx {
         seed,
         ..policies::registry::Ctx::for_machine(m)
@@ -443,7 +502,7 @@ pub fn run_one(
         log,
         custom: exp.custom.as_deref(),
         batching: (1, 0),
+        warmed: None,
     };
-    let r = replay(m, &trace, cores, placement, &how, Beside::default())?;
-    Ok(run_result(seed, r.latency_ps, r.span_ps, r.memory_bytes))
+    Ok((placement, how))
 }

@@ -46,7 +46,9 @@
 //! before its first task) run untimed on the first worker's core before
 //! anything else ([`Engine::warm`]): the tasks meet the caches, directory
 //! and pages the program's start-up left. (A move's warm-up is the
-//! caller's choice of [`Moves`]' `warm`.)
+//! caller's choice of [`Moves`]' `warm`.) Engines of one machine and
+//! policies share a warm-up: [`TaskEngine::warm_state`] runs it once and
+//! [`TaskEngine::start_warmed`] gives its state to another engine.
 //!
 //! **Time.** Picoseconds. Events — a worker's next access, a task's end, an
 //! arrival — run in time order; at one time, worker events (in (time,
@@ -60,6 +62,7 @@ use std::collections::{BinaryHeap, HashMap, VecDeque};
 use traces::horizon::{HORIZON_NS, HORIZON_PS};
 use traces::tasks::{Task, TaskTrace};
 
+use crate::checkpoint::CheckpointError;
 use crate::policy::{RequestView, Scheduler, WorkerView};
 use crate::signals::Signals;
 use crate::timing::Engine;
@@ -219,6 +222,8 @@ pub struct TaskEngine<'m> {
     moves: Option<Moves>,
     /// Keys whose home worker a move changed.
     home_of: HashMap<u32, usize>,
+    /// The warm-up has run ([`TaskEngine::warm_state`], [`TaskEngine::start_warmed`]).
+    warmed: bool,
 }
 
 /// The task a member runs: a trace's, or (on a job worker) a job.
@@ -274,7 +279,26 @@ impl<'m> TaskEngine<'m> {
             preload: None,
             moves: None,
             home_of: HashMap::new(),
+            warmed: false,
         })
+    }
+
+    /// Runs `trace`'s warm-up now, as [`TaskEngine::run`] would first, and
+    /// returns the engine's state after it ([`Engine::save_state`]).
+    pub fn warm_state(&mut self, trace: &TaskTrace) -> Vec<u8> {
+        self.engine.warm(self.workers[0].core, &trace.warmup);
+        self.warmed = true;
+        self.engine.save_state()
+    }
+
+    /// Starts from a state [`TaskEngine::warm_state`] returned on an engine
+    /// of the same machine, policies, configuration and first worker:
+    /// [`TaskEngine::run`] then runs no warm-up, and its results are those
+    /// of running it.
+    pub fn start_warmed(&mut self, state: &[u8]) -> Result<(), CheckpointError> {
+        self.engine.load_state(state)?;
+        self.warmed = true;
+        Ok(())
     }
 
     /// Background jobs: `(core, job)` pairs, each job's accesses issued
@@ -363,7 +387,7 @@ impl<'m> TaskEngine<'m> {
         trace: &TaskTrace,
         mut sink: impl FnMut(&TaskRecord),
     ) -> Result<(), TaskError> {
-        if !trace.warmup.is_empty() {
+        if !trace.warmup.is_empty() && !self.warmed {
             self.engine.warm(self.workers[0].core, &trace.warmup);
         }
         let (mut next, mut next_job) = (0usize, 0usize);

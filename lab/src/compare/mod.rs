@@ -213,6 +213,9 @@ pub struct TaskComparison {
     /// The trace's tasks and keys.
     pub tasks: usize,
     pub keys: usize,
+    /// Warm-ups run: one per placement, prefetchers and seed that rows
+    /// share ([`crate::tasks::warm_key`]), none without warm-up records.
+    pub warmups: usize,
 }
 
 /// Every row × seed of a task-trace experiment (its trace's path relative
@@ -238,6 +241,28 @@ pub fn tasks(
             error,
         })?;
     let seeds = &exp.experiment.seeds;
+    // Rows of one placement and prefetchers share the trace's warm-up on a
+    // seed: it runs once (the first such row × seed), the rows fork from
+    // its state, and each row's results are those of warming by itself.
+    let key_of = |r: usize, s: usize| crate::tasks::warm_key(&exp.row[r], seeds[s]);
+    let (mut keys, mut makers) = (Vec::new(), Vec::new());
+    for (r, s) in (0..exp.row.len()).flat_map(|r| (0..seeds.len()).map(move |s| (r, s))) {
+        if !trace.warmup.is_empty() && !keys.contains(&key_of(r, s)) {
+            keys.push(key_of(r, s));
+            makers.push((r, s));
+        }
+    }
+    let states = rows_by_seeds(makers.len(), 1, opts.threads, &|_, _| {}, |i, _| {
+        let (r, s) = makers[i];
+        let row = &exp.row[r];
+        Ok(crate::tasks::warm_state(
+            &m, exp, &trace, &cores, row, seeds[s], log,
+        )?)
+    })?;
+    let warmed = |r, s| {
+        let i = keys.iter().position(|k| *k == key_of(r, s))?;
+        Some(states[i][0].as_slice())
+    };
     let by_row = rows_by_seeds(
         exp.row.len(),
         seeds.len(),
@@ -252,6 +277,7 @@ pub fn tasks(
                 &exp.row[r],
                 seeds[s],
                 log,
+                warmed(r, s),
             )?)
         },
     )?;
@@ -266,6 +292,7 @@ pub fn tasks(
         cores,
         tasks: trace.tasks.len(),
         keys: trace.keys(),
+        warmups: keys.len(),
     })
 }
 
