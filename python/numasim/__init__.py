@@ -584,12 +584,18 @@ def replay(
     seed: int = 0,
     sample: Optional[str] = None,
     sample_seed: int = 0,
+    save_checkpoint: Optional[Union[str, os.PathLike]] = None,
+    checkpoint_at: Optional[int] = None,
+    from_checkpoint: Optional[Union[str, os.PathLike]] = None,
 ) -> Replay:
     """``numasim replay TRACE``: through the cachegrind model (`I1`, `D1`,
     `LL` as ``SIZE,ASSOC,LINE``; `replacement`), or with `machine` through
     the NUMA timing model (`placement`, `prefetch`; `sample`
     ``UNIT:PERIOD[:WARM[:FUNCTIONAL]]`` and `sample_seed` for a sampled
-    replay, its estimates in ``summary["sampled"]``). With `machine` and
+    replay, its estimates in ``summary["sampled"]``; `save_checkpoint` FILE
+    with `checkpoint_at` N saves the whole state after N records,
+    `from_checkpoint` FILE resumes from one: the uninterrupted run's
+    results). With `machine` and
     `workers` (a count or a core list), `trace` is a task trace dispatched
     by `scheduler` (default ``round-robin``; ``py:NAME`` names a
     ``choose(request, workers)`` object in `policies`), its arrivals
@@ -603,8 +609,8 @@ def replay(
             raise NumasimError("workers needs machine (tasks run on the timing model)")
         if any(x is not None for x in (I1, D1, LL, replacement)):
             raise NumasimError("I1, D1, LL and replacement apply to the cache model (without machine)")
-        if sample is not None:
-            raise NumasimError("sample applies to a trace replay (not with workers)")
+        if sample is not None or save_checkpoint is not None or from_checkpoint is not None:
+            raise NumasimError("sample and checkpoints apply to a trace replay (not with workers)")
         summary, tasks = _numasim.replay_tasks(
             p,
             machine,
@@ -620,8 +626,12 @@ def replay(
     for name, given in (("scheduler", scheduler), ("arrivals", arrivals), ("policies", policies)):
         if given is not None:
             raise NumasimError(f"{name} applies to a task replay (give machine and workers)")
+    if (save_checkpoint is None) != (checkpoint_at is None):
+        raise NumasimError("save_checkpoint and checkpoint_at go together")
+    save = (os.fspath(save_checkpoint), int(checkpoint_at)) if save_checkpoint is not None else None
+    resume = os.fspath(from_checkpoint) if from_checkpoint is not None else None
     summary, series = _numasim.replay(
-        p, machine, I1, D1, LL, replacement, placement, pf or None, int(seed), sample, int(sample_seed)
+        p, machine, I1, D1, LL, replacement, placement, pf or None, int(seed), sample, int(sample_seed), save, resume
     )
     return Replay(json.loads(summary), timeseries_csv=series)
 

@@ -992,6 +992,8 @@ struct ReplayAsk<'a> {
     seed: u64,
     /// `UNIT:PERIOD[:WARM[:FUNCTIONAL]]` and its placement seed.
     sample: Option<(&'a str, u64)>,
+    /// Where to save and resume the timing model's state.
+    checkpoints: lab::checkpoints::Plan,
 }
 
 /// `replay TRACE` (the cache model; with `machine`, the timing model):
@@ -1002,10 +1004,14 @@ fn run_replay(a: &ReplayAsk) -> Result<(String, Option<String>), String> {
     let input = lab::input::open_trace(p, None, false, 2, true).map_err(|e| e.to_string())?;
     let format = input.source.format_name();
     let Some(name) = a.machine else {
+        let plan = &a.checkpoints;
         if a.placement.is_some() || !a.prefetch.is_empty() || a.sample.is_some() {
             return Err(
                 "placement, prefetch and sample apply to the timing model (give machine)".into(),
             );
+        }
+        if plan.save.is_some() || plan.from.is_some() {
+            return Err("checkpoints apply to the timing model (give machine)".into());
         }
         let d = sim::cachegrind::CgConfig::default();
         let geometry = |text: Option<&str>, what: &str, default| -> Result<_, String> {
@@ -1059,7 +1065,7 @@ fn run_replay(a: &ReplayAsk) -> Result<(String, Option<String>), String> {
     let mut engine =
         lab::replay::timing_engine(&machine, cfg, placement, &a.prefetch, a.seed, &log)
             .map_err(|e| e.to_string())?;
-    lab::replay::timing(&mut engine, input.source, &mut || {})
+    lab::replay::timing_with(&mut engine, input.source, &a.checkpoints, &mut || {})
         .map_err(|e| format!("{}: {e}", a.trace))?;
     let summary = serde_json::to_string(&engine.summary()).map_err(|e| e.to_string())?;
     let series =
@@ -1069,7 +1075,7 @@ fn run_replay(a: &ReplayAsk) -> Result<(String, Option<String>), String> {
 
 /// `run_replay` for Python, detached from the interpreter.
 #[pyfunction]
-#[pyo3(signature = (trace, machine=None, i1=None, d1=None, ll=None, replacement=None, placement=None, prefetch=None, seed=0, sample=None, sample_seed=0))]
+#[pyo3(signature = (trace, machine=None, i1=None, d1=None, ll=None, replacement=None, placement=None, prefetch=None, seed=0, sample=None, sample_seed=0, save=None, resume=None))]
 #[allow(clippy::too_many_arguments)]
 fn replay(
     py: Python<'_>,
@@ -1084,6 +1090,8 @@ fn replay(
     seed: u64,
     sample: Option<&str>,
     sample_seed: u64,
+    save: Option<(String, u64)>,
+    resume: Option<String>,
 ) -> PyResult<(String, Option<String>)> {
     let ask = ReplayAsk {
         trace,
@@ -1094,6 +1102,10 @@ fn replay(
         prefetch: prefetch.unwrap_or_default(),
         seed,
         sample: sample.map(|s| (s, sample_seed)),
+        checkpoints: lab::checkpoints::Plan {
+            save: save.map(|(p, at)| (p.into(), at)),
+            from: resume.map(Into::into),
+        },
     };
     detached(py, || run_replay(&ask))
 }

@@ -118,6 +118,31 @@ def test_a_sampled_replay_is_the_command_lines(tmp_path):
         numasim.replay(t, sample="200:2000")
 
 
+def test_a_resumed_replay_is_the_uninterrupted_one(tmp_path):
+    t = tmp_path / "z.nst"
+    ck = tmp_path / "c.ckpt"
+    cli("trace", "gen", "zipf", "-n", "20000", "--threads", "4", "--footprint", "4M", "-o", str(t))
+    full = numasim.replay(t, machine="xeon-2s", prefetch="stream:2:2", placement="migrate:2")
+    saved = numasim.replay(
+        t, machine="xeon-2s", prefetch="stream:2:2", placement="migrate:2", save_checkpoint=ck, checkpoint_at=7001
+    )
+    resumed = numasim.replay(t, machine="xeon-2s", prefetch="stream:2:2", placement="migrate:2", from_checkpoint=ck)
+    assert saved.summary == full.summary and resumed.summary == full.summary
+    assert resumed._series == full._series
+    # The command line resumes from the checkpoint Python saved (with
+    # --out, as Python keeps the time series too).
+    assert resumed.summary == json.loads(
+        cli(
+            "replay", str(t), "--machine", "xeon-2s", "--prefetch", "stream:2:2", "--placement", "migrate:2",
+            "--from-checkpoint", str(ck), "--json", "--out", str(tmp_path / "o"),
+        )
+    )
+    with pytest.raises(numasim.NumasimError, match="taken by another run"):
+        numasim.replay(t, machine="xeon-2s", from_checkpoint=ck)
+    with pytest.raises(numasim.NumasimError, match="go together"):
+        numasim.replay(t, machine="xeon-2s", checkpoint_at=5)
+
+
 def test_convert_takes_the_command_lines_options(tmp_path):
     from collections import Counter
 
