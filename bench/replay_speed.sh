@@ -10,7 +10,10 @@
 #   the same rounds (a refactor that should not change speed)
 #
 # "streamed" rows read the file through read() (NUMASIM_NO_MMAP=1) instead
-# of mapping it and decoding on both cores.
+# of mapping it and decoding on both cores. "one CPU" rows run under
+# `taskset -c 0`, where the default path decodes on one thread (the process
+# may use one CPU only); the last lines print default / --single-thread
+# time ratios (≤ 1: the default is not slower), on all CPUs and on one.
 #
 # Needs gcc and valgrind. Work files go to bench/out/ (git-ignored).
 set -euo pipefail
@@ -41,7 +44,7 @@ cat "$trace" > /dev/null; cat "$out/workload.nst" > /dev/null  # warm the page c
 # The runs, timed round-robin (REPS rounds, best of each) so that a VM whose
 # speed drifts during the benchmark treats the baseline and numasim alike.
 reps=${REPS:-5}
-names=(base lackey native zst lackey1 native1 lackeyS nativeS oldlackey oldnative)
+names=(base lackey native zst lackey1 native1 lackeyS nativeS lackeyC nativeC lackey1C native1C oldlackey oldnative)
 declare -A best rss
 for n in "${names[@]}"; do best[$n]=999999; rss[$n]=0; done
 run_once() { # NAME STDIN OUTFILE CMD...
@@ -65,6 +68,10 @@ for _ in $(seq "$reps"); do
   run_once native1 /dev/null "" "$bin" replay "$out/workload.nst" "${geom[@]}" --json --single-thread
   run_once lackeyS /dev/null "" env NUMASIM_NO_MMAP=1 "$bin" replay "$trace" "${geom[@]}" --json
   run_once nativeS /dev/null "" env NUMASIM_NO_MMAP=1 "$bin" replay "$out/workload.nst" "${geom[@]}" --json
+  run_once lackeyC /dev/null "" taskset -c 0 "$bin" replay "$trace" "${geom[@]}" --json
+  run_once nativeC /dev/null "" taskset -c 0 "$bin" replay "$out/workload.nst" "${geom[@]}" --json
+  run_once lackey1C /dev/null "" taskset -c 0 "$bin" replay "$trace" "${geom[@]}" --json --single-thread
+  run_once native1C /dev/null "" taskset -c 0 "$bin" replay "$out/workload.nst" "${geom[@]}" --json --single-thread
   if [ -n "${AB:-}" ]; then
     run_once oldlackey /dev/null "" "$AB" replay "$trace" "${geom[@]}" --json
     run_once oldnative /dev/null "" "$AB" replay "$out/workload.nst" "${geom[@]}" --json
@@ -89,18 +96,26 @@ done
 rate() { echo "$accesses / $1 / 1000000" | bc -l; }
 printf '\ntrace: %s accesses (%s bytes lackey, %s bytes .nst, %s bytes .nst.zst)\n' "$accesses" \
   "$(stat -c %s "$trace")" "$(stat -c %s "$out/workload.nst")" "$(stat -c %s "$out/workload.nst.zst")"
-printf '%-26s %9s %12s %9s %10s\n' "run" "seconds" "M access/s" "× C" "peak RSS"
-printf '%-26s %9.3f %12.1f %9.2f %8s KiB\n' "C baseline (lackey text)" "$tb" "$(rate "$tb")" 1 "$rb"
-printf '%-26s %9.3f %12.1f %9.2f %8s KiB\n' "numasim lackey text" "$tl" "$(rate "$tl")" "$(echo "$tb / $tl" | bc -l)" "$rl"
-printf '%-26s %9.3f %12.1f %9.2f %8s KiB\n' "numasim native .nst" "$tn" "$(rate "$tn")" "$(echo "$tb / $tn" | bc -l)" "$rn"
-printf '%-26s %9.3f %12.1f %9.2f %8s KiB\n' "numasim native .nst.zst" "$tz" "$(rate "$tz")" "$(echo "$tb / $tz" | bc -l)" "$rz"
-printf '%-26s %9.3f %12.1f %9.2f %8s KiB\n' "  lackey --single-thread" "$tla" "$(rate "$tla")" "$(echo "$tb / $tla" | bc -l)" "$rla"
-printf '%-26s %9.3f %12.1f %9.2f %8s KiB\n' "  native --single-thread" "$tna" "$(rate "$tna")" "$(echo "$tb / $tna" | bc -l)" "$rna"
-printf '%-26s %9.3f %12.1f %9.2f %8s KiB\n' "  lackey streamed" "$tls" "$(rate "$tls")" "$(echo "$tb / $tls" | bc -l)" "$rls"
-printf '%-26s %9.3f %12.1f %9.2f %8s KiB\n' "  native streamed" "$tns" "$(rate "$tns")" "$(echo "$tb / $tns" | bc -l)" "$rns"
+printf '%-36s %9s %12s %9s %10s\n' "run" "seconds" "M access/s" "× C" "peak RSS"
+printf '%-36s %9.3f %12.1f %9.2f %8s KiB\n' "C baseline (lackey text)" "$tb" "$(rate "$tb")" 1 "$rb"
+printf '%-36s %9.3f %12.1f %9.2f %8s KiB\n' "numasim lackey text" "$tl" "$(rate "$tl")" "$(echo "$tb / $tl" | bc -l)" "$rl"
+printf '%-36s %9.3f %12.1f %9.2f %8s KiB\n' "numasim native .nst" "$tn" "$(rate "$tn")" "$(echo "$tb / $tn" | bc -l)" "$rn"
+printf '%-36s %9.3f %12.1f %9.2f %8s KiB\n' "numasim native .nst.zst" "$tz" "$(rate "$tz")" "$(echo "$tb / $tz" | bc -l)" "$rz"
+printf '%-36s %9.3f %12.1f %9.2f %8s KiB\n' "  lackey --single-thread" "$tla" "$(rate "$tla")" "$(echo "$tb / $tla" | bc -l)" "$rla"
+printf '%-36s %9.3f %12.1f %9.2f %8s KiB\n' "  native --single-thread" "$tna" "$(rate "$tna")" "$(echo "$tb / $tna" | bc -l)" "$rna"
+printf '%-36s %9.3f %12.1f %9.2f %8s KiB\n' "  lackey streamed" "$tls" "$(rate "$tls")" "$(echo "$tb / $tls" | bc -l)" "$rls"
+printf '%-36s %9.3f %12.1f %9.2f %8s KiB\n' "  native streamed" "$tns" "$(rate "$tns")" "$(echo "$tb / $tns" | bc -l)" "$rns"
+declare -A label=([lackeyC]="lackey, one CPU" [nativeC]="native, one CPU"
+  [lackey1C]="lackey --single-thread, one CPU" [native1C]="native --single-thread, one CPU")
+for r in lackeyC nativeC lackey1C native1C; do
+  printf '%-36s %9.3f %12.1f %9.2f %8s KiB\n' "  ${label[$r]}" "${best[$r]}" "$(rate "${best[$r]}")" "$(echo "$tb / ${best[$r]}" | bc -l)" "${rss[$r]}"
+done
+printf 'default / --single-thread time: lackey %.3f, native %.3f; on one CPU: lackey %.3f, native %.3f\n' \
+  "$(echo "$tl / $tla" | bc -l)" "$(echo "$tn / $tna" | bc -l)" \
+  "$(echo "${best[lackeyC]} / ${best[lackey1C]}" | bc -l)" "$(echo "${best[nativeC]} / ${best[native1C]}" | bc -l)"
 if [ -n "${AB:-}" ]; then
   tol=${best[oldlackey]} ton=${best[oldnative]}
-  printf '%-26s %9.3f %12.1f %9.2f %8s KiB\n' "  $AB lackey" "$tol" "$(rate "$tol")" "$(echo "$tb / $tol" | bc -l)" "${rss[oldlackey]}"
-  printf '%-26s %9.3f %12.1f %9.2f %8s KiB\n' "  $AB native" "$ton" "$(rate "$ton")" "$(echo "$tb / $ton" | bc -l)" "${rss[oldnative]}"
+  printf '%-36s %9.3f %12.1f %9.2f %8s KiB\n' "  $AB lackey" "$tol" "$(rate "$tol")" "$(echo "$tb / $tol" | bc -l)" "${rss[oldlackey]}"
+  printf '%-36s %9.3f %12.1f %9.2f %8s KiB\n' "  $AB native" "$ton" "$(rate "$ton")" "$(echo "$tb / $ton" | bc -l)" "${rss[oldnative]}"
   printf 'new/old time: lackey %.3f, native %.3f\n' "$(echo "$tl / $tol" | bc -l)" "$(echo "$tn / $ton" | bc -l)"
 fi

@@ -8,6 +8,10 @@
 //! map (the command line's `NUMASIM_NO_MMAP=1`). A mapped
 //! file must not be truncated while numasim reads it (the kernel would
 //! stop the process with SIGBUS, as for any program that maps files).
+//!
+//! A process that may run on one CPU only (its affinity mask or CPU quota,
+//! [`cpus`]) decodes on one thread, whatever it asked: a helper thread
+//! would only take turns with the simulation on that CPU.
 
 use std::fs::File;
 use std::io::Read;
@@ -210,10 +214,36 @@ pub enum Source {
     Whole(Box<WholeReader>),
 }
 
+/// CPUs this process may run on (its affinity mask and CPU quota).
+pub fn cpus() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// A stream read batch by batch on the caller's thread.
+struct Inline(Box<dyn RecordSource>, Vec<Batch>);
+
+impl Batches for Inline {
+    fn next_batch(&mut self) -> Option<traces::error::Result<Batch>> {
+        let mut b = self.1.pop().unwrap_or_else(|| Batch::new(self.0.fields()));
+        b.clear();
+        match self.0.fill(&mut b) {
+            Ok(0) => None,
+            Ok(_) => Some(Ok(b)),
+            Err(e) => Some(Err(e)),
+        }
+    }
+
+    fn recycle(&mut self, b: Batch) {
+        self.1.push(b);
+    }
+}
+
 impl Source {
-    /// The records as batches decoded ahead of the caller.
+    /// The records as batches, decoded ahead of the caller on another
+    /// thread when the process has two CPUs ([`cpus`]).
     pub fn into_batches(self) -> Box<dyn Batches> {
         match self {
+            Source::Stream(s) if cpus() < 2 => Box::new(Inline(s, Vec::new())),
             Source::Stream(s) => Box::new(ReadAhead::spawn(s)),
             Source::Whole(w) => w,
         }
@@ -264,8 +294,8 @@ pub fn manifest_input(path: &Path, format: &str, tap: &Tap) -> serde_json::Value
 
 /// Opens `path` as a trace, detecting its format unless `forced`; with
 /// `checksum`, every byte read is hashed for [`Tap::checksum`]. A mapped
-/// trace decodes on `threads` threads (1 or 2); with `map` false, or when
-/// the file cannot be mapped, it is streamed.
+/// trace decodes on `threads` threads (1 or 2; 1 on one CPU, [`cpus`]);
+/// with `map` false, or when the file cannot be mapped, it is streamed.
 pub fn open_trace(
     path: &Path,
     forced: Option<Format>,
@@ -292,7 +322,8 @@ pub fn open_trace(
         .flatten()
     {
         let whole: Arc<dyn Whole> = Arc::new(m);
-        let opened = traces::registry::open_whole(whole, name, forced, threads.clamp(1, 2));
+        let threads = threads.clamp(1, 2).min(cpus());
+        let opened = traces::registry::open_whole(whole, name, forced, threads);
         if let Some(w) = opened.map_err(trace_err(path))? {
             return Ok(TraceInput {
                 source: Source::Whole(Box::new(w)),
