@@ -56,3 +56,8 @@ pub fn open_trace(
 pub fn load_accesses(path: &Path, format: Option<Format>) -> Result<Vec<traces::Access>> {
     lab::input::load_accesses(path, format, may_map()).map_err(input_err)
 }
+
+/// A byte count as flags take it (4096, 64K, 1G).
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    sim::geometry::parse_bytes(s).ok_or_else(|| format!("bad size {s:?} (e.g. 4096, 64K, 1G)"))
+}

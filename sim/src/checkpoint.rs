@@ -18,8 +18,8 @@
 //! The run's description is kept in clear so that a mismatch names what
 //! differs. Any change of the state's types changes [`VERSION`].
 //!
-//! Policies keep their own state ([`crate::policy::Placement::save_state`]):
-//! they encode it with [`encode`] and decode it with [`decode`].
+//! Policies keep their own state (`Placement::save_state` in the policy
+//! module): they encode it with [`encode`] and decode it with [`decode`].
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -66,6 +66,20 @@ pub enum CheckpointError {
     TraceTooShort { records: u64, found: u64 },
     #[error("the state does not decode: {0}")]
     Decode(String),
+    #[error("the state does not decode: {bytes} bytes left over")]
+    Leftover { bytes: usize },
+    #[error("a run description of {len} bytes (at most {MAX_DESCRIPTION})")]
+    DescriptionTooLong { len: u64 },
+    #[error("the run description is not UTF-8")]
+    NotUtf8,
+    #[error("the state holds {saved} {what}, this engine has {this}")]
+    Shape {
+        what: &'static str,
+        saved: usize,
+        this: usize,
+    },
+    #[error("the state is of prefetcher {saved}, this run attaches {this} there")]
+    Prefetcher { saved: String, this: String },
     #[error("the {0} policy's state does not decode")]
     PolicyState(String),
 }
@@ -81,10 +95,9 @@ pub fn decode<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, CheckpointError> {
     let (t, used) = bincode::serde::decode_from_slice(bytes, bincode::config::standard())
         .map_err(|e| CheckpointError::Decode(e.to_string()))?;
     if used != bytes.len() {
-        return Err(CheckpointError::Decode(format!(
-            "{} bytes left over",
-            bytes.len() - used
-        )));
+        return Err(CheckpointError::Leftover {
+            bytes: bytes.len() - used,
+        });
     }
     Ok(t)
 }
@@ -98,7 +111,7 @@ pub struct Header {
     pub trace: u64,
     /// [`machine_hash`] of the machine.
     pub machine: u64,
-    /// The run's description ([`crate::Engine::run_description`]).
+    /// The run's description (`Engine::run_description`).
     pub run: String,
 }
 
@@ -122,7 +135,7 @@ impl Header {
 }
 
 /// The checksum of a machine description.
-pub fn machine_hash(m: &crate::Machine) -> u64 {
+pub fn machine_hash(m: &crate::machine::Machine) -> u64 {
     // `Debug` of plain data is deterministic and needs no JSON dependency.
     xxhash_rust::xxh3::xxh3_64(format!("{:?}", m.spec).as_bytes())
 }
@@ -240,9 +253,7 @@ pub fn read(bytes: &[u8]) -> Result<(Header, &[u8]), CheckpointError> {
     let machine = r.u64("the machine checksum")?;
     let run_len = r.u32("the run description's length")? as u64;
     if run_len > MAX_DESCRIPTION {
-        return Err(CheckpointError::Decode(format!(
-            "a run description of {run_len} bytes (at most {MAX_DESCRIPTION})"
-        )));
+        return Err(CheckpointError::DescriptionTooLong { len: run_len });
     }
     let run = r.take(run_len, "the run description")?;
     let state_len = r.u64("the state's length")?;
@@ -252,8 +263,7 @@ pub fn read(bytes: &[u8]) -> Result<(Header, &[u8]), CheckpointError> {
             trailing: body.len() - r.at,
         });
     }
-    let run = String::from_utf8(run.to_vec())
-        .map_err(|_| CheckpointError::Decode("the run description is not UTF-8".into()))?;
+    let run = String::from_utf8(run.to_vec()).map_err(|_| CheckpointError::NotUtf8)?;
     Ok((
         Header {
             records,

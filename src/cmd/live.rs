@@ -55,7 +55,7 @@ pub struct CalibrateArgs {
     #[arg(long, default_value = "host-calibrated.toml")]
     pub out: PathBuf,
     /// Largest pointer-chase working set (K/M/G).
-    #[arg(long, default_value = "256M", value_parser = crate::cmd::trace::parse_size)]
+    #[arg(long, default_value = "256M", value_parser = crate::input::parse_size)]
     pub max_size: u64,
     /// Dependent loads per point.
     #[arg(long, default_value_t = 1_000_000)]
@@ -76,7 +76,7 @@ pub struct CalibrateArgs {
     pub no_huge_pages: bool,
     /// Working set of the prefetcher fingerprint's stride walks (K/M/G;
     /// beyond the caches). The walks and the verdict go to .prefetch.json.
-    #[arg(long, default_value = "64M", value_parser = crate::cmd::trace::parse_size)]
+    #[arg(long, default_value = "64M", value_parser = crate::input::parse_size)]
     pub fingerprint_size: u64,
 }
 

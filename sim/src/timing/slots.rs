@@ -38,13 +38,10 @@ impl PfSlot {
     /// Takes back what [`PfSlot::state`] gave, if it is this prefetcher's.
     pub fn restore(&mut self, s: PfSlotState) -> Result<(), CheckpointError> {
         if s.name != self.p.name() || s.level != self.level {
-            return Err(CheckpointError::PolicyState(format!(
-                "{}@{} (the checkpoint has {}@{})",
-                self.p.name(),
-                self.level,
-                s.name,
-                s.level
-            )));
+            return Err(CheckpointError::Prefetcher {
+                saved: [s.name, s.level.to_string()].join("@"),
+                this: [self.p.name(), self.level.to_string()].join("@"),
+            });
         }
         self.p.load_state(&s.tables)?;
         self.stats = s.stats;

@@ -88,13 +88,11 @@ impl Engine<'_> {
     /// drop it.
     pub fn load_state(&mut self, bytes: &[u8]) -> Result<(), CheckpointError> {
         let s: State = checkpoint::decode(bytes)?;
-        let shape = |what: &str, saved: usize, this: usize| {
+        let shape = |what: &'static str, saved: usize, this: usize| {
             if saved == this {
                 Ok(())
             } else {
-                Err(CheckpointError::Decode(format!(
-                    "{saved} {what}, this engine has {this}"
-                )))
+                Err(CheckpointError::Shape { what, saved, this })
             }
         };
         shape("cores", s.cores.len(), self.cores.len())?;

@@ -108,7 +108,7 @@ pub struct GenArgs {
     #[arg(short = 'n', long, default_value_t = 1_000_000)]
     pub count: u64,
     /// Bytes of address space covered (K/M/G suffixes), per thread for sequential/stride.
-    #[arg(long, default_value = "64M", value_parser = parse_size)]
+    #[arg(long, default_value = "64M", value_parser = crate::input::parse_size)]
     pub footprint: u64,
     /// Bytes per access.
     #[arg(long, default_value_t = 8)]
@@ -180,12 +180,8 @@ pub struct GenArgs {
     #[arg(long, default_value_t = SERVICE.dirty_lines)]
     pub dirty_lines: u32,
     /// `tasks`: bytes between keys' regions.
-    #[arg(long, default_value = "1M", value_parser = parse_size)]
+    #[arg(long, default_value = "1M", value_parser = crate::input::parse_size)]
     pub region: u64,
-}
-
-pub fn parse_size(s: &str) -> Result<u64, String> {
-    sim::geometry::parse_bytes(s).ok_or_else(|| format!("bad size {s:?} (e.g. 4096, 64K, 1G)"))
 }
 
 fn parse_addr(s: &str) -> Result<u64, String> {
