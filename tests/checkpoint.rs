@@ -362,3 +362,123 @@ fn a_checkpoint_that_cannot_be_taken_leaves_nothing() {
         &["--save-checkpoint does not apply to the cache replay"],
     );
 }
+
+/// An engine takes back only a state of its own shape: a state of a
+/// machine with another LLC (same cores and nodes), truncated or extended
+/// bytes, and a state from an engine with a prefetcher are errors, never a
+/// panic; its own state loads.
+#[test]
+fn an_engine_takes_back_only_a_state_of_its_shape() {
+    use sim::timing::Engine;
+    let engine = |m: &'static sim::Machine, prefetch: bool| {
+        let ctx = policies::registry::Ctx::for_machine(m);
+        let p = policies::placement::PLACEMENTS
+            .build("first-touch", &ctx)
+            .unwrap();
+        let mut e = Engine::new(m, sim::Config::default(), p).unwrap();
+        if prefetch {
+            e.set_prefetcher(
+                policies::prefetch::PREFETCHERS
+                    .build("stream", &ctx)
+                    .unwrap(),
+            )
+            .unwrap();
+        }
+        e
+    };
+    let leak = |m: sim::Machine| -> &'static sim::Machine { Box::leak(Box::new(m)) };
+    let xeon = leak(common::preset("xeon-2s"));
+    let text = sim::presets::preset("xeon-2s").unwrap();
+    let smaller = text.replace("size = \"32M\"", "size = \"16M\"");
+    assert_ne!(
+        smaller, text,
+        "the preset's LLC size moved: update the test"
+    );
+    let other = leak(sim::Machine::from_toml(&smaller).unwrap());
+    let mut a = engine(xeon, false);
+    let mut batch = traces::Batch::new(traces::Fields::default());
+    for i in 0..5000u64 {
+        let kind = if i % 5 == 0 {
+            traces::Kind::Store
+        } else {
+            traces::Kind::Load
+        };
+        batch.push(traces::Record::access(
+            (i % 4) as u32,
+            kind,
+            i * 4160 % (1 << 24),
+            8,
+        ));
+    }
+    a.feed(&batch).unwrap();
+    let state = a.save_state();
+    engine(xeon, false).load_state(&state).unwrap();
+    let e = engine(other, false).load_state(&state).unwrap_err();
+    assert!(e.to_string().contains("LLCs of another shape"), "{e}");
+    for cut in [0, 1, state.len() / 2, state.len() - 1] {
+        assert!(
+            engine(xeon, false).load_state(&state[..cut]).is_err(),
+            "cut at {cut}"
+        );
+    }
+    let mut longer = state.clone();
+    longer.push(0);
+    assert!(engine(xeon, false).load_state(&longer).is_err());
+    let with_pf = engine(xeon, true).save_state();
+    assert!(engine(xeon, false).load_state(&with_pf).is_err());
+}
+
+/// The committed checkpoint (`tests/expect/checkpoint.ckpt`, written by
+/// this format version on `tests/data/tiny-2s.toml`) still resumes to the
+/// uninterrupted run. A change of the state's types decodes into another
+/// state or not at all and fails here: bump `sim::checkpoint::VERSION`, then
+/// `UPDATE_EXPECT=1` writes the file again.
+#[test]
+fn the_committed_checkpoint_still_resumes() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = generate(
+        dir.path(),
+        "z.nst",
+        &[
+            "zipf",
+            "-n",
+            "3000",
+            "--threads",
+            "4",
+            "--footprint",
+            "1M",
+            "--write-ratio",
+            "0.2",
+            "--seed",
+            "7",
+        ],
+    );
+    let machine = common::root("tests/data/tiny-2s.toml");
+    let flags = [
+        "--machine",
+        &machine,
+        "--pin",
+        "spread",
+        "--placement",
+        "migrate:2",
+        "--prefetch",
+        "stream:2:2",
+    ];
+    let ck = common::root("tests/expect/checkpoint.ckpt");
+    if std::env::var_os("UPDATE_EXPECT").is_some() {
+        let save = ["--save-checkpoint", &ck, "--checkpoint-at", "1500"];
+        run(&t, &flags, &save, &dir.path().join("save"));
+    }
+    let full = run(&t, &flags, &[], &dir.path().join("full"));
+    let resumed = run(
+        &t,
+        &flags,
+        &["--from-checkpoint", &ck],
+        &dir.path().join("resumed"),
+    );
+    assert!(
+        resumed == full,
+        "tests/expect/checkpoint.ckpt no longer resumes to the uninterrupted run: \
+         bump sim::checkpoint::VERSION if the state's types changed, then UPDATE_EXPECT=1"
+    );
+}

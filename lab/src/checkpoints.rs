@@ -72,8 +72,20 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> CheckpointFileError + '_ {
 }
 
 /// Reads and checks a checkpoint file: its header and the engine's state.
+/// Its first bytes are checked before the rest is read, so another file
+/// (a trace given in its place, a device) is refused without reading it.
 pub fn load(path: &Path) -> Result<(Header, Vec<u8>), CheckpointFileError> {
-    let bytes = std::fs::read(path).map_err(io(path))?;
+    use std::io::Read;
+    let mut file = std::fs::File::open(path).map_err(io(path))?;
+    let mut bytes = Vec::new();
+    (&mut file)
+        .take(checkpoint::MAGIC.len() as u64)
+        .read_to_end(&mut bytes)
+        .map_err(io(path))?;
+    if bytes != checkpoint::MAGIC {
+        return Err(bad(path, CheckpointError::Magic));
+    }
+    file.read_to_end(&mut bytes).map_err(io(path))?;
     let (header, state) = checkpoint::read(&bytes).map_err(|error| bad(path, error))?;
     Ok((header, state.to_vec()))
 }

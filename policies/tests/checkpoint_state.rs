@@ -85,10 +85,62 @@ fn every_prefetcher_resumes_from_its_state() {
             let mut fresh = PREFETCHERS.build(spec, &ctx).unwrap();
             assert!(answers(fresh.as_mut(), second) != want, "{spec}: vacuous");
         }
-        // Another policy's state, or garbage, is refused.
+        // Garbage is refused.
         let mut c = PREFETCHERS.build(spec, &ctx).unwrap();
         assert!(c.load_state(&[7, 7, 7]).is_err(), "{spec}");
     }
+}
+
+/// The learned filter (a logistic model over its history's features,
+/// keeping candidates whose line delta and recent deltas weigh in) over
+/// `delta:2`: its state is its histories and its base's tables.
+#[test]
+fn the_learned_prefetcher_resumes_from_its_state() {
+    use policies::model::{Body, Model};
+    use policies::prefetch::learned::{Cost, HISTORY, Learned, feature_names};
+    let m = machine();
+    let ctx = Ctx::for_machine(&m);
+    let names = feature_names(HISTORY);
+    let n = names.len();
+    let mut weights = vec![0.0; n];
+    weights[0] = -0.4; // the candidate's distance
+    weights[2] = 0.3; // the newest delta
+    weights[3] = -0.2;
+    let model = Model {
+        format: "numasim-model".into(),
+        version: 1,
+        trainer: "logistic".into(),
+        features: names,
+        body: Body::Logistic {
+            mean: vec![0.0; n],
+            scale: vec![1.0; n],
+            weights,
+            bias: 0.5,
+        },
+    };
+    let build = || {
+        let base = PREFETCHERS.build("delta:2", &ctx).unwrap();
+        Learned::new(model.clone(), "m.json", base, ctx.cores, Cost::default())
+    };
+    let xs = accesses(20_000);
+    let (first, second) = xs.split_at(10_000);
+    let mut a = build();
+    let seen = answers(&mut a, first);
+    assert!(
+        seen.iter().any(|o| !o.is_empty()) && seen.iter().any(Vec::is_empty),
+        "the filter filters"
+    );
+    let state = a.save_state();
+    let mut b = build();
+    b.load_state(&state).unwrap();
+    let want = answers(&mut a, second);
+    assert_eq!(answers(&mut b, second), want);
+    assert!(answers(&mut build(), second) != want, "vacuous");
+    assert!(
+        build()
+            .load_state(&PREFETCHERS.build("delta:2", &ctx).unwrap().save_state())
+            .is_err()
+    );
 }
 
 fn placements(p: &mut dyn Placement, m: &Machine, pages: std::ops::Range<u64>) -> Vec<String> {

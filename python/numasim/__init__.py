@@ -628,6 +628,8 @@ def replay(
             raise NumasimError(f"{name} applies to a task replay (give machine and workers)")
     if (save_checkpoint is None) != (checkpoint_at is None):
         raise NumasimError("save_checkpoint and checkpoint_at go together")
+    if checkpoint_at is not None and int(checkpoint_at) < 0:
+        raise NumasimError(f"checkpoint_at {checkpoint_at}: a record count, at least 0")
     save = (os.fspath(save_checkpoint), int(checkpoint_at)) if save_checkpoint is not None else None
     resume = os.fspath(from_checkpoint) if from_checkpoint is not None else None
     summary, series = _numasim.replay(

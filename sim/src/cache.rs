@@ -185,6 +185,44 @@ impl Cache {
         }
     }
 
+    /// A restored copy of this cache (a checkpoint's) fits it: the same
+    /// geometry, policy and table sizes, and bookkeeping that names only
+    /// the set's ways (valid and dirty masks, a packed LRU order that is a
+    /// permutation of them, SRRIP values in range), so no operation can
+    /// reach outside the tables.
+    pub fn fits(&self, restored: &Cache) -> bool {
+        let ways: u64 = if self.assoc >= 64 {
+            u64::MAX
+        } else {
+            (1 << self.assoc) - 1
+        };
+        let packed = self.policy == Replacement::Lru && self.stamps.is_empty();
+        let order_ok = |o: u64| {
+            let mut seen = 0u32;
+            (0..16).all(|i| {
+                let w = (o >> (4 * i) & 0xF) as usize;
+                if i >= self.assoc {
+                    return w == 0xF;
+                }
+                let fresh = w < self.assoc && seen >> w & 1 == 0;
+                seen |= 1 << w;
+                fresh
+            })
+        };
+        self.geometry == restored.geometry
+            && self.policy == restored.policy
+            && self.assoc == restored.assoc
+            && self.set_mask == restored.set_mask
+            && self.tags.len() == restored.tags.len()
+            && self.meta.len() == restored.meta.len()
+            && self.stamps.len() == restored.stamps.len()
+            && self.rrpv.len() == restored.rrpv.len()
+            && restored.rrpv.iter().all(|&r| r <= RRPV_MAX)
+            && restored.meta.iter().all(|m| {
+                m.valid & !ways == 0 && m.dirty & !ways == 0 && (!packed || order_ok(m.policy))
+            })
+    }
+
     /// Whether `policy` can run on `geometry`.
     pub fn check(geometry: &Geometry, policy: Replacement) -> Result<(), CacheError> {
         if policy == Replacement::Plru && !geometry.assoc.is_power_of_two() {
@@ -458,6 +496,42 @@ impl Cache {
 
 #[cfg(test)]
 mod tests {
+    /// A used cache fits a fresh one of its shape; another geometry, a
+    /// missing way, a mask bit past the ways, a repeated or foreign way in
+    /// the LRU order and an SRRIP value out of range do not.
+    #[test]
+    fn a_restored_cache_must_fit() {
+        use super::*;
+        let g: Geometry = "4096,8,64".parse().unwrap();
+        for policy in [Replacement::Lru, Replacement::Plru, Replacement::Srrip] {
+            let fresh = Cache::new(g, policy, 1);
+            let mut used = fresh.clone();
+            for b in 0..3000u64 {
+                used.access(b * 7 % 517, b % 3 == 0);
+            }
+            assert!(fresh.fits(&used), "{policy:?}");
+            let mut bad = used.clone();
+            bad.meta[2].valid |= 1 << 8;
+            assert!(!fresh.fits(&bad), "{policy:?}: a ninth way");
+            let mut bad = used.clone();
+            bad.tags.pop();
+            assert!(!fresh.fits(&bad), "{policy:?}: a way short");
+            let other = Cache::new("8192,8,64".parse().unwrap(), policy, 1);
+            assert!(!fresh.fits(&other), "{policy:?}: another geometry");
+        }
+        let fresh = Cache::new(g, Replacement::Lru, 1);
+        let mut bad = fresh.clone();
+        bad.meta[0].policy = (bad.meta[0].policy & !0xF0) | 0x00; // way 0 twice
+        assert!(!fresh.fits(&bad));
+        let mut bad = fresh.clone();
+        bad.meta[0].policy = (bad.meta[0].policy & !0xF) | 0x9; // way 9 of 8
+        assert!(!fresh.fits(&bad));
+        let srrip = Cache::new(g, Replacement::Srrip, 1);
+        let mut bad = srrip.clone();
+        bad.rrpv[5] = RRPV_MAX + 1;
+        assert!(!srrip.fits(&bad));
+    }
+
     use super::*;
     use crate::cachegrind::LruSets;
 

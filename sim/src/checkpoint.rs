@@ -26,7 +26,7 @@ use serde::de::DeserializeOwned;
 use traces::Batch;
 
 /// File magic.
-const MAGIC: &[u8; 8] = b"NUMACKPT";
+pub const MAGIC: &[u8; 8] = b"NUMACKPT";
 
 /// Format version: bumped whenever the layout or any state type changes.
 pub const VERSION: u32 = 1;
@@ -78,6 +78,8 @@ pub enum CheckpointError {
         saved: usize,
         this: usize,
     },
+    #[error("the state holds {what}")]
+    Malformed { what: &'static str },
     #[error("the state is of prefetcher {saved}, this run attaches {this} there")]
     Prefetcher { saved: String, this: String },
     #[error("the {0} policy's state does not decode")]
@@ -90,9 +92,14 @@ pub fn encode<T: Serialize>(state: &T) -> Vec<u8> {
         .expect("in-memory state always encodes")
 }
 
+/// Most bytes a state may claim while it decodes: a length field in a
+/// damaged or hand-made file cannot make numasim allocate more.
+const DECODE_LIMIT: usize = 1 << 32;
+
 /// Decodes what [`encode`] wrote; every byte must be used.
 pub fn decode<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, CheckpointError> {
-    let (t, used) = bincode::serde::decode_from_slice(bytes, bincode::config::standard())
+    let config = bincode::config::standard().with_limit::<DECODE_LIMIT>();
+    let (t, used) = bincode::serde::decode_from_slice(bytes, config)
         .map_err(|e| CheckpointError::Decode(e.to_string()))?;
     if used != bytes.len() {
         return Err(CheckpointError::Leftover {
@@ -100,6 +107,16 @@ pub fn decode<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, CheckpointError> {
         });
     }
     Ok(t)
+}
+
+/// A restored table with `saved` entries where this run has `this` (one
+/// per core, node, ...): refused unless they are equal.
+pub fn same_len(what: &'static str, saved: usize, this: usize) -> Result<(), CheckpointError> {
+    if saved == this {
+        Ok(())
+    } else {
+        Err(CheckpointError::Shape { what, saved, this })
+    }
 }
 
 /// What a checkpoint says about where it was taken.

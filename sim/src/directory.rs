@@ -162,6 +162,27 @@ impl Directory {
         }
     }
 
+    /// A restored directory (a checkpoint's) is a well-formed table: a
+    /// power-of-two size with its mask, at most half full (so every search
+    /// meets an empty slot), its count right, and every sharer, owner and
+    /// writer one of `agents`.
+    pub fn well_formed(&self, agents: usize) -> bool {
+        let n = self.slots.len();
+        let agent = |a: u16| a == NO_AGENT || (a as usize) < agents;
+        let used = self.slots.iter().filter(|s| s.line != EMPTY).count();
+        (GROUP_BITS + 1..48).contains(&self.bits)
+            && n == 1 << self.bits
+            && self.mask == n - 1
+            && used == self.len
+            && 2 * used <= n
+            && self.slots.iter().all(|s| {
+                s.line == EMPTY
+                    || s.e.sharers.iter().all(|a| a < agents)
+                        && agent(s.e.owner)
+                        && agent(s.e.last_writer)
+            })
+    }
+
     /// Lines with an entry.
     pub fn len(&self) -> usize {
         self.len
@@ -299,6 +320,39 @@ impl Directory {
 
 #[cfg(test)]
 mod tests {
+    /// A grown directory is well formed for its agents and not for fewer;
+    /// a wrong size, mask, count or a table with no empty slot is not.
+    #[test]
+    fn a_restored_directory_must_be_well_formed() {
+        use super::*;
+        let mut d = Directory::default();
+        for line in 0..5000u64 {
+            let e = d.entry(line * 3);
+            e.sharers.insert((line % 4) as usize);
+            e.owner = (line % 4) as u16;
+        }
+        assert!(d.well_formed(4));
+        assert!(!d.well_formed(3), "a sharer past the agents");
+        let mut bad = d.clone();
+        bad.bits = 3;
+        assert!(!bad.well_formed(4));
+        let mut bad = d.clone();
+        bad.mask = 7;
+        assert!(!bad.well_formed(4));
+        let mut bad = d.clone();
+        bad.len += 1;
+        assert!(!bad.well_formed(4));
+        let mut full = Directory::with_bits(4);
+        for (i, s) in full.slots.iter_mut().enumerate() {
+            s.line = i as u64;
+        }
+        full.len = 16;
+        assert!(
+            !full.well_formed(4),
+            "no empty slot: a search would not end"
+        );
+    }
+
     use super::*;
     use std::collections::BTreeMap;
 

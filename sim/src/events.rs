@@ -31,6 +31,12 @@ pub(crate) struct Events {
 }
 
 impl Events {
+    /// Every event names a thread below `threads` (a restored heap's check;
+    /// its order is checked by the caller's results, not here).
+    pub fn threads_below(&self, threads: usize) -> bool {
+        self.h.iter().all(|&k| unkey(k).1 < threads)
+    }
+
     /// The earliest event.
     #[inline(always)]
     pub fn peek(&self) -> Option<(u64, usize)> {

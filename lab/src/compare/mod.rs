@@ -213,8 +213,9 @@ pub struct TaskComparison {
     /// The trace's tasks and keys.
     pub tasks: usize,
     pub keys: usize,
-    /// Warm-ups run: one per placement, prefetchers and seed that rows
-    /// share ([`crate::tasks::warm_key`]), none without warm-up records.
+    /// Warm-ups run once for several rows: one per placement, prefetchers
+    /// and seed that rows share ([`crate::tasks::warm_key`]), none without
+    /// warm-up records (a row whose key no other row has warms itself).
     pub warmups: usize,
 }
 
@@ -243,11 +244,18 @@ pub fn tasks(
     let seeds = &exp.experiment.seeds;
     // Rows of one placement and prefetchers share the trace's warm-up on a
     // seed: it runs once (the first such row × seed), the rows fork from
-    // its state, and each row's results are those of warming by itself.
+    // its state, and each row's results are those of warming by itself. A
+    // key only one row has warms in that row's own run.
     let key_of = |r: usize, s: usize| crate::tasks::warm_key(&exp.row[r], seeds[s]);
     let (mut keys, mut makers) = (Vec::new(), Vec::new());
+    let shared = |r: usize, s: usize| {
+        (0..exp.row.len())
+            .filter(|&o| key_of(o, s) == key_of(r, s))
+            .count()
+            > 1
+    };
     for (r, s) in (0..exp.row.len()).flat_map(|r| (0..seeds.len()).map(move |s| (r, s))) {
-        if !trace.warmup.is_empty() && !keys.contains(&key_of(r, s)) {
+        if !trace.warmup.is_empty() && !keys.contains(&key_of(r, s)) && shared(r, s) {
             keys.push(key_of(r, s));
             makers.push((r, s));
         }

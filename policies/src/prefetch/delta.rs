@@ -73,7 +73,9 @@ impl Prefetcher for DeltaCorrelation {
     }
 
     fn load_state(&mut self, state: &[u8]) -> Result<(), sim::checkpoint::CheckpointError> {
-        self.cores = sim::checkpoint::decode(state)?;
+        let cores: Vec<CoreState> = sim::checkpoint::decode(state)?;
+        sim::checkpoint::same_len("cores' tables", cores.len(), self.cores.len())?;
+        self.cores = cores;
         Ok(())
     }
 }

@@ -178,7 +178,9 @@ impl Prefetcher for IpStride {
     }
 
     fn load_state(&mut self, state: &[u8]) -> Result<(), sim::checkpoint::CheckpointError> {
-        self.table = sim::checkpoint::decode(state)?;
+        let table: Vec<HashMap<u64, PcEntry>> = sim::checkpoint::decode(state)?;
+        sim::checkpoint::same_len("cores' PC tables", table.len(), self.table.len())?;
+        self.table = table;
         Ok(())
     }
 }

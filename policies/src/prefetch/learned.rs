@@ -51,6 +51,15 @@ pub struct History {
     len: usize,
 }
 
+impl History {
+    /// A restored history (a checkpoint's) is a ring of `like`'s length
+    /// with its head and count inside it.
+    fn same_shape(&self, like: &History) -> bool {
+        let n = like.deltas.len();
+        self.deltas.len() == n && self.misses.len() == n && self.head < n.max(1) && self.len <= n
+    }
+}
+
 impl Default for History {
     fn default() -> Self {
         History::new(HISTORY)
@@ -215,10 +224,17 @@ impl Prefetcher for Learned {
     }
 
     fn load_state(&mut self, state: &[u8]) -> Result<(), sim::checkpoint::CheckpointError> {
-        let base: Vec<u8>;
-        (base, self.hist, self.pending_ps, self.predictions, self.kept) =
+        let (base, hist, pending, predictions, kept): (Vec<u8>, Vec<History>, u64, u64, u64) =
             sim::checkpoint::decode(state)?;
-        self.base.load_state(&base)
+        sim::checkpoint::same_len("cores' histories", hist.len(), self.hist.len())?;
+        if !hist.iter().all(|h| h.same_shape(&self.hist[0])) {
+            return Err(sim::checkpoint::CheckpointError::Malformed {
+                what: "a malformed prefetch history",
+            });
+        }
+        self.base.load_state(&base)?;
+        (self.hist, self.pending_ps, self.predictions, self.kept) = (hist, pending, predictions, kept);
+        Ok(())
     }
 }
 

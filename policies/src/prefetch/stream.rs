@@ -119,7 +119,9 @@ impl Prefetcher for Stream {
     }
 
     fn load_state(&mut self, state: &[u8]) -> Result<(), sim::checkpoint::CheckpointError> {
-        (self.trackers, self.clock) = sim::checkpoint::decode(state)?;
+        let (trackers, clock): (Vec<Vec<Tracker>>, u64) = sim::checkpoint::decode(state)?;
+        sim::checkpoint::same_len("cores' trackers", trackers.len(), self.trackers.len())?;
+        (self.trackers, self.clock) = (trackers, clock);
         Ok(())
     }
 }

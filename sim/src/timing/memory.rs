@@ -158,8 +158,22 @@ impl Memory {
         }
     }
 
-    /// Takes back what [`Memory::state`] gave.
+    /// Takes back what [`Memory::state`] gave, if it has this machine's
+    /// channels and links and places pages only on nodes with memory.
     pub fn restore(&mut self, s: MemoryState) -> Result<(), CheckpointError> {
+        let dims = |c: &[Vec<Queue>]| c.iter().map(Vec::len).collect::<Vec<_>>();
+        let home_ok = |h: u32| self.channels.get(h as usize).is_some_and(|c| !c.is_empty());
+        let fits = dims(&s.channels) == dims(&self.channels)
+            && s.links.len() == self.links.len()
+            && s.pages.values().all(|&h| home_ok(h))
+            && (s.last_page.0 == u64::MAX || home_ok(s.last_page.1));
+        if !fits {
+            return Err(CheckpointError::Shape {
+                what: "memory channels, links or page homes",
+                saved: s.channels.len(),
+                this: self.channels.len(),
+            });
+        }
         self.placement.load_state(&s.placement)?;
         self.channels = s.channels;
         self.links = s.links;

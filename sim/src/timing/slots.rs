@@ -43,6 +43,13 @@ impl PfSlot {
                 this: [self.p.name(), self.level.to_string()].join("@"),
             });
         }
+        if s.inflight.len() != self.inflight.len() {
+            return Err(CheckpointError::Shape {
+                what: "cores with prefetches in flight",
+                saved: s.inflight.len(),
+                this: self.inflight.len(),
+            });
+        }
         self.p.load_state(&s.tables)?;
         self.stats = s.stats;
         self.lines = s.lines;

@@ -88,13 +88,7 @@ impl Engine<'_> {
     /// drop it.
     pub fn load_state(&mut self, bytes: &[u8]) -> Result<(), CheckpointError> {
         let s: State = checkpoint::decode(bytes)?;
-        let shape = |what: &'static str, saved: usize, this: usize| {
-            if saved == this {
-                Ok(())
-            } else {
-                Err(CheckpointError::Shape { what, saved, this })
-            }
-        };
+        let shape = checkpoint::same_len;
         shape("cores", s.cores.len(), self.cores.len())?;
         shape("nodes", s.llc.len(), self.llc.len())?;
         shape("prefetchers", s.pf.len(), self.pf.len())?;
@@ -103,11 +97,21 @@ impl Engine<'_> {
             s.sampling.is_some() as usize,
             self.sampling.is_some() as usize,
         )?;
+        self.check(&s)?;
         for (slot, st) in self.pf.iter_mut().zip(s.pf) {
             slot.restore(st)?;
         }
         self.mem.restore(s.mem)?;
-        self.cores = s.cores;
+        // What the machine fixes (a core's node, latencies, which shortcuts
+        // its policies allow) stays this engine's; the rest is restored.
+        for (c, saved) in self.cores.iter_mut().zip(s.cores) {
+            c.levels = saved.levels;
+            c.l1i = saved.l1i;
+            c.l1i_filled = saved.l1i_filled;
+            c.last_line = saved.last_line;
+            c.last_dirty = saved.last_dirty;
+            c.last_iline = saved.last_iline;
+        }
         self.llc = s.llc;
         self.dir = s.dir;
         self.false_shared = s.false_shared;
@@ -124,6 +128,54 @@ impl Engine<'_> {
 }
 
 impl Engine<'_> {
+    /// A decoded state fits this engine: every cache has its cache's
+    /// geometry and well-formed bookkeeping, the directory, threads and
+    /// event heap name only this machine's cores and the state's threads,
+    /// the books have this run's shape. So nothing restored can make an
+    /// operation index outside a table or search forever, whoever wrote
+    /// the file.
+    fn check(&self, s: &State) -> Result<(), CheckpointError> {
+        let bad = |what: &'static str| Err(CheckpointError::Malformed { what });
+        let same_cache = |a: &Option<Cache>, b: &Option<Cache>| match (a, b) {
+            (Some(a), Some(b)) => a.fits(b),
+            (None, None) => true,
+            _ => false,
+        };
+        let cores_ok = self.cores.iter().zip(&s.cores).all(|(c, r)| {
+            c.levels.len() == r.levels.len()
+                && c.levels.iter().zip(&r.levels).all(|(a, b)| a.fits(b))
+                && same_cache(&c.l1i, &r.l1i)
+        });
+        if !cores_ok {
+            return bad("private caches of another shape");
+        }
+        if !self.llc.iter().zip(&s.llc).all(|(a, b)| same_cache(a, b)) {
+            return bad("LLCs of another shape");
+        }
+        if !s.dir.well_formed(self.cores.len()) {
+            return bad("a malformed directory");
+        }
+        if !s.threads.well_formed(self.cores.len()) || !s.heap.threads_below(s.threads.len()) {
+            return bad("threads or events naming no thread or core");
+        }
+        // A sampled run warming functionally has its books swapped with
+        // the scratch ones (`swap_books`): either order fits.
+        let books_ok = match (&self.sampling, &s.sampling) {
+            (Some(mine), Some(saved)) => {
+                let (a, b) = (&self.stats, &mine.scratch);
+                let (x, y) = (&s.stats, &saved.scratch);
+                (a.fits(x) && b.fits(y) || a.fits(y) && b.fits(x))
+                    && saved.slots == mine.slots
+                    && saved.units.iter().all(|u| u.served.len() == mine.slots)
+            }
+            _ => self.stats.fits(&s.stats),
+        };
+        if !books_ok {
+            return bad("statistics of another shape");
+        }
+        Ok(())
+    }
+
     /// The header of a checkpoint taken now, after records whose
     /// [`crate::checkpoint::TraceHash`] is `trace`.
     pub fn checkpoint_header(&self, trace: u64) -> Header {

@@ -114,6 +114,28 @@ impl Stats {
         s
     }
 
+    /// Restored books (a checkpoint's) have this fresh one's shape: the
+    /// same slots, nodes, channels, links, window and limits, and every
+    /// window sized for them.
+    pub fn fits(&self, restored: &Stats) -> bool {
+        let (c, r) = (&self.counters, &restored.counters);
+        let (from, to, i) = restored.win_span;
+        let span_ok = from >= to || i < restored.windows.len();
+        c.served.len() == r.served.len()
+            && c.node_local.len() == r.node_local.len()
+            && c.node_remote.len() == r.node_remote.len()
+            && c.pages_on_node.len() == r.pages_on_node.len()
+            && self.window_ps == restored.window_ps
+            && (self.levels, self.channels, self.links)
+                == (restored.levels, restored.channels, restored.links)
+            && (self.limits.keep, self.limits.max) == (restored.limits.keep, restored.limits.max)
+            && span_ok
+            && restored
+                .windows
+                .iter()
+                .all(|w| w.channel_bytes.len() == self.channels && w.link_bytes.len() == self.links)
+    }
+
     /// No windows yet (or, without a time series, the one scratch window
     /// that spans all time).
     fn reset_windows(&mut self) {

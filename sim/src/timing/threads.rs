@@ -191,6 +191,16 @@ impl Threads {
 
     /// The index of thread `id`, if it was seen; remembered as the last.
     #[inline(always)]
+    /// Restored threads (a checkpoint's) name only real threads and cores.
+    pub fn well_formed(&self, cores: usize) -> bool {
+        let n = self.list.len();
+        self.core_taken.len() == cores
+            && self.list.iter().all(|t| t.core < cores)
+            && self.index.values().all(|&i| i < n)
+            && self.table.iter().all(|&k| (k as usize) <= n)
+            && (self.last.0 == NO_ID || self.last.1 < n)
+    }
+
     pub fn find(&mut self, id: u32) -> Option<usize> {
         if self.last.0 == id as u64 {
             return Some(self.last.1);

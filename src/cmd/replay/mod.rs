@@ -343,6 +343,7 @@ fn run_timing(a: ReplayArgs) -> Result<()> {
             "prefetch": a.prefetch,
             "prefetch_level": a.prefetch_level,
             "sample": a.sample.map(|s| format!("{:?}", s.place(a.sample_seed))),
+            "checkpoint": { "from": a.from_checkpoint, "save": a.save_checkpoint, "at": a.checkpoint_at },
         });
         write_json(&dir.join("summary.json"), &serde_json::to_value(&summary)?)?;
         crate::output::write_file(
