@@ -92,14 +92,12 @@ pub fn encode<T: Serialize>(state: &T) -> Vec<u8> {
         .expect("in-memory state always encodes")
 }
 
-/// Most bytes a state may claim while it decodes: a length field in a
-/// damaged or hand-made file cannot make numasim allocate more.
-const DECODE_LIMIT: usize = 1 << 32;
-
-/// Decodes what [`encode`] wrote; every byte must be used.
+/// Decodes what [`encode`] wrote; every byte must be used. Memory stays
+/// proportional to `bytes`: serde grows a sequence element by element
+/// (never trusting a length field for more than a small reservation), and
+/// every element takes at least one byte of input.
 pub fn decode<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, CheckpointError> {
-    let config = bincode::config::standard().with_limit::<DECODE_LIMIT>();
-    let (t, used) = bincode::serde::decode_from_slice(bytes, config)
+    let (t, used) = bincode::serde::decode_from_slice(bytes, bincode::config::standard())
         .map_err(|e| CheckpointError::Decode(e.to_string()))?;
     if used != bytes.len() {
         return Err(CheckpointError::Leftover {
