@@ -27,7 +27,7 @@ fn accesses(n: usize) -> Vec<(AccessView, u64)> {
             let core = i % 4;
             let stream = core * 3 + (x >> 20) as usize % 3;
             let step: i64 = [1, 3, -17][stream % 3];
-            let line = if x % 7 == 0 {
+            let line = if x.is_multiple_of(7) {
                 x >> 30
             } else {
                 pos[stream] = pos[stream].wrapping_add(step as u64);
@@ -37,10 +37,10 @@ fn accesses(n: usize) -> Vec<(AccessView, u64)> {
                 core,
                 pc: Some(0x400000 + stream as u64 * 16),
                 addr: line << 6,
-                miss: x % 3 != 0,
-                from_memory: x % 5 == 0,
-                prefetch_hit: x % 11 == 0,
-                write: x % 4 == 0,
+                miss: !x.is_multiple_of(3),
+                from_memory: x.is_multiple_of(5),
+                prefetch_hit: x.is_multiple_of(11),
+                write: x.is_multiple_of(4),
             };
             (view, line)
         })

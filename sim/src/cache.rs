@@ -521,7 +521,7 @@ mod tests {
         }
         let fresh = Cache::new(g, Replacement::Lru, 1);
         let mut bad = fresh.clone();
-        bad.meta[0].policy = (bad.meta[0].policy & !0xF0) | 0x00; // way 0 twice
+        bad.meta[0].policy &= !0xF0; // nibble 1 becomes way 0: way 0 twice
         assert!(!fresh.fits(&bad));
         let mut bad = fresh.clone();
         bad.meta[0].policy = (bad.meta[0].policy & !0xF) | 0x9; // way 9 of 8
