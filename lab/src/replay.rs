@@ -204,7 +204,9 @@ pub fn timing_with(
                 if b <= hash_until {
                     hash.add(&batch, r.clone());
                 }
-                if a >= skip {
+                if a >= skip && r.len() == batch.len() {
+                    engine.feed(&batch)?;
+                } else if a >= skip {
                     let mut part = Batch::new(batch.fields());
                     r.clone().for_each(|i| part.push(batch.get(i)));
                     engine.feed(&part)?;

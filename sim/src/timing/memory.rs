@@ -168,10 +168,8 @@ impl Memory {
             && s.pages.values().all(|&h| home_ok(h))
             && (s.last_page.0 == u64::MAX || home_ok(s.last_page.1));
         if !fits {
-            return Err(CheckpointError::Shape {
-                what: "memory channels, links or page homes",
-                saved: s.channels.len(),
-                this: self.channels.len(),
+            return Err(CheckpointError::Malformed {
+                what: "memory channels, links or page homes of another machine",
             });
         }
         self.placement.load_state(&s.placement)?;

@@ -43,13 +43,8 @@ impl PfSlot {
                 this: [self.p.name(), self.level.to_string()].join("@"),
             });
         }
-        if s.inflight.len() != self.inflight.len() {
-            return Err(CheckpointError::Shape {
-                what: "cores with prefetches in flight",
-                saved: s.inflight.len(),
-                this: self.inflight.len(),
-            });
-        }
+        let cores = (s.inflight.len(), self.inflight.len());
+        crate::checkpoint::same_len("cores with prefetches in flight", cores.0, cores.1)?;
         self.p.load_state(&s.tables)?;
         self.stats = s.stats;
         self.lines = s.lines;

@@ -57,11 +57,6 @@ impl Engine<'_> {
         )
     }
 
-    /// Records fed so far.
-    pub fn records_fed(&self) -> u64 {
-        self.records_in
-    }
-
     /// The engine's state, encoded ([`crate::checkpoint::encode`]).
     pub fn save_state(&self) -> Vec<u8> {
         checkpoint::encode(&State {
