@@ -1,16 +1,22 @@
 //! The model with the prefetchers a recorded fingerprint maps to
-//! reproduces that fingerprint's stride curve (issue 17): the stride walks
-//! `live calibrate` timed on the 2-core EPYC VM are run through the timing
-//! model of the machine calibrated in the same run, with the prefetchers
-//! `live::fingerprint::model` derives, one load at a time (the walks are
+//! reproduces that fingerprint's walks (issues 17 and 29): the stride
+//! walks `live calibrate` timed on a host are run through the timing model
+//! of the machine calibrated in the same run, with the prefetchers
+//! `live::fingerprint::model` derives now (the fixture's own `model` line
+//! is what that day's code wrote), one load at a time (the walks are
 //! dependent loads), every load from one PC (the walk's one instruction).
+//! Two hosts: the 2-core AMD EPYC VM (2026-12-01) and the 2-vCPU Intel
+//! Xeon VM (2026-12-03).
 //!
-//! The lookaheads come from these walks (Little's law on each), so this
-//! checks the mechanism that must turn them back into latencies — the
-//! prefetch queue, the core's outstanding misses, memory latency and
-//! bandwidth, the prefetchers' lookups — not a fit: a model whose late
-//! prefetch hits did not wait, or whose queue dropped what it should keep,
-//! is off here by 5× or more (it was, before both were fixed).
+//! The lookaheads come from the memory-footprint walks (Little's law on
+//! each), so that test checks the mechanism that must turn them back into
+//! latencies — the prefetch queue, the core's outstanding misses, memory
+//! latency and bandwidth, the prefetchers' lookups — not a fit: a model
+//! whose late prefetch hits did not wait, or whose queue dropped what it
+//! should keep, is off here by 5× or more (it was, before both were
+//! fixed). The same walks inside each cache level were recorded and never
+//! fitted to: [`the_calibrated_prefetchers_reproduce_the_walks_inside_each_level`]
+//! is the held-out check.
 
 use std::path::PathBuf;
 
@@ -83,22 +89,32 @@ fn model_walk(m: &sim::Machine, lines: impl Fn(u64) -> u64, n: u64) -> f64 {
 /// The recorded fingerprint and the machine calibrated with it, its
 /// prefetchers re-derived from the fingerprint (`apply`, then the recorded
 /// confirmation count, which `live calibrate` fitted by simulation).
-fn recorded() -> (live::fingerprint::Fingerprint, sim::Machine) {
-    let v: serde_json::Value = serde_json::from_str(&fixture("epyc-vm-2026-12-01.json")).unwrap();
+fn recorded(host: &str) -> (live::fingerprint::Fingerprint, sim::Machine) {
+    let v: serde_json::Value = serde_json::from_str(&fixture(&format!("{host}.json"))).unwrap();
     let f: live::fingerprint::Fingerprint =
         serde_json::from_value(v["fingerprint"].clone()).unwrap();
-    let mut spec = sim::Machine::from_toml(&fixture("epyc-vm-2026-12-01.toml"))
+    let mut spec = sim::Machine::from_toml(&fixture(&format!("{host}.toml")))
         .unwrap()
         .spec;
     let confirm = spec.core.prefetch.as_ref().unwrap().confirm;
-    live::fingerprint::apply(&mut spec, &f, "epyc-vm-2026-12-01.json");
+    live::fingerprint::apply(&mut spec, &f, &format!("{host}.json"));
     live::fingerprint::apply_confirm(&mut spec, &f, confirm);
     (f, sim::Machine::new(spec).unwrap())
 }
 
+/// The hosts recorded.
+const HOSTS: [&str; 2] = ["epyc-vm-2026-12-01", "xeon-vm-2026-12-03"];
+
 #[test]
 fn the_calibrated_prefetchers_reproduce_the_recorded_stride_curve() {
-    let (f, m) = recorded();
+    for host in HOSTS {
+        eprintln!("{host}:");
+        stride_curve(host);
+    }
+}
+
+fn stride_curve(host: &str) {
+    let (f, m) = recorded(host);
     let verdict = live::fingerprint::verdict(&f);
     let p = f.bytes / 64;
     // Each stride walk as the fingerprint ran it: line k·s mod p.
@@ -166,7 +182,7 @@ fn the_calibrated_prefetchers_reproduce_the_recorded_stride_curve() {
 /// order of the runs), and that the parameter is what moves them.
 #[test]
 fn the_fitted_confirmation_count_reproduces_the_recorded_ramp_walks() {
-    let (f, m) = recorded();
+    let (f, m) = recorded("epyc-vm-2026-12-01");
     let confirm = m.spec.core.prefetch.as_ref().unwrap().confirm;
     assert!(
         confirm > 1,
@@ -197,4 +213,73 @@ fn the_fitted_confirmation_count_reproduces_the_recorded_ramp_walks() {
             );
         }
     }
+}
+
+/// Of the walks `live calibrate` recorded inside each cache level of
+/// `host`, how many the model walks within 25% of the host's, at the same
+/// footprint in the same order (line k·s mod p), and of how many.
+fn level_walks_within(
+    host: &str,
+    m: &sim::Machine,
+    f: &live::fingerprint::Fingerprint,
+) -> (usize, usize) {
+    let (mut within, mut all) = (0, 0);
+    for lw in &f.levels {
+        let p = (lw.bytes / 64) as i64;
+        for &(s, live_ns) in &lw.walks {
+            let sim_ns = model_walk(m, |k| (k as i64 * s).rem_euclid(p) as u64, 20_000);
+            let err = (sim_ns - live_ns) / live_ns;
+            eprintln!(
+                "{host} {} ({} B) stride {s:>5}: live {live_ns:6.1} ns, model {sim_ns:6.1} ns ({:+.0}%)",
+                lw.level,
+                lw.bytes,
+                err * 100.0
+            );
+            all += 1;
+            within += usize::from(err.abs() <= 0.25);
+        }
+    }
+    (within, all)
+}
+
+/// The walks inside each cache level were recorded and never fitted to
+/// (the prefetchers come from the memory-footprint walks, the levels'
+/// latencies from the pointer chases): the held-out check of the
+/// calibration (issue 29). The issue's bar, every walk within 25%, is
+/// **not met**; what this asserts on the Xeon VM is the stride table's
+/// share of it: at least 31 of its 40 level walks within 25% (2026-12-03),
+/// where the model without the stride table (its region streamer only,
+/// as calibrated before) has at least 10 fewer. The EPYC VM's level walks
+/// are printed, not asserted: 16 of 40 within 25% — its L2 walks of 16–65
+/// lines run 30–50% slower on the host than in the model, and strides of
+/// 2048–4096 lines, which wrap to a few lines over its 1 MiB LLC
+/// footprint, 5–9× faster; that host is gone, so neither was probed
+/// further.
+#[test]
+fn the_calibrated_prefetchers_reproduce_the_walks_inside_each_level() {
+    let (f, m) = recorded("xeon-vm-2026-12-03");
+    let (within, all) = level_walks_within("xeon-vm-2026-12-03", &m, &f);
+    let mut bare = m.spec.clone();
+    bare.core
+        .prefetch
+        .as_mut()
+        .unwrap()
+        .model
+        .retain(|p| !p.starts_with("ip-stride-table"));
+    assert_eq!(bare.core.prefetch.as_ref().unwrap().model.len(), 1);
+    let (streamer, _) = level_walks_within("streamer only", &sim::Machine::new(bare).unwrap(), &f);
+    eprintln!(
+        "xeon-vm-2026-12-03: {within} of {all} level walks within 25%; the streamer alone {streamer}"
+    );
+    assert_eq!(all, 40);
+    assert!(within >= 31, "{within} of {all} within 25%");
+    assert!(
+        within >= streamer + 10,
+        "stride table {within}, streamer alone {streamer}"
+    );
+    let (f, m) = recorded("epyc-vm-2026-12-01");
+    let (within, all) = level_walks_within("epyc-vm-2026-12-01", &m, &f);
+    eprintln!(
+        "NOT ASSERTED: epyc-vm-2026-12-01: {within} of {all} level walks within 25% (see this test's doc)"
+    );
 }

@@ -72,6 +72,15 @@ fn walk_rounds(
 /// A walk is followed when it costs under this share of the random chase.
 pub const FOLLOWED: f64 = 0.5;
 
+/// A walk is partly followed when it costs under this share of the random
+/// chase (a stride the prefetcher still runs ahead of, a line or two).
+pub const PARTLY: f64 = 0.75;
+
+/// The longest step (lines) the model's region streamer counts towards a
+/// stream (`policies/src/prefetch/stream.rs`): a longer stride followed on
+/// the host needs the model's stride table.
+pub const STREAM_STEP_LINES: u64 = 2;
+
 /// What was measured: the random chase and each stride walk (ns per load).
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Fingerprint {
@@ -156,6 +165,11 @@ pub struct Verdict {
     pub reach_lines: u64,
     /// The lookahead of the strides beyond `reach_lines` (0 when none).
     pub far_ahead: u32,
+    /// The longest stride the host's prefetcher runs ahead of at all
+    /// (lines): the longest ascending walk below the shortest one beyond
+    /// `max_stride_lines` that is not even partly followed ([`PARTLY`]);
+    /// 0 when every walk beyond is (no limit measured).
+    pub stride_reach: u64,
     /// Every ascending stride followed (lines) with its lookahead
     /// (random chase / walk, rounded, 1..=64): the curve the model's
     /// `ip-stride-table` runs.
@@ -372,7 +386,9 @@ pub fn verdict(f: &Fingerprint) -> Verdict {
         .collect();
     curve.sort_unstable();
     curve.dedup_by_key(|p| p.0);
+    let max_stride_lines = followed.iter().map(|s| s.unsigned_abs()).max().unwrap_or(0);
     Verdict {
+        stride_reach: stride_reach(f, max_stride_lines),
         streams_ns,
         curve,
         stride_ahead,
@@ -389,10 +405,31 @@ pub fn verdict(f: &Fingerprint) -> Verdict {
         detected: !followed.is_empty(),
         backward: followed.iter().any(|&s| s < 0),
         crosses_pages: followed.iter().any(|&s| s.unsigned_abs() >= 64),
-        max_stride_lines: followed.iter().map(|s| s.unsigned_abs()).max().unwrap_or(0),
+        max_stride_lines,
         unit_speedup: speedup,
         followed,
     }
+}
+
+/// [`Verdict::stride_reach`]: of the ascending walks beyond the longest
+/// followed stride, the first that is not even partly followed ends the
+/// reach at the walk before it.
+fn stride_reach(f: &Fingerprint, max_followed: u64) -> u64 {
+    let mut up: Vec<(u64, f64)> = f
+        .walks
+        .iter()
+        .filter(|w| w.0 >= 1)
+        .map(|&(s, ns)| (s as u64, ns))
+        .collect();
+    up.sort_by_key(|w| w.0);
+    let mut reach = 0;
+    for &(s, ns) in &up {
+        if s > max_followed && ns >= PARTLY * f.random_ns {
+            return reach;
+        }
+        reach = s;
+    }
+    0
 }
 
 /// The median of `v` (the mean of the middle two for an even count; NaN
@@ -460,9 +497,12 @@ fn stride_steps(f: &Fingerprint, followed: &[i64]) -> (u32, u64, u32) {
 
 /// The prefetchers the model runs for a verdict (`SPEC@LEVEL`, as
 /// `--prefetch` takes them), pure:
-/// - a stride followed across pages is an instruction-stride prefetcher
-///   (a region streamer stops at a page): `ip-stride-table:1=A:2=A…@L1D`,
-///   each ascending stride walked with its lookahead (`curve`);
+/// - a stride followed across pages, or longer than the region
+///   streamer's step ([`STREAM_STEP_LINES`]), is an instruction-stride
+///   prefetcher's (a region streamer stops at a page and counts near
+///   steps only): `ip-stride-table:r=R:1=A:2=A…@L1D`, each ascending
+///   stride walked with its lookahead (`curve`), none beyond the reach R
+///   (`stride_reach`; no `r=` when none was measured);
 /// - the unit-stride walk's lookahead A (`ahead_lines`) is a region
 ///   streamer's: `stream:A:1:N@LEVEL` when N > 1 streams were followed at
 ///   once (`stream:A:1@LEVEL` for one), at `stream_level` (the caller's
@@ -477,8 +517,11 @@ pub fn model(v: &Verdict, stream_level: &str, confirm: u8) -> Vec<String> {
         return m;
     }
     let ahead = v.ahead_lines.max(1);
-    if v.crosses_pages && !v.curve.is_empty() {
+    if (v.crosses_pages || v.max_stride_lines > STREAM_STEP_LINES) && !v.curve.is_empty() {
         let mut pts: Vec<String> = v.curve.iter().map(|(s, a)| format!("{s}={a}")).collect();
+        if v.stride_reach > 0 {
+            pts.insert(0, format!("r={}", v.stride_reach));
+        }
         if confirm > 1 {
             pts.insert(0, format!("c={confirm}"));
         }
@@ -560,7 +603,7 @@ pub fn apply(spec: &mut sim::machine::MachineSpec, f: &Fingerprint, measured: &s
         .find(|w| w.0 == 1)
         .map_or(f.random_ns, |w| w.1);
     format!(
-        "Prefetchers (stride walks over {} B, {:.0}% huge pages): a random chase {:.1} ns, a unit-stride walk {:.1} ns; {} of {} strides followed (under {:.0}% of the random chase), up to {} lines{}{}; {} region stream(s) at once, {} lines ahead{}{}; modelled as {}; measurements in {measured}.",
+        "Prefetchers (stride walks over {} B, {:.0}% huge pages): a random chase {:.1} ns, a unit-stride walk {:.1} ns; {} of {} strides followed (under {:.0}% of the random chase), up to {} lines{}{}{}; {} region stream(s) at once, {} lines ahead{}{}; modelled as {}; measurements in {measured}.",
         f.bytes,
         f.huge_share * 100.0,
         f.random_ns,
@@ -574,6 +617,10 @@ pub fn apply(spec: &mut sim::machine::MachineSpec, f: &Fingerprint, measured: &s
             ", across pages"
         } else {
             ""
+        },
+        match v.stride_reach {
+            0 => String::new(),
+            r => format!(", partly up to {r} lines and none beyond"),
         },
         v.streams,
         v.ahead_lines,
@@ -733,6 +780,41 @@ mod tests {
             model(&v, "L2", 1)[0],
             "ip-stride-table:1=20:2=10:64=9:1024=11@L1D"
         );
+        // Followed up to 32 lines within a page, 63 partly, 64 and 128
+        // not at all (the Xeon VM of 2026-12-03): the region streamer
+        // counts steps of 2 lines, so the stride table runs the longer
+        // strides, up to 63 lines.
+        let in_page = Fingerprint {
+            walks: vec![
+                (1, 5.0),
+                (2, 10.0),
+                (4, 45.0),
+                (32, 40.0),
+                (63, 55.0),
+                (64, 99.0),
+                (128, 60.0),
+                (-1, 6.0),
+            ],
+            ..sample()
+        };
+        let v = verdict(&in_page);
+        assert!(!v.crosses_pages);
+        assert_eq!((v.max_stride_lines, v.stride_reach), (32, 63));
+        assert_eq!(
+            model(&v, "L2", 2)[0],
+            "ip-stride-table:c=2:r=63:1=20:2=10:4=2:32=3@L1D"
+        );
+        // Only unit and 2-line strides followed: the streamer alone.
+        let near = Fingerprint {
+            walks: vec![(1, 5.0), (2, 10.0), (4, 90.0), (64, 99.0)],
+            ..sample()
+        };
+        let v = verdict(&near);
+        assert_eq!((v.max_stride_lines, v.stride_reach), (2, 2));
+        assert!(model(&v, "L2", 1)[0].starts_with("stream:"));
+        // The sample follows every walk beyond its longest followed stride
+        // partly or fully: no reach.
+        assert_eq!(verdict(&f).stride_reach, 0);
         let none = Fingerprint {
             walks: vec![(1, 95.0), (-1, 99.0)],
             streams: vec![(1, 95.0)],

@@ -7,15 +7,18 @@
 //! (F = 0, the default: they are not followed) — the reach and the
 //! lookahead beyond it that `numasim live calibrate` measures on the host.
 //!
-//! `ip-stride-table[:c=C]:S=A[:S=A...]`: the same table, with a lookahead
-//! per stride: a confirmed stride of s lines prefetches A(s) lines along
-//! it, from one stride ahead, A interpolated linearly in log2 s between the
-//! listed strides (ascending, in lines; the first entry's A below it, the
-//! last's above it, |s| for descending strides) — the curve `live
-//! calibrate` measures, one entry per stride walked. A stride is confirmed
-//! once seen C + 1 times in a row (C = 1, the default: twice) — the
-//! training a new stream costs before the prefetcher runs ahead, which
-//! `live calibrate` fits to the host's ramp walks.
+//! `ip-stride-table[:c=C][:r=R]:S=A[:S=A...]`: the same table, with a
+//! lookahead per stride: a confirmed stride of s lines prefetches A(s)
+//! lines along it, from one stride ahead, A interpolated linearly in log2 s
+//! between the listed strides (ascending, in lines; the first entry's A
+//! below it, the last's above it, |s| for descending strides) — the curve
+//! `live calibrate` measures, one entry per stride walked. A stride is
+//! confirmed once seen C + 1 times in a row (C = 1, the default: twice) —
+//! the training a new stream costs before the prefetcher runs ahead, which
+//! `live calibrate` fits to the host's ramp walks. A stride longer than R
+//! lines is not followed (R = 0, the default: every stride is) — the
+//! largest stride the host's walks show it following when a longer one
+//! walked was not.
 
 use std::collections::HashMap;
 
@@ -113,7 +116,12 @@ impl Prefetcher for IpStride {
             } else {
                 format!("c={}:", self.confirm)
             };
-            format!("ip-stride-table:{c}{}", pts.join(":"))
+            let r = if self.reach == 0 {
+                String::new()
+            } else {
+                format!("r={}:", self.reach >> self.line_bits)
+            };
+            format!("ip-stride-table:{c}{r}{}", pts.join(":"))
         } else if self.reach == 0 {
             format!("ip-stride:{}:{}", self.degree, self.distance)
         } else {
@@ -149,6 +157,9 @@ impl Prefetcher for IpStride {
         }
         let step = e.stride;
         let degree = if !self.curve.is_empty() {
+            if self.reach > 0 && step.unsigned_abs() > self.reach {
+                return;
+            }
             self.curve_degree(step.unsigned_abs())
         } else if self.reach > 0 && step.unsigned_abs() > self.reach {
             self.far_degree
@@ -214,8 +225,8 @@ fn build(spec: &Spec, ctx: &Ctx) -> Result<Box<dyn Prefetcher>, PolicyError> {
 /// Registry entry of the per-stride form.
 pub const TABLE_ENTRY: Entry<dyn Prefetcher> = Entry {
     name: "ip-stride-table",
-    params: "[:c=C]:S=A[:S=A...]",
-    help: "ip-stride with A(s) lines ahead for a stride of s lines, interpolated in log2 s (a calibrated curve); a stride followed once repeated C times (default 1)",
+    params: "[:c=C][:r=R]:S=A[:S=A...]",
+    help: "ip-stride with A(s) lines ahead for a stride of s lines, interpolated in log2 s (a calibrated curve); a stride followed once repeated C times (default 1), none longer than R lines (default: no limit)",
     build: build_table,
 };
 
@@ -223,7 +234,7 @@ fn build_table(spec: &Spec, ctx: &Ctx) -> Result<Box<dyn Prefetcher>, PolicyErro
     let bad = |why: &'static str| spec.error("prefetcher", SpecProblem::StrideTable(why));
     let rest = spec.rest.ok_or_else(|| bad("no curve"))?;
     let mut curve: Vec<(f64, f64)> = Vec::new();
-    let mut confirm = 1;
+    let (mut confirm, mut reach) = (1, 0);
     for (i, pt) in rest.split(':').enumerate() {
         let (st, a) = pt.split_once('=').ok_or_else(|| bad("an entry without '='"))?;
         if st == "c" {
@@ -232,6 +243,14 @@ fn build_table(spec: &Spec, ctx: &Ctx) -> Result<Box<dyn Prefetcher>, PolicyErro
                 .ok()
                 .filter(|c| i == 0 && (1..=MAX_CONFIRM).contains(c))
                 .ok_or_else(|| bad("c= not first or not 1..=8"))?;
+            continue;
+        }
+        if st == "r" {
+            reach = a
+                .parse::<u64>()
+                .ok()
+                .filter(|&r| curve.is_empty() && reach == 0 && (1..=1 << 20).contains(&r))
+                .ok_or_else(|| bad("r= after a stride, twice, or not 1..=1048576"))?;
             continue;
         }
         let st: u64 = st.parse().map_err(|_| bad("a stride that is not a number"))?;
@@ -248,8 +267,9 @@ fn build_table(spec: &Spec, ctx: &Ctx) -> Result<Box<dyn Prefetcher>, PolicyErro
     if curve.is_empty() {
         return Err(bad("no curve"));
     }
-    let mut p =
-        IpStride::new(1, 1, ctx.line.max(1).trailing_zeros(), ctx.cores).with_confirm(confirm);
+    let mut p = IpStride::new(1, 1, ctx.line.max(1).trailing_zeros(), ctx.cores)
+        .with_confirm(confirm)
+        .with_reach(reach, 0);
     p.curve = curve;
     Ok(Box::new(p))
 }
@@ -313,8 +333,35 @@ mod tests {
             "ip-stride-table:1=2:c=3",
             "ip-stride-table:c=9:1=2",
             "ip-stride-table:c=0:1=2",
+            "ip-stride-table:r=4",
+            "ip-stride-table:1=2:r=4",
+            "ip-stride-table:r=0:1=2",
+            "ip-stride-table:r=4:r=8:1=2",
+            "ip-stride-table:r=4:c=3:1=2",
         ] {
             assert!(create(bad, 64, 1).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn the_table_follows_no_stride_beyond_its_reach() {
+        let spec = "ip-stride-table:c=2:r=63:1=18:32=2";
+        let mut p = create(spec, 64, 1).unwrap();
+        assert_eq!(p.name(), spec);
+        // Strides of 63 and 64 lines, ascending and descending, from
+        // their own PCs: after two repeats 63 lines gets the last entry's
+        // 2 lines ahead, 64 lines nothing.
+        for (pc, stride, want) in [(0x400u64, 63i64, 2usize), (0x500, 64, 0), (0x600, -63, 2), (0x700, -64, 0)] {
+            let mut out = Vec::new();
+            for k in 0..4i64 {
+                out.clear();
+                let a = (1i64 << 30) + k * stride * 64;
+                p.on_access(seen(Some(pc), a as u64, true), (a >> 6) as u64, &mut out);
+            }
+            assert_eq!(out.len(), want, "stride {stride}");
+            if want > 0 {
+                assert_eq!(out[0] as i64, ((1i64 << 30) >> 6) + 4 * stride);
+            }
         }
     }
 

@@ -122,7 +122,7 @@ pub(crate) mod tests {
         assert!(create("ip-stride:x", 64, 4).is_err());
         assert_eq!(
             create("ghost", 64, 4).err().unwrap().to_string(),
-            "unknown prefetcher \"ghost\"; expected one of next-line[:D], ip-stride[:D[:K[:R[:F]]]], ip-stride-table[:c=C]:S=A[:S=A...], stream[:D[:K[:T[:C]]]], adjacent[:mem], delta[:D], learned:FILE[:BASE]"
+            "unknown prefetcher \"ghost\"; expected one of next-line[:D], ip-stride[:D[:K[:R[:F]]]], ip-stride-table[:c=C][:r=R]:S=A[:S=A...], stream[:D[:K[:T[:C]]]], adjacent[:mem], delta[:D], learned:FILE[:BASE]"
         );
         for (bad, why) in [
             ("ip-stride:1:1:1:1:1", "at most four numbers, :D:K:R:F"),
