@@ -247,16 +247,14 @@ fn level_walks_within(
 /// latencies from the pointer chases): the held-out check of the
 /// calibration (issue 29). The issue's bar, every walk within 25%, is
 /// **not met**; what this asserts on the Xeon VM is the stride table's
-/// share of it: at least 30 of its 40 level walks within 25% (2026-12-03),
+/// share of it: at least 31 of its 40 level walks within 25% (2026-12-03),
 /// where the model without the stride table (its region streamer only,
 /// as calibrated before) has at least 10 fewer. The EPYC VM's level walks
-/// are printed, not asserted: 15 of 40 within 25%. There the model runs
-/// ahead of the host inside the caches: walks of 16–128 lines inside its
-/// L2 and of 8–512 lines inside its LLC cost the host 1.6–3.1× the
-/// model's time. Strides of 512 and 1024 lines inside the L2 and of 2048
-/// and 4096 inside the LLC, which wrap to a few lines over those small
-/// footprints, run 2.3–9.5× faster on the host than in the model. That
-/// host is gone, so neither was probed further.
+/// are printed, not asserted: 16 of 40 within 25% — its L2 walks of 16–65
+/// lines run 30–50% slower on the host than in the model, and strides of
+/// 2048–4096 lines, which wrap to a few lines over its 1 MiB LLC
+/// footprint, 5–9× faster; that host is gone, so neither was probed
+/// further.
 #[test]
 fn the_calibrated_prefetchers_reproduce_the_walks_inside_each_level() {
     let (f, m) = recorded("xeon-vm-2026-12-03");
@@ -274,7 +272,7 @@ fn the_calibrated_prefetchers_reproduce_the_walks_inside_each_level() {
         "xeon-vm-2026-12-03: {within} of {all} level walks within 25%; the streamer alone {streamer}"
     );
     assert_eq!(all, 40);
-    assert!(within >= 30, "{within} of {all} within 25%");
+    assert!(within >= 31, "{within} of {all} within 25%");
     assert!(
         within >= streamer + 10,
         "stride table {within}, streamer alone {streamer}"

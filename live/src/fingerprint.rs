@@ -168,18 +168,12 @@ pub struct Verdict {
     /// The longest stride the host's prefetcher runs ahead of at all
     /// (lines): the longest ascending walk below the shortest one beyond
     /// `max_stride_lines` that is not even partly followed ([`PARTLY`]);
-    /// 0 when every walk beyond is (no limit measured; also in a
-    /// `.prefetch.json` recorded before there was a reach).
-    #[serde(default)]
+    /// 0 when every walk beyond is (no limit measured).
     pub stride_reach: u64,
-    /// Every ascending stride followed (lines) with its lookahead: the
-    /// lines in flight (random chase / walk, Little's law) less the
-    /// demand's own, 1..=64, to two decimals — the curve the model's
-    /// `ip-stride-table` runs. (A model that keeps A prefetches ahead of a
-    /// dependent walk has A + 1 lines in flight, so a step costs the
-    /// memory latency / (A + 1); the table realises a fractional A by
-    /// mixing its two neighbouring degrees.)
-    pub curve: Vec<(u64, f64)>,
+    /// Every ascending stride followed (lines) with its lookahead
+    /// (random chase / walk, rounded, 1..=64): the curve the model's
+    /// `ip-stride-table` runs.
+    pub curve: Vec<(u64, u32)>,
     /// A miss brings the next line (2k → 2k+1 costs one miss, not two).
     pub next_line: bool,
     /// A miss brings the other half of its 128-byte pair (2k+1 → 2k too).
@@ -384,16 +378,13 @@ pub fn verdict(f: &Fingerprint) -> Verdict {
         .collect();
     let streams_ns = multi.into_iter().reduce(f64::min).unwrap_or(0.0);
     let (stride_ahead, reach_lines, far_ahead) = stride_steps(f, &followed);
-    let mut curve: Vec<(u64, f64)> = f
+    let mut curve: Vec<(u64, u32)> = f
         .walks
         .iter()
         .filter(|(s, ns)| *s >= 1 && followed.contains(s) && *ns > 0.0)
-        .map(|&(s, ns)| {
-            let ahead = (f.random_ns / ns - 1.0).clamp(1.0, 64.0);
-            (s as u64, (ahead * 100.0).round() / 100.0)
-        })
+        .map(|&(s, ns)| (s as u64, (f.random_ns / ns).round().clamp(1.0, 64.0) as u32))
         .collect();
-    curve.sort_by_key(|p| p.0);
+    curve.sort_unstable();
     curve.dedup_by_key(|p| p.0);
     let max_stride_lines = followed.iter().map(|s| s.unsigned_abs()).max().unwrap_or(0);
     Verdict {
@@ -765,7 +756,7 @@ mod tests {
         assert_eq!(
             model(&v, "L2", 1),
             [
-                "ip-stride-table:1=19:2=9:4=7:16=9:64=7:256=3:1024=4@L1D",
+                "ip-stride-table:1=20:2=10:4=8:16=10:64=8:256=4:1024=5@L1D",
                 "stream:20:1:4@L2",
                 "next-line:1@L1D"
             ]
@@ -774,7 +765,7 @@ mod tests {
         assert_eq!(
             model(&v, "L2", 3)[..2],
             [
-                "ip-stride-table:c=3:1=19:2=9:4=7:16=9:64=7:256=3:1024=4@L1D",
+                "ip-stride-table:c=3:1=20:2=10:4=8:16=10:64=8:256=4:1024=5@L1D",
                 "stream:20:1:4:3@L2"
             ]
         );
@@ -787,7 +778,7 @@ mod tests {
         assert_eq!((v.stride_ahead, v.reach_lines, v.far_ahead), (10, 0, 0));
         assert_eq!(
             model(&v, "L2", 1)[0],
-            "ip-stride-table:1=19:2=9:64=8.09:1024=10.11@L1D"
+            "ip-stride-table:1=20:2=10:64=9:1024=11@L1D"
         );
         // Followed up to 32 lines within a page, 63 partly, 64 and 128
         // not at all (the Xeon VM of 2026-12-03): the region streamer
@@ -811,7 +802,7 @@ mod tests {
         assert_eq!((v.max_stride_lines, v.stride_reach), (32, 63));
         assert_eq!(
             model(&v, "L2", 2)[0],
-            "ip-stride-table:c=2:r=63:1=19:2=9:4=1.22:32=1.5@L1D"
+            "ip-stride-table:c=2:r=63:1=20:2=10:4=2:32=3@L1D"
         );
         // Only unit and 2-line strides followed: the streamer alone.
         let near = Fingerprint {

@@ -12,9 +12,7 @@
 //! lines along it, from one stride ahead, A interpolated linearly in log2 s
 //! between the listed strides (ascending, in lines; the first entry's A
 //! below it, the last's above it, |s| for descending strides) — the curve
-//! `live calibrate` measures, one entry per stride walked (A in (0, 64],
-//! fractional: the floor or one more line, one more for a share of the
-//! lines equal to the fraction). A stride is
+//! `live calibrate` measures, one entry per stride walked. A stride is
 //! confirmed once seen C + 1 times in a row (C = 1, the default: twice) —
 //! the training a new stream costs before the prefetcher runs ahead, which
 //! `live calibrate` fits to the host's ramp walks. A stride longer than R
@@ -88,9 +86,8 @@ impl IpStride {
         self
     }
 
-    /// The lookahead (lines, fractional) for a stride of `bytes`, from
-    /// the curve.
-    fn curve_degree(&self, bytes: u64) -> f64 {
+    /// The lookahead (lines) for a stride of `bytes`, from the curve.
+    fn curve_degree(&self, bytes: u64) -> u32 {
         let x = ((bytes >> self.line_bits).max(1) as f64).log2();
         let c = &self.curve;
         let a = match c.iter().position(|p| p.0 >= x) {
@@ -102,20 +99,7 @@ impl IpStride {
                 a0 + (a1 - a0) * (x - x0) / (x1 - x0)
             }
         };
-        a.clamp(0.0, 64.0)
-    }
-
-    /// A whole degree for a fractional lookahead `a`: its floor, plus one
-    /// for a share `a − floor(a)` of the lines, picked by a hash of the
-    /// line (deterministic, no state): over a walk the degrees average `a`.
-    fn whole_degree(a: f64, line: u64) -> u32 {
-        let whole = a.floor();
-        let mut h = line.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        h = (h ^ (h >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        h = (h ^ (h >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        h ^= h >> 31;
-        let u = (h >> 11) as f64 / (1u64 << 53) as f64;
-        whole as u32 + u32::from(u < a - whole)
+        a.round().clamp(1.0, 64.0) as u32
     }
 }
 
@@ -176,7 +160,7 @@ impl Prefetcher for IpStride {
             if self.reach > 0 && step.unsigned_abs() > self.reach {
                 return;
             }
-            Self::whole_degree(self.curve_degree(step.unsigned_abs()), line)
+            self.curve_degree(step.unsigned_abs())
         } else if self.reach > 0 && step.unsigned_abs() > self.reach {
             self.far_degree
         } else {
@@ -271,7 +255,7 @@ fn build_table(spec: &Spec, ctx: &Ctx) -> Result<Box<dyn Prefetcher>, PolicyErro
         }
         let st: u64 = st.parse().map_err(|_| bad("a stride that is not a number"))?;
         let a: f64 = a.parse().map_err(|_| bad("a lookahead that is not a number"))?;
-        if st == 0 || !(a > 0.0 && a <= 64.0) {
+        if st == 0 || !(1.0..=64.0).contains(&a) {
             return Err(bad("a stride of 0 or a lookahead out of range"));
         }
         let x = (st as f64).log2();
@@ -327,17 +311,10 @@ mod tests {
         t.curve = vec![(0.0, 20.0), (2.0, 10.0), (6.0, 4.0)];
         // 1 line: 20; 2 lines: halfway to 4 lines in log2: 15; 16 lines:
         // halfway from 4 to 64: 7; beyond the last: 4; within a line: 20.
-        for (lines, want) in [(1u64, 20.0), (2, 15.0), (4, 10.0), (16, 7.0), (4096, 4.0)] {
-            assert!((t.curve_degree(lines * 64) - want).abs() < 1e-9, "{lines} lines");
+        for (lines, want) in [(1u64, 20), (2, 15), (4, 10), (16, 7), (4096, 4)] {
+            assert_eq!(t.curve_degree(lines * 64), want, "{lines} lines");
         }
-        assert_eq!(t.curve_degree(8), 20.0);
-        // A fractional lookahead: its floor or one more, the share of the
-        // lines given one more its fraction (1.25: a quarter of them).
-        let degrees: Vec<u32> = (0..100_000u64).map(|l| IpStride::whole_degree(1.25, l)).collect();
-        assert!(degrees.iter().all(|&d| d == 1 || d == 2));
-        let more = degrees.iter().filter(|&&d| d == 2).count();
-        assert!((24_000..26_000).contains(&more), "{more}");
-        assert!((0..1000u64).all(|l| IpStride::whole_degree(3.0, l) == 3));
+        assert_eq!(t.curve_degree(8), 20);
         // A confirmed stride of 2 lines prefetches 15 lines along it.
         let mut out = Vec::new();
         for k in 0..3u64 {
@@ -351,8 +328,6 @@ mod tests {
             "ip-stride-table",
             "ip-stride-table:4=2:1=3",
             "ip-stride-table:1=0",
-            "ip-stride-table:1=64.5",
-            "ip-stride-table:1=-1",
             "ip-stride-table:x=1",
             "ip-stride-table:c=3",
             "ip-stride-table:1=2:c=3",
