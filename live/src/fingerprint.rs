@@ -168,7 +168,9 @@ pub struct Verdict {
     /// The longest stride the host's prefetcher runs ahead of at all
     /// (lines): the longest ascending walk below the shortest one beyond
     /// `max_stride_lines` that is not even partly followed ([`PARTLY`]);
-    /// 0 when every walk beyond is (no limit measured).
+    /// 0 when every walk beyond is (no limit measured; also in a
+    /// `.prefetch.json` recorded before there was a reach).
+    #[serde(default)]
     pub stride_reach: u64,
     /// Every ascending stride followed (lines) with its lookahead
     /// (random chase / walk, rounded, 1..=64): the curve the model's
@@ -619,8 +621,10 @@ pub fn apply(spec: &mut sim::machine::MachineSpec, f: &Fingerprint, measured: &s
             ""
         },
         match v.stride_reach {
-            0 => String::new(),
-            r => format!(", partly up to {r} lines and none beyond"),
+            r if r > 0 && (v.crosses_pages || v.max_stride_lines > STREAM_STEP_LINES) => {
+                format!(", none beyond {r} lines")
+            }
+            _ => String::new(),
         },
         v.streams,
         v.ahead_lines,
@@ -780,8 +784,9 @@ mod tests {
             model(&v, "L2", 1)[0],
             "ip-stride-table:1=20:2=10:64=9:1024=11@L1D"
         );
-        // Followed up to 32 lines within a page, 63 partly, 64 and 128
-        // not at all (the Xeon VM of 2026-12-03): the region streamer
+        // Followed up to 32 lines within a page, 63 partly, 64 not at
+        // all (128 partly, but after 64: beyond the reach), shaped like
+        // the Xeon VM's walks of 2026-12-03: the region streamer
         // counts steps of 2 lines, so the stride table runs the longer
         // strides, up to 63 lines.
         let in_page = Fingerprint {
