@@ -2,7 +2,7 @@
 //! recorded, without running them live again: for a change to the model
 //! or to the calibration's mapping from a recorded fingerprint, it says
 //! what the held-out table's simulated column becomes (`validate`'s own
-//! simulated replay: two passes, the second timed per chunk).
+//! simulated replay, `lab::validate::simulate`).
 //!
 //!     cargo run --release -p lab --example heldout_sim -- \
 //!         MACHINE.toml DIR/validate.csv TRACE_DIR [SPEC@LEVEL...]
@@ -47,17 +47,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         let live_ns: f64 = f[3].parse()?;
         let acc = lab::input::load_accesses(&Path::new(&a[3]).join(f[0]), None, true)?;
-        let mut r = lab::dependent::DependentReplay::new(&m, &pf, m.spec.core.mlp as usize, &log)?;
-        let mut chunks = Vec::new();
-        for pass in 0..2 {
-            for c in acc.chunks(live::replay::CHUNK) {
-                let (k, ns) = r.run(c)?;
-                if pass == 1 && k > 0 {
-                    chunks.push(ns / k as f64);
-                }
-            }
-            r.clear_stats();
-        }
+        let (_, mut chunks) =
+            lab::validate::simulate(&m, &pf, m.spec.core.mlp as usize, &log, f[0], &acc)?;
         let (mean, _, _) = live::replay::chunk_stats(&mut chunks);
         let e = (mean - live_ns) / live_ns * 100.0;
         n += 1;

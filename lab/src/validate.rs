@@ -199,16 +199,22 @@ pub struct Ask<'a> {
     pub log: &'a crate::InputLog,
 }
 
-/// Trace `name`'s data accesses `acc` simulated and replayed live.
-pub fn one(ask: &Ask, name: &str, acc: &[Access]) -> Result<Validated> {
-    let m = ask.machine;
-    let footprint: std::collections::HashSet<u64> = acc.iter().map(|x| x.addr >> 6).collect();
-    // Simulated: one thread, every miss blocking (as the live loads are
-    // dependent), two passes, the first to warm the caches as the live
-    // replay does; the second timed per chunk of accesses, as the live
-    // replay is.
+/// Trace `name`'s data accesses `acc` simulated as `validate` does: one
+/// thread, every miss blocking (as the live loads are dependent), two
+/// passes, the first to warm the caches as the live replay does; the
+/// second timed per chunk of accesses, as the live replay is. Returns the
+/// replay (its prefetchers' counts) and the second pass's ns per access of
+/// each chunk.
+pub fn simulate<'a>(
+    m: &'a sim::Machine,
+    prefetchers: &[String],
+    prefetch_queue: usize,
+    log: &crate::InputLog,
+    name: &str,
+    acc: &[Access],
+) -> Result<(crate::dependent::DependentReplay<'a>, Vec<f64>)> {
     let mut sim_replay =
-        crate::dependent::DependentReplay::new(m, ask.prefetchers, ask.prefetch_queue, ask.log)?;
+        crate::dependent::DependentReplay::new(m, prefetchers, prefetch_queue, log)?;
     let mut chunks = Vec::with_capacity(acc.len() / live::replay::CHUNK + 1);
     for pass in 0..2 {
         for chunk in acc.chunks(live::replay::CHUNK) {
@@ -226,6 +232,16 @@ pub fn one(ask: &Ask, name: &str, acc: &[Access]) -> Result<Validated> {
             sim_replay.clear_stats();
         }
     }
+    Ok((sim_replay, chunks))
+}
+
+/// Trace `name`'s data accesses `acc` simulated ([`simulate`]) and
+/// replayed live.
+pub fn one(ask: &Ask, name: &str, acc: &[Access]) -> Result<Validated> {
+    let m = ask.machine;
+    let footprint: std::collections::HashSet<u64> = acc.iter().map(|x| x.addr >> 6).collect();
+    let (sim_replay, mut chunks) =
+        simulate(m, ask.prefetchers, ask.prefetch_queue, ask.log, name, acc)?;
     let s = live::replay::chunk_stats(&mut chunks);
     let prefetch = sim_replay
         .engine()
