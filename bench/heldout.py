@@ -43,7 +43,7 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # |s| for every s of live/src/fingerprint.rs STRIDES (forward and backward):
 # the walks the calibration fits to (tests/heldout.rs checks the two agree).
-WALKED = {1, 2, 4, 8, 16, 32, 63, 64, 65, 128, 256, 512, 1024, 2048, 4096}
+WALKED = {1, 2, 4, 6, 7, 8, 10, 11, 12, 14, 16, 19, 20, 23, 24, 28, 31, 32, 37, 40, 44, 48, 53, 56, 61, 63, 64, 65, 128, 256, 512, 1024, 2048, 4096}
 PRIMES = [p for p in range(3, 101) if all(p % d for d in range(2, int(p ** 0.5) + 1))]
 
 

@@ -391,7 +391,43 @@ pub fn machine(
 
 /// The sources notes of [`prefetch_model`] (each starts so) that a refit
 /// replaces; "core.mlp raised to" stays, as the raised `core.mlp` does.
-const PREFETCH_NOTES: [&str; 2] = ["Prefetchers (", "prefetchers' confirmation count"];
+const PREFETCH_NOTES: [&str; 3] = [
+    "Prefetchers (",
+    "prefetchers' confirmation count",
+    "Prefetched lines land",
+];
+
+/// The note on where prefetched lines land ([`live::fingerprint::landing`],
+/// against `spec`'s latencies); `None` when no set's unit walk is followed.
+fn landing_note(spec: &MachineSpec, fp: &Fingerprint) -> Option<String> {
+    let node = spec.nodes.first();
+    let levels: Vec<(String, f64)> = spec
+        .core
+        .caches
+        .iter()
+        .chain(node.and_then(|n| n.llc.as_ref()))
+        .map(|c| (c.name.clone(), c.latency_ns))
+        .chain(
+            node.and_then(|n| n.memory.as_ref())
+                .map(|m| ("memory".to_string(), m.latency_ns)),
+        )
+        .collect();
+    let sets: Vec<String> = live::fingerprint::landing(fp, &levels)
+        .iter()
+        .map(|l| {
+            format!(
+                "{} ({} B): {:.1} ns, {}",
+                l.set, l.bytes, l.walk_ns, l.level
+            )
+        })
+        .collect();
+    (!sets.is_empty()).then(|| {
+        format!(
+            "Prefetched lines land (the unit-stride walk against the nearest level's latency) at: {}",
+            sets.join("; ")
+        )
+    })
+}
 
 /// The host's prefetchers from a fingerprint into `spec`: the verdict and
 /// its model (`live::fingerprint::apply`), `core.mlp` at least the unit
@@ -403,6 +439,7 @@ fn prefetch_model(
     measured: &str,
 ) -> Result<Vec<String>, ReplayError> {
     let mut notes = vec![live::fingerprint::apply(spec, fp, measured)];
+    notes.extend(landing_note(spec, fp));
     // The unit-stride walk is a second Little's-law reading of the lines a
     // core keeps in flight (its prefetches' lookahead): the larger one
     // stands (a noisy streaming read must not cap the prefetch queue below
