@@ -5,8 +5,9 @@
 //! `live::fingerprint::model` derives now (the fixture's own `model` line
 //! is what that day's code wrote), one load at a time (the walks are
 //! dependent loads), every load from one PC (the walk's one instruction).
-//! Two hosts: the 2-core AMD EPYC VM (2026-12-01) and the 2-vCPU Intel
-//! Xeon VM (2026-12-03).
+//! Three hosts: the 2-core AMD EPYC VM (2026-12-01) and two types of
+//! 2-vCPU Intel Xeon VM (2026-12-03; the second with an LLC level at
+//! 40 ns up to 7 MB).
 //!
 //! The lookaheads come from the memory-footprint walks (Little's law on
 //! each), so that test checks the mechanism that must turn them back into
@@ -118,10 +119,11 @@ const HOSTS: [&str; 3] = [
 
 /// The classes of a host's curve the model misses by more than 25%,
 /// printed, not asserted. On the Xeon VM with a 7 MB LLC level
-/// (2026-12-03), the strides of 3–63 lines beyond the curve's step cost
-/// 55.1 ns on the host and 39.7 ns in the model (−28%): the host keeps
-/// N = 2.8 lines in flight there and the model, running A = round(N) = 3
-/// ahead, keeps 4. A = round(N − 1) meets this class and the held-out
+/// (2026-12-03) the curve's step comes at 2 lines, so the class beyond it
+/// is every ascending stride of 4–4096 lines: median 55.1 ns on the host,
+/// 39.7 ns in the model (−28%); its followed strides, 4–63 lines, alone
+/// 52.9 against 39.7 (−25.0%). There the host keeps N ≈ 2.8 lines in
+/// flight and the model, running A = round(N) = 3 ahead, keeps 4. A = round(N − 1) meets this class and the held-out
 /// strides over memory, but loses on the level walks nothing is fitted to
 /// (the Xeon VMs: 31 → 28 of 40, 62 → 51 of 88): lines from the LLC are
 /// run further ahead than lines from memory, and the model's lookahead is
@@ -294,11 +296,13 @@ fn streamer_only(m: &sim::Machine) -> sim::Machine {
 /// alone.) On the Xeon VM with a 7 MB LLC level (a second host type,
 /// 2026-12-03, its fingerprint of 44 strides), at least 62 of its 88 level
 /// walks (62 measured; 23 with the streamer alone). Of the 26 beyond 25%:
-/// its L2 walks (393 KB) of 19–63 lines run 2.5–3.5 ns on the host and
-/// 1.9–2.0 in the model; strides of 1024–4096 lines, which wrap into a
-/// few unit-stride streams over that set, 6 ns on the host and 1.8 in the
-/// model (its region streamer follows them); its LLC walks (3.5 MB) of
-/// 4–32 lines 6–10 ns on the host and 8–13.5 in the model. The EPYC VM's
+/// its L2 walks (393 KB) of 24–63 lines (not 32) and −48 run 2.5–3.5 ns
+/// on the host and 1.9–2.0 in the model; strides of 1024–4096 lines,
+/// which wrap into a few unit-stride streams over that set, 6 ns on the
+/// host and 1.8 in the model (its region streamer follows them); its LLC
+/// walks (3.5 MB) of 4–14 and 32 lines, and −4, −11, −32, 6–10 ns on the
+/// host and 8–13.5 in the model; its LLC unit walk descending, 3.0
+/// against 2.3. The EPYC VM's
 /// level walks
 /// are printed, not asserted: 16 of 40 within 25% — its L2 walks of 16–65
 /// lines run 30–50% slower on the host than in the model, and strides of
@@ -328,7 +332,7 @@ fn the_calibrated_prefetchers_reproduce_the_walks_inside_each_level() {
     assert_eq!(all2, 88);
     assert!(within2 >= 62, "{within2} of {all2} within 25%");
     assert!(
-        within2 >= streamer2 + 10,
+        within2 >= streamer2 + 35,
         "stride table {within2}, streamer alone {streamer2}"
     );
     let (f, m) = recorded("epyc-vm-2026-12-01");

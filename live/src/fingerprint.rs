@@ -586,7 +586,10 @@ pub struct Landing {
 /// walk inside L2 at L1's latency finds its lines in L1; one over memory
 /// at L2's finds them in L2). `levels` are (name, latency ns) innermost
 /// first, memory last. Sets whose unit walk is not followed (under
-/// [`FOLLOWED`] of the set's random chase) are left out. Pure.
+/// [`FOLLOWED`] of the set's random chase) are left out. Pure. A walk
+/// bounded by lines in flight rather than by where they land reads the
+/// same (over memory, a walk at L2's latency may be lines landing in L1
+/// late): the note informs, the model does not read it.
 pub fn landing(f: &Fingerprint, levels: &[(String, f64)]) -> Vec<Landing> {
     let unit = |walks: &[(i64, f64)]| walks.iter().find(|w| w.0 == 1).map(|w| w.1);
     let sets = f
