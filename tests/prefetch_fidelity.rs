@@ -123,8 +123,9 @@ const HOSTS: [&str; 3] = [
 /// is every ascending stride of 4–4096 lines: median 55.1 ns on the host,
 /// 39.7 ns in the model (−28%); its followed strides, 4–63 lines, alone
 /// 52.9 against 39.7 (−25.0%). There the host keeps N ≈ 2.8 lines in
-/// flight and the model, running A = round(N) = 3 ahead, keeps 4. A = round(N − 1) meets this class and the held-out
-/// strides over memory, but loses on the level walks nothing is fitted to
+/// flight and the model, running A = round(N) = 3 ahead, keeps 4.
+/// A = round(N − 1) meets this class and the held-out strides over
+/// memory, but loses on the level walks nothing is fitted to
 /// (the Xeon VMs: 31 → 28 of 40, 62 → 51 of 88): lines from the LLC are
 /// run further ahead than lines from memory, and the model's lookahead is
 /// one for both (issue 29, item 1's per-level distance, not built).
@@ -302,9 +303,7 @@ fn streamer_only(m: &sim::Machine) -> sim::Machine {
 /// host and 1.8 in the model (its region streamer follows them); its LLC
 /// walks (3.5 MB) of 4–14 and 32 lines, and −4, −11, −32, 6–10 ns on the
 /// host and 8–13.5 in the model; its LLC unit walk descending, 3.0
-/// against 2.3. The EPYC VM's
-/// level walks
-/// are printed, not asserted: 16 of 40 within 25% — its L2 walks of 16–65
+/// against 2.3. The EPYC VM's level walks are printed, not asserted: 16 of 40 within 25% — its L2 walks of 16–65
 /// lines run 30–50% slower on the host than in the model, and strides of
 /// 2048–4096 lines, which wrap to a few lines over its 1 MiB LLC
 /// footprint, 5–9× faster; that host is gone, so neither was probed

@@ -364,7 +364,7 @@ pub fn machine(
         }
     }
     for l in &m.fingerprint.levels {
-        let unit = l.walks.iter().find(|w| w.0 == 1).map_or(0.0, |w| w.1);
+        let unit = live::fingerprint::unit_walk(&l.walks).unwrap_or(0.0);
         let max = l.walks.iter().map(|w| w.1).fold(0.0, f64::max);
         notes.push(format!(
             "stride walks inside {} ({} B): a random chase {:.1} ns, a unit-stride walk {unit:.1} ns, the slowest stride {max:.1} ns",

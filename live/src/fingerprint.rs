@@ -362,11 +362,7 @@ pub fn verdict(f: &Fingerprint) -> Verdict {
         .filter(|(_, ns)| *ns < FOLLOWED * f.random_ns)
         .map(|&(s, _)| s)
         .collect();
-    let unit = f
-        .walks
-        .iter()
-        .find(|w| w.0 == 1)
-        .map_or(f.random_ns, |w| w.1);
+    let unit = unit_walk(&f.walks).unwrap_or(f.random_ns);
     let fast = |ns: f64| ns < FOLLOWED * f.random_ns;
     let streams = f
         .streams
@@ -568,6 +564,11 @@ fn stream_level(spec: &sim::machine::MachineSpec, v: &Verdict) -> String {
     }
 }
 
+/// The unit-stride walk's cost among `walks` (stride, ns per load).
+pub fn unit_walk(walks: &[(i64, f64)]) -> Option<f64> {
+    walks.iter().find(|w| w.0 == 1).map(|w| w.1)
+}
+
 /// Where the host's prefetchers leave the lines of one working set.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Landing {
@@ -591,12 +592,11 @@ pub struct Landing {
 /// same (over memory, a walk at L2's latency may be lines landing in L1
 /// late): the note informs, the model does not read it.
 pub fn landing(f: &Fingerprint, levels: &[(String, f64)]) -> Vec<Landing> {
-    let unit = |walks: &[(i64, f64)]| walks.iter().find(|w| w.0 == 1).map(|w| w.1);
     let sets = f
         .levels
         .iter()
-        .map(|l| (l.level.as_str(), l.bytes, l.random_ns, unit(&l.walks)))
-        .chain([("memory", f.bytes, f.random_ns, unit(&f.walks))]);
+        .map(|l| (l.level.as_str(), l.bytes, l.random_ns, unit_walk(&l.walks)))
+        .chain([("memory", f.bytes, f.random_ns, unit_walk(&f.walks))]);
     sets.filter_map(|(set, bytes, random, walk)| {
         let walk = walk.filter(|&w| w > 0.0 && w < FOLLOWED * random)?;
         let level = levels
@@ -651,11 +651,7 @@ pub fn apply(spec: &mut sim::machine::MachineSpec, f: &Fingerprint, measured: &s
         model: model.clone(),
         measured: measured.to_string(),
     });
-    let unit = f
-        .walks
-        .iter()
-        .find(|w| w.0 == 1)
-        .map_or(f.random_ns, |w| w.1);
+    let unit = unit_walk(&f.walks).unwrap_or(f.random_ns);
     format!(
         "Prefetchers (stride walks over {} B, {:.0}% huge pages): a random chase {:.1} ns, a unit-stride walk {:.1} ns; {} of {} strides followed (under {:.0}% of the random chase), up to {} lines{}{}{}; {} region stream(s) at once, {} lines ahead{}{}; modelled as {}; measurements in {measured}.",
         f.bytes,
