@@ -533,3 +533,43 @@ fn an_accepted_task_trace_ends_no_earlier_than_its_arrivals_and_gaps() {
     }
     assert!(ok > 50 && refused > 10, "{ok} ran, {refused} refused");
 }
+
+/// A feature cache too small to tell the workload's item-shard blocks
+/// apart by 32-bit tags (16 items a node over 2^24 items × 100 000 shards,
+/// all within the workload's ranges) is a one-line refusal naming the
+/// fields to change, not aliased lookups.
+#[test]
+fn a_feature_cache_that_cannot_tell_its_blocks_apart_is_refused() {
+    let text = r#"
+name = "tags"
+machine = "dgx-a100-2numa"
+duration_s = 0.01
+qps = 100.0
+arrivals = { process = "poisson" }
+shards = { count = 100000, popularity_zipf = 0.0, weights_gb = 1.0, state_mb = 1.0 }
+request = { tokens = 1, token_bytes = 1, batch = 1, compute = { batch_ms = 1.0, per_request_ms = 1.0, sigma = 0.0 }, features = { lookups = 1, item_kb = 1.0, items = 16777216, resident = 1, zipf = 1.0 } }
+cache = { items_per_node = 16 }
+far_tier = { latency_ms = 1.0, bandwidth_gbps = 1.0 }
+"#;
+    let spec: traces::workload::WorkloadSpec = traces::config::parse_toml(text).unwrap();
+    spec.validate().unwrap();
+    let m = Machine::from_toml(sim::presets::preset("dgx-a100-2numa").unwrap()).unwrap();
+    let ctx = policies::registry::Ctx::default();
+    let sched = policies::sched::SCHEDULERS.build("static", &ctx).unwrap();
+    let warm = policies::warmup::WARMUPS.build("none", &ctx).unwrap();
+    let Err(e) = sim::serve::ServeEngine::new(&m, &spec, sched, warm) else {
+        panic!("a 16-item cache over 1.7e12 blocks was accepted");
+    };
+    let msg = e.to_string();
+    assert!(
+        matches!(
+            e,
+            sim::serve::ServeError::FeatureCacheTags(16, 1_677_721_700_000)
+        ),
+        "{msg}"
+    );
+    assert!(
+        !msg.contains('\n') && msg.contains("cache.items_per_node"),
+        "{msg}"
+    );
+}

@@ -84,7 +84,7 @@ const NIBBLE_HIGH: u64 = 0x8888_8888_8888_8888;
 
 /// Moves way `w` to the front (MRU, low nibble) of a packed order word.
 #[inline(always)]
-fn move_to_front(order: u64, w: u64) -> u64 {
+pub(crate) fn move_to_front(order: u64, w: u64) -> u64 {
     // Position of w: the lowest zero nibble of order ^ (w in every nibble)
     // (the lowest flagged nibble of the zero test is always exact).
     let x = order ^ (w * NIBBLE_ONES);

@@ -21,6 +21,7 @@
 //! Invariant: bad input never panics; every error names the line or byte
 //! offset, the record index and the problem ([`TraceError`]).
 
+mod cdf;
 pub mod config;
 pub mod error;
 pub mod format;
@@ -45,8 +46,9 @@ pub mod workload_lines;
 macro_rules! formats {
     ($($m:ident: $entry:path),* $(,)?) => {
         $(pub mod $m;)*
-        /// Every trace format, in the order help and errors list them.
-        pub const FORMATS: &[&format::Entry] = &[$(&$entry),*];
+        /// Every trace format, in the order help and errors list them: a
+        /// `static`, so each entry has one address (`Format` compares by it).
+        pub static FORMATS: &[&format::Entry] = &[$(&$entry),*];
     };
 }
 

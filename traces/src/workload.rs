@@ -575,97 +575,8 @@ pub fn splitmix(x: &mut u64) -> u64 {
     z ^ (z >> 31)
 }
 
-/// Cumulative Zipf weights over `n` ranks (rank 0 most popular), for
-/// inverse-transform sampling.
-pub fn zipf_cdf(n: u32, s: f64) -> Vec<f64> {
-    let mut c = Vec::with_capacity(n as usize);
-    let mut acc = 0.0;
-    for k in 1..=n {
-        acc += 1.0 / (k as f64).powf(s);
-        c.push(acc);
-    }
-    for v in &mut c {
-        *v /= acc;
-    }
-    c
-}
-
-/// Inverse-transform sampling from a CDF with a guide table (Chen and Asau,
-/// 1974): bucket k of `2^bits` remembers where the ranks for uniforms in
-/// [k/2^bits, (k+1)/2^bits) start and end, so a draw searches a few entries
-/// instead of the whole CDF (a 100 000-rank binary search is 17 dependent
-/// cache misses). Returns the first rank whose CDF exceeds `u` (the last
-/// rank if none does), exactly as a binary search over the CDF would:
-/// `u · 2^bits` and `k / 2^bits` are exact in floating point, so the rank for
-/// `u` always lies between its bucket's two bounds.
-#[derive(Clone, Debug)]
-pub struct CdfSampler {
-    cdf: Vec<f64>,
-    /// guide[k] = first rank whose CDF exceeds k / 2^bits (k = 0..=2^bits).
-    guide: Vec<u32>,
-    scale: f64,
-}
-
-impl CdfSampler {
-    pub fn new(cdf: Vec<f64>) -> CdfSampler {
-        assert!(!cdf.is_empty(), "a CDF over no ranks");
-        // About one bucket per rank, at most 2^16 (256 KiB of guide).
-        let bits = (cdf.len() as u32)
-            .next_power_of_two()
-            .trailing_zeros()
-            .min(16);
-        let buckets = 1usize << bits;
-        let scale = buckets as f64;
-        let guide = (0..=buckets)
-            .map(|k| cdf.partition_point(|&c| c <= k as f64 / scale) as u32)
-            .collect();
-        CdfSampler { cdf, guide, scale }
-    }
-
-    /// The ranks for several uniforms, each exactly [`CdfSampler::sample`]'s:
-    /// all guide entries are read before any CDF search starts, so the
-    /// host overlaps their cache misses instead of taking them one after
-    /// another (the tables of a 100 000-rank CDF are about 1 MB).
-    #[inline]
-    pub fn sample_many(&self, us: &[f64], out: &mut [u32]) {
-        let mut bounds = [(0u32, 0u32); CHUNK];
-        for (chunk, outs) in us.chunks(CHUNK).zip(out.chunks_mut(CHUNK)) {
-            for (b, &u) in bounds.iter_mut().zip(chunk) {
-                let k = ((u * self.scale) as usize).min(self.guide.len() - 2);
-                *b = (self.guide[k], self.guide[k + 1]);
-            }
-            #[cfg(target_arch = "x86_64")]
-            for &(lo, _) in &bounds[..chunk.len()] {
-                // SAFETY: a prefetch is a hint that never faults and writes
-                // nothing (SSE, part of the x86-64 baseline); `lo` indexes
-                // the CDF or is its length, and the pointer is only formed.
-                unsafe {
-                    use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
-                    _mm_prefetch::<_MM_HINT_T0>(
-                        self.cdf.as_ptr().wrapping_add(lo as usize) as *const i8
-                    );
-                }
-            }
-            for ((o, &u), &(lo, hi)) in outs.iter_mut().zip(chunk).zip(&bounds) {
-                let (lo, hi) = (lo as usize, hi as usize);
-                let at = lo + self.cdf[lo..hi].partition_point(|&c| c <= u);
-                *o = at.min(self.cdf.len() - 1) as u32;
-            }
-        }
-    }
-
-    /// The rank for a uniform `u` in [0, 1).
-    #[inline]
-    pub fn sample(&self, u: f64) -> u32 {
-        let k = ((u * self.scale) as usize).min(self.guide.len() - 2);
-        let (lo, hi) = (self.guide[k] as usize, self.guide[k + 1] as usize);
-        let at = lo + self.cdf[lo..hi].partition_point(|&c| c <= u);
-        at.min(self.cdf.len() - 1) as u32
-    }
-}
-
-/// Draws sampled together by [`CdfSampler::sample_many`] callers.
-const CHUNK: usize = 16;
+use crate::cdf::CHUNK;
+pub use crate::cdf::{CdfSampler, zipf_cdf};
 
 /// Uniform in [0, 1) from 53 bits.
 #[inline]
@@ -853,43 +764,5 @@ far_tier = { latency_ms = 5, bandwidth_gbps = 4 }
         let n = ArrivalGen::new(&spec, 3).unwrap().count() as f64;
         // (2000·0.3 + 10000·0.1) / 0.4 = 4000/s over 20 s = 80 000 (± state-switch noise).
         assert!((n / 80_000.0 - 1.0).abs() < 0.08, "{n}");
-    }
-
-    /// The plain inverse transform: a binary search over the whole CDF.
-    fn sample_cdf(cdf: &[f64], u: f64) -> u32 {
-        cdf.partition_point(|&c| c <= u).min(cdf.len() - 1) as u32
-    }
-
-    #[test]
-    fn guide_table_sampling_equals_the_binary_search() {
-        for (n, z) in [(100_000, 0.9), (8, 0.25), (1, 1.0), (70_001, 1.2), (3, 0.0)] {
-            let cdf = zipf_cdf(n, z);
-            let g = CdfSampler::new(cdf.clone());
-            let mut x = 11u64;
-            for i in 0..200_000u64 {
-                let u = unit(splitmix(&mut x));
-                assert_eq!(g.sample(u), sample_cdf(&cdf, u), "n {n} u {u}");
-                // Bucket edges and the CDF's own values, where ties bite.
-                let edge = (i % 1024) as f64 / 1024.0;
-                assert_eq!(g.sample(edge), sample_cdf(&cdf, edge), "n {n} edge {edge}");
-                let c = cdf[(i as usize * 7919) % cdf.len()];
-                if c < 1.0 {
-                    assert_eq!(g.sample(c), sample_cdf(&cdf, c), "n {n} at {c}");
-                }
-            }
-            let top = 1.0 - f64::EPSILON / 2.0;
-            assert_eq!(g.sample(top), sample_cdf(&cdf, top));
-        }
-    }
-
-    #[test]
-    fn zipf_cdf_sampling() {
-        let c = zipf_cdf(4, 1.0);
-        // Weights 1, 1/2, 1/3, 1/4 over 25/12.
-        assert!((c[0] - 12.0 / 25.0).abs() < 1e-12);
-        let g = CdfSampler::new(c);
-        assert_eq!(g.sample(0.0), 0);
-        assert_eq!(g.sample(0.5), 1);
-        assert_eq!(g.sample(0.999_999), 3);
     }
 }

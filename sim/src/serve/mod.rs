@@ -11,7 +11,7 @@
 //!
 //! **Data.** Each request looks up `lookups` feature items of its shard
 //! (Zipf popularity). Each node keeps a feature cache (a real LRU over item
-//! ids, [`crate::cache::Cache`]); a hit is read from the node's own memory,
+//! ids, `feature_cache.rs`); a hit is read from the node's own memory,
 //! a miss from the shard's home node memory (across the inter-node route if
 //! that is another node) for resident items, or from the far tier (object
 //! storage) for the rest; either way the item is then cached. A shard whose
@@ -43,6 +43,7 @@
 //! nanoseconds — its resolution — computed in ns and held in ps
 //! ([`ps_of_ns`]).
 
+mod feature_cache;
 mod judged;
 mod preload;
 mod records;
@@ -53,12 +54,11 @@ use std::collections::{BinaryHeap, VecDeque};
 
 use traces::workload::{Arrival, ArrivalGen, CdfSampler, WorkloadSpec, zipf_cdf};
 
-use crate::cache::{Cache, Replacement};
-use crate::geometry::Geometry;
 use crate::machine::Machine;
 use crate::policy::{FeatureSet, Preload, RequestView, Scheduler, Warmup, WorkerView};
 use crate::queue::Queue;
 use crate::signals::Signals;
+use feature_cache::FeatureCache;
 pub use judged::{Judged, PROB_BINS};
 pub use records::{
     BANDWIDTH_BIN_PS, DatasetRow, Decision, MONITOR_WINDOW_PS, RequestRecord, ServeError,
@@ -112,7 +112,7 @@ pub struct ServeEngine<'a> {
     node_lat_ps: Vec<u64>,
     links: Vec<Queue>,
     far: Queue,
-    caches: Vec<Cache>,
+    caches: Vec<FeatureCache>,
     /// Scratch: the items of the request being looked up (no allocation per request).
     items_buf: Vec<u32>,
     item_cdf: CdfSampler,
@@ -249,16 +249,16 @@ impl<'a> ServeEngine<'a> {
                     .map_or(0, |mm| ps_of_ns(mm.latency_ns.round() as u64))
             })
             .collect();
-        // Feature cache: items as 64-byte "blocks", 16-way, sets rounded up
-        // to a power of two.
+        // Feature cache: 16-way, sets rounded up to a power of two.
         let want = spec.cache.items_per_node.max(16) as u64;
         let sets = (want / 16).next_power_of_two();
-        let g = Geometry::new(sets * 16 * 64, 16, 64).map_err(ServeError::CacheGeometry)?;
-        let caches = (0..nodes)
-            .map(|i| Cache::new(g, Replacement::Lru, i as u64))
-            .collect();
-        let nw = workers.len();
         let shards = spec.shards.count as usize;
+        let max_block = (spec.request.features.items as u64 + 1) * shards as u64;
+        let caches = (0..nodes)
+            .map(|_| FeatureCache::new(sets, max_block))
+            .collect::<Option<_>>();
+        let caches = caches.ok_or(ServeError::FeatureCacheTags(want, max_block))?;
+        let nw = workers.len();
         let shard_worker: Vec<usize> = (0..shards).map(|s| s % nw).collect();
         let shard_node: Vec<u32> = shard_worker.iter().map(|&w| workers[w].node).collect();
         let resident = vec![true; shards];
@@ -715,7 +715,7 @@ impl<'a> ServeEngine<'a> {
                 .request_items(a, &self.item_cdf, |item| items.push(item));
             spans.push((items.len(), z));
         }
-        let prefetch = |cache: &Cache, i: usize| {
+        let prefetch = |cache: &FeatureCache, i: usize| {
             if let Some(&(end, _)) = spans.get(i) {
                 let from = if i == 0 { 0 } else { spans[i - 1].0 };
                 let s = batch[i].1.shard as u64;
@@ -749,7 +749,7 @@ impl<'a> ServeEngine<'a> {
                 looked += 1;
                 batch_lookups += 1;
                 batch_addr += item as f64 * item_bytes / 1e6;
-                if cache.probe(block, false) {
+                if cache.access(block) {
                     from_node[node] += item_bytes;
                     self.totals.feature_hits += 1;
                     batch_hits += 1;
@@ -761,7 +761,6 @@ impl<'a> ServeEngine<'a> {
                     } else {
                         far += item_bytes;
                     }
-                    cache.fill_absent(block, false);
                 }
             }
             start = end;

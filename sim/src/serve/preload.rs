@@ -46,7 +46,7 @@ impl ServeEngine<'_> {
                 continue;
             }
             missing += 1;
-            self.caches[node].fill(block, false);
+            self.caches[node].fill(block);
             brought.push(block);
         }
         let mut ready = t;

@@ -206,8 +206,10 @@ pub enum ServeError {
         worker: u32,
         workers: usize,
     },
-    #[error("workload: the feature cache: {0}")]
-    CacheGeometry(crate::geometry::GeometryError),
+    #[error(
+        "workload: a feature cache of {0} items per node cannot tell {1} item-shard blocks apart (at most 2^32 per set of 16): raise cache.items_per_node or lower request.features.items or shards.count"
+    )]
+    FeatureCacheTags(u64, u64),
     #[error(
         "preload {0} is an oracle: it needs the outcomes of a paired run without preload (ServeEngine::set_truth)"
     )]

@@ -1,0 +1,208 @@
+//! Each node's feature cache: a 16-way set-associative LRU over item
+//! blocks, as [`crate::cache::Cache`] with [`crate::cache::Replacement::Lru`]
+//! would keep it (same sets, same victims), in the layout a request's 32
+//! lookups want: a set's 16 tags are 32-bit words on one aligned host line,
+//! compared four at a time into a bit mask (no per-way branch to
+//! mispredict), and its recency order is one packed word. Half the general
+//! cache's bytes keep the tables in the host's L2 (measured in
+//! `docs/performance.md`). Only what the request model asks is here: look
+//! up and fill in one pass, test, fill, flush.
+
+use crate::cache::move_to_front;
+
+/// Ways per set.
+const WAYS: usize = 16;
+
+/// An empty way's tag; a block's tag is `(block >> set bits) + 1`.
+const EMPTY: u32 = 0;
+
+/// The packed order of a fresh set: way 0 most recent, way 15 least.
+const FRESH_ORDER: u64 = 0xFEDC_BA98_7654_3210;
+
+/// One set's tags, on one host line.
+#[derive(Clone, Copy, Debug)]
+#[repr(C, align(64))]
+struct Tags([u32; WAYS]);
+
+/// A node's feature cache.
+#[derive(Clone, Debug)]
+pub(super) struct FeatureCache {
+    tags: Vec<Tags>,
+    /// Per set, the ways' recency packed four bits each, most recent in the
+    /// low nibble (as the general cache packs it).
+    order: Vec<u64>,
+    set_mask: u64,
+    set_bits: u32,
+}
+
+impl FeatureCache {
+    /// A cache of `sets` sets (a power of two) of 16 ways for blocks up to
+    /// `max_block`; `None` if those blocks' tags do not fit 32 bits (more
+    /// than 2^32 blocks a set: with the workload's limits, only a cache of
+    /// under 8 192 items over billions of item-shard pairs).
+    pub fn new(sets: u64, max_block: u64) -> Option<FeatureCache> {
+        debug_assert!(sets.is_power_of_two());
+        let set_bits = sets.trailing_zeros();
+        if max_block >> set_bits >= u32::MAX as u64 {
+            return None;
+        }
+        Some(FeatureCache {
+            tags: vec![Tags([EMPTY; WAYS]); sets as usize],
+            order: vec![FRESH_ORDER; sets as usize],
+            set_mask: sets - 1,
+            set_bits,
+        })
+    }
+
+    /// `block`'s set and its tag there.
+    #[inline(always)]
+    fn place(&self, block: u64) -> (usize, u32) {
+        (
+            (block & self.set_mask) as usize,
+            (block >> self.set_bits) as u32 + 1,
+        )
+    }
+
+    /// The ways of `tags` holding `tag`, one bit each.
+    #[inline(always)]
+    fn matches(tags: &Tags, tag: u32) -> u32 {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: SSE2 is part of the x86-64 baseline; the four aligned
+        // loads read the 64 bytes of `tags`, a 64-byte-aligned array.
+        unsafe {
+            use std::arch::x86_64::*;
+            let key = _mm_set1_epi32(tag as i32);
+            let p = tags.0.as_ptr() as *const __m128i;
+            let e0 = _mm_cmpeq_epi32(_mm_load_si128(p), key);
+            let e1 = _mm_cmpeq_epi32(_mm_load_si128(p.add(1)), key);
+            let e2 = _mm_cmpeq_epi32(_mm_load_si128(p.add(2)), key);
+            let e3 = _mm_cmpeq_epi32(_mm_load_si128(p.add(3)), key);
+            // Saturating packs keep each lane's all-ones or zero: one byte
+            // a way, in way order, whose top bits make the mask.
+            let lo = _mm_packs_epi32(e0, e1);
+            let hi = _mm_packs_epi32(e2, e3);
+            _mm_movemask_epi8(_mm_packs_epi16(lo, hi)) as u32
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            let mut m = 0u32;
+            for (w, &t) in tags.0.iter().enumerate() {
+                m |= ((t == tag) as u32) << w;
+            }
+            m
+        }
+    }
+
+    /// Hints the host to fetch `block`'s set. Changes nothing.
+    #[inline(always)]
+    pub fn prefetch(&self, block: u64) {
+        let (i, _) = self.place(block);
+        crate::hint::prefetch(&self.tags[i].0[0]);
+        crate::hint::prefetch(&self.order[i]);
+    }
+
+    /// True if `block` is resident (no state change).
+    #[inline]
+    pub fn contains(&self, block: u64) -> bool {
+        let (i, tag) = self.place(block);
+        Self::matches(&self.tags[i], tag) != 0
+    }
+
+    /// Looks `block` up: a hit makes it most recent and returns true; a
+    /// miss places it (in the lowest empty way, else over the least recent)
+    /// and returns false.
+    #[inline]
+    pub fn access(&mut self, block: u64) -> bool {
+        let (i, tag) = self.place(block);
+        let hit = Self::matches(&self.tags[i], tag);
+        let order = &mut self.order[i];
+        if hit != 0 {
+            *order = move_to_front(*order, hit.trailing_zeros() as u64);
+            return true;
+        }
+        let empty = Self::matches(&self.tags[i], EMPTY);
+        let way = if empty != 0 {
+            empty.trailing_zeros() as u64
+        } else {
+            *order >> (4 * (WAYS - 1))
+        };
+        self.tags[i].0[way as usize] = tag;
+        *order = move_to_front(*order, way);
+        false
+    }
+
+    /// Places `block` if absent (a preload's fill); a resident block is
+    /// left as it is, its recency too.
+    #[inline]
+    pub fn fill(&mut self, block: u64) {
+        if !self.contains(block) {
+            self.access(block);
+        }
+    }
+
+    /// Empties the cache (a background job's flush).
+    pub fn clear(&mut self) {
+        self.tags.fill(Tags([EMPTY; WAYS]));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cache::{Cache, Replacement};
+    use crate::geometry::Geometry;
+
+    /// The oracle is the general cache the engine used before: the same
+    /// hits, and the same contents after every step, on a stream that
+    /// overflows sets, refills after flushes and preloads; once with small
+    /// block numbers, once with numbers whose tags need the full 32 bits.
+    #[test]
+    fn keeps_what_the_general_lru_cache_keeps() {
+        let sets = 8u64;
+        for spread in [1u64, (1 << 34) / 400] {
+            let g = Geometry::new(sets * WAYS as u64 * 64, WAYS as u32, 64).unwrap();
+            let mut general = Cache::new(g, Replacement::Lru, 0);
+            let max = 400 * spread;
+            let mut ours = FeatureCache::new(sets, max).unwrap();
+            let mut x = 12345u64;
+            for step in 0..200_000u64 {
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                // 400 blocks over 8 sets of 16: a skewed reuse that overflows.
+                let block = 1 + ((x >> 33) % 400).min((x >> 20) % 400) * spread;
+                match step % 97 {
+                    0 => {
+                        general.clear();
+                        ours.clear();
+                    }
+                    1..=9 => {
+                        general.fill(block, false);
+                        ours.fill(block);
+                    }
+                    _ => {
+                        let was = general.probe(block, false);
+                        if !was {
+                            general.fill_absent(block, false);
+                        }
+                        assert_eq!(ours.access(block), was, "step {step} block {block}");
+                    }
+                }
+                if step % 1000 == 0 {
+                    for b in (0..400).map(|k| 1 + k * spread) {
+                        assert_eq!(ours.contains(b), general.contains(b), "step {step}");
+                    }
+                }
+            }
+        }
+    }
+
+    /// Blocks whose tags would not fit 32 bits are refused, not aliased.
+    #[test]
+    fn refuses_blocks_beyond_32_bit_tags() {
+        let fits = ((u32::MAX as u64 - 1) << 3) | 7;
+        assert!(FeatureCache::new(8, fits).is_some());
+        assert!(FeatureCache::new(8, fits + 1).is_none());
+        assert!(FeatureCache::new(1, u32::MAX as u64).is_none());
+    }
+}
