@@ -14,6 +14,7 @@ pub mod calibrate;
 pub mod fingerprint;
 pub mod os;
 pub mod replay;
+pub mod rows;
 pub mod sysfs;
 pub mod tsc;
 
