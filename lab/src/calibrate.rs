@@ -215,8 +215,8 @@ pub fn measure(
         .map(|k| live::calibrate::read_bandwidth(&cpus[..k], 256 << 20, 3))
         .collect::<Result<Vec<_>, _>>()?;
     // The host's prefetchers: stride walks against a random chase, then the
-    // same walks inside each cache level past L1 (at half its modelled
-    // size, so after the levels are mapped), recorded beside them.
+    // same walks inside each cache level, L1 included (at half its
+    // modelled size, so after the levels are mapped), recorded beside them.
     let mut fp =
         live::fingerprint::fingerprint(o.fingerprint_size, o.loads.min(400_000), o.repeats, 0xF1)?;
     let rate = live::tsc::rate();
@@ -237,7 +237,6 @@ pub fn measure(
         .core
         .caches
         .iter()
-        .skip(1)
         .chain(sized.nodes.iter().filter_map(|n| n.llc.as_ref()).take(1))
         .map(|c| (c.name.clone(), c.size.0 / 2))
         .filter(|(_, b)| *b >= 64 * 64)

@@ -40,10 +40,12 @@ use crate::os::PageBuf;
 /// than the strides between them (the Xeon VM of 2026-12-03 walked 8, 16
 /// and 32 lines over memory at 72.8, 51.7 and 60.8 ns per load, 13 and 21
 /// lines at 38.8 and 46.6), so a curve through the powers alone misjudges
-/// the rest. 3, 5 and 17 are left for `bench/validate.sh`.
-pub const STRIDES: [i64; 44] = [
+/// the rest. Backward, the same strides up to a page. 3, 5 and 17 are
+/// left for `bench/validate.sh`.
+pub const STRIDES: [i64; 61] = [
     1, 2, 4, 6, 7, 8, 10, 11, 12, 14, 16, 19, 20, 23, 24, 28, 31, 32, 37, 40, 44, 48, 53, 56, 61,
-    63, 64, 65, 128, 256, 512, 1024, 2048, 4096, -1, -2, -4, -7, -11, -16, -23, -32, -48, -64,
+    63, 64, 65, 128, 256, 512, 1024, 2048, 4096, -1, -2, -4, -6, -7, -8, -10, -11, -12, -14, -16,
+    -19, -20, -23, -24, -28, -31, -32, -37, -40, -44, -48, -53, -56, -61, -63, -64,
 ];
 
 /// Concurrent streams walked.
