@@ -88,6 +88,23 @@ pub fn write_file(dest: &Path, bytes: &[u8]) -> Result<()> {
     f.commit()
 }
 
+/// Refuses up front a file that could not be created (its directory is
+/// missing), for a command that measures for minutes before it writes.
+pub fn check_creatable(dest: &Path) -> Result<()> {
+    let dir = match dest.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    if !dir.is_dir() {
+        anyhow::bail!(
+            "{}: cannot create: no directory {}",
+            dest.display(),
+            dir.display()
+        );
+    }
+    Ok(())
+}
+
 /// Writes pretty JSON (with a final newline) atomically.
 pub fn write_json(dest: &Path, value: &serde_json::Value) -> Result<()> {
     let mut s = serde_json::to_string_pretty(value)?;

@@ -564,7 +564,7 @@ far_tier = { latency_ms = 1.0, bandwidth_gbps = 1.0 }
     assert!(
         matches!(
             e,
-            sim::serve::ServeError::FeatureCacheTags(16, 1_677_721_700_000)
+            sim::serve::ServeError::FeatureCacheTags(16, 1_677_721_600_000)
         ),
         "{msg}"
     );

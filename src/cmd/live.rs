@@ -9,7 +9,7 @@ use sim::machine::MachineSpec;
 use traces::Format;
 
 use crate::input::parse_format;
-use crate::output::{ensure_dir, write_file, write_json};
+use crate::output::{check_creatable, ensure_dir, write_file, write_json};
 
 #[derive(Subcommand, Debug)]
 pub enum LiveCmd {
@@ -170,6 +170,7 @@ fn huge_pages(a: &CalibrateArgs) -> Result<(bool, Option<String>)> {
 }
 
 fn calibrate(a: CalibrateArgs) -> Result<()> {
+    check_creatable(&a.out)?;
     let t = live::sysfs::probe(&a.sysfs)?;
     let (huge, pages_note) = huge_pages(&a)?;
     let spec: MachineSpec = live::sysfs::to_machine(&t, "host-calibrated")?;

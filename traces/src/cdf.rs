@@ -28,10 +28,10 @@ pub fn zipf_cdf(n: u32, s: f64) -> Vec<f64> {
 #[derive(Clone, Debug)]
 pub struct CdfSampler {
     cdf: Vec<f64>,
-    /// `key(cdf[i])`: what the searches read, half the CDF's bytes, so the
-    /// tables of a 100 000-rank CDF stay in a host's L2. A search reads
-    /// `cdf` itself only when `u` and an entry share a key (about one draw
-    /// in 10^9), and then it compares exactly.
+    /// `key(cdf[i])`: what the searches read, half the CDF's bytes (fewer
+    /// host cache misses). A search reads `cdf` itself only when `u` and
+    /// an entry it compares share a key (about n / 2^32 of the draws, one
+    /// in 43 000 for 100 000 ranks), and then it compares exactly.
     keys: Vec<u32>,
     /// guide[k] = first rank whose CDF exceeds k / 2^bits (k = 0..=2^bits).
     guide: Vec<u32>,

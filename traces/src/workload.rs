@@ -426,8 +426,8 @@ impl WorkloadSpec {
             }
         }
         // Tables the request model allocates up front: the items'
-        // popularity (8 bytes an item) and each node's feature cache (about
-        // 17 bytes a slot): bounded so that a well-formed file cannot ask
+        // popularity (12 bytes an item: the CDF and its search keys) and
+        // each node's feature cache (4.5 bytes a slot): bounded so that a well-formed file cannot ask
         // for more memory than a machine has (the fuzz campaign found a
         // 10^8-item cache per node running out of memory).
         for (x, max, what) in [

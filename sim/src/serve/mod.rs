@@ -250,14 +250,12 @@ impl<'a> ServeEngine<'a> {
             })
             .collect();
         // Feature cache: 16-way, sets rounded up to a power of two.
-        let want = spec.cache.items_per_node.max(16) as u64;
-        let sets = (want / 16).next_power_of_two();
-        let shards = spec.shards.count as usize;
-        let max_block = (spec.request.features.items as u64 + 1) * shards as u64;
-        let caches = (0..nodes)
-            .map(|_| FeatureCache::new(sets, max_block))
-            .collect::<Option<_>>();
-        let caches = caches.ok_or(ServeError::FeatureCacheTags(want, max_block))?;
+        let (per_node, shards) = (spec.cache.items_per_node, spec.shards.count as usize);
+        let sets = (per_node.max(16) as u64 / 16).next_power_of_two();
+        let max_block = spec.request.features.items as u64 * shards as u64;
+        let caches = (0..nodes).map(|_| FeatureCache::new(sets, max_block));
+        let caches = caches.collect::<Option<_>>();
+        let caches = caches.ok_or(ServeError::FeatureCacheTags(per_node, max_block))?;
         let nw = workers.len();
         let shard_worker: Vec<usize> = (0..shards).map(|s| s % nw).collect();
         let shard_node: Vec<u32> = shard_worker.iter().map(|&w| workers[w].node).collect();

@@ -206,10 +206,12 @@ pub enum ServeError {
         worker: u32,
         workers: usize,
     },
+    /// The feature cache keeps 32-bit tags (half the bytes of the general
+    /// cache's, for speed); a workload whose blocks need more is refused.
     #[error(
-        "workload: a feature cache of {0} items per node cannot tell {1} item-shard blocks apart (at most 2^32 per set of 16): raise cache.items_per_node or lower request.features.items or shards.count"
+        "workload: a feature cache of {0} items per node cannot tell {1} item-shard blocks apart (at most 2^32 - 1 a set of 16): raise cache.items_per_node or lower request.features.items or shards.count"
     )]
-    FeatureCacheTags(u64, u64),
+    FeatureCacheTags(u32, u64),
     #[error(
         "preload {0} is an oracle: it needs the outcomes of a paired run without preload (ServeEngine::set_truth)"
     )]
