@@ -5,9 +5,10 @@
 //! `live::fingerprint::model` derives now (the fixture's own `model` line
 //! is what that day's code wrote), one load at a time (the walks are
 //! dependent loads), every load from one PC (the walk's one instruction).
-//! Three hosts: the 2-core AMD EPYC VM (2026-12-01) and two types of
+//! Four recordings: the 2-core AMD EPYC VM (2026-12-01) and two types of
 //! 2-vCPU Intel Xeon VM (2026-12-03; the second with an LLC level at
-//! 40 ns up to 7 MB).
+//! 40 ns up to 7 MB, recorded again on 2026-12-04 with 61 strides and L1
+//! walks).
 //!
 //! The lookaheads come from the memory-footprint walks (Little's law on
 //! each), so that test checks the mechanism that must turn them back into
@@ -111,10 +112,11 @@ fn recorded(host: &str) -> (live::fingerprint::Fingerprint, sim::Machine) {
 }
 
 /// The hosts recorded.
-const HOSTS: [&str; 3] = [
+const HOSTS: [&str; 4] = [
     "epyc-vm-2026-12-01",
     "xeon-vm-2026-12-03",
     "xeon-llc7m-vm-2026-12-03",
+    "xeon-llc7m-vm-2026-12-04",
 ];
 
 /// The classes of a host's curve the model misses by more than 25%,
@@ -129,7 +131,23 @@ const HOSTS: [&str; 3] = [
 /// (the Xeon VMs: 31 → 28 of 40, 62 → 51 of 88): lines from the LLC are
 /// run further ahead than lines from memory, and the model's lookahead is
 /// one for both (issue 29, item 1's per-level distance, not built).
-const NOT_MET: [(&str, &str); 1] = [("xeon-llc7m-vm-2026-12-03", "strides beyond the reach")];
+///
+/// The same host type calibrated again on 2026-12-04 (61 strides, L1
+/// walks) misses both classes beyond the unit stride: up to the reach
+/// (the 2-line stride) 21.2 ns on the host, 15.6 in the model (−27%; the
+/// day before 21.0 against 17.8), beyond it 53.8 against 34.7 (−36%; the
+/// day before −28%).
+/// That run's machine differs from the day before's: memory 138.7 ns from
+/// the chase sweep against 158.8 (while the fingerprint's own random
+/// chase over 64 MiB read 151.9 and 152.3), 28 lines in flight against
+/// 25, a confirmation count of 2 against 1. Which of these moves the
+/// class was not measured apart; the calibration's run-to-run spread on
+/// one host is the finding.
+const NOT_MET: [(&str, &str); 3] = [
+    ("xeon-llc7m-vm-2026-12-03", "strides beyond the reach"),
+    ("xeon-llc7m-vm-2026-12-04", "strides up to the reach"),
+    ("xeon-llc7m-vm-2026-12-04", "strides beyond the reach"),
+];
 
 #[test]
 fn the_calibrated_prefetchers_reproduce_the_recorded_stride_curve() {
@@ -303,7 +321,12 @@ fn streamer_only(m: &sim::Machine) -> sim::Machine {
 /// host and 1.8 in the model (its region streamer follows them); its LLC
 /// walks (3.5 MB) of 4–14 and 32 lines, and −4, −11, −32, 6–10 ns on the
 /// host and 8–13.5 in the model; its LLC unit walk descending, 3.0
-/// against 2.3. The EPYC VM's level walks are printed, not asserted: 16 of 40 within 25% — its L2 walks of 16–65
+/// against 2.3. Calibrated again on 2026-12-04 (61 strides, and L1 walks
+/// too): at least 140 of its 183 level walks (140 measured; 77 with the
+/// streamer alone); every L1 walk within 25%; beyond it again its L2
+/// walks of 19–63 lines either way (host 2.3–3.4 ns, model 1.7–1.9) and
+/// of 64–4096 lines but 1024 (host 7.4–8.1, model 5.5), and its LLC walks
+/// of ±1, ±2 and 63 lines. The EPYC VM's level walks are printed, not asserted: 16 of 40 within 25% — its L2 walks of 16–65
 /// lines run 30–50% slower on the host than in the model, and strides of
 /// 2048–4096 lines, which wrap to a few lines over its 1 MiB LLC
 /// footprint, 5–9× faster; that host is gone, so neither was probed
@@ -333,6 +356,18 @@ fn the_calibrated_prefetchers_reproduce_the_walks_inside_each_level() {
     assert!(
         within2 >= streamer2 + 35,
         "stride table {within2}, streamer alone {streamer2}"
+    );
+    let (f3, m3) = recorded("xeon-llc7m-vm-2026-12-04");
+    let (within3, all3) = level_walks_within("xeon-llc7m-vm-2026-12-04", &m3, &f3);
+    let (streamer3, _) = level_walks_within("streamer only", &streamer_only(&m3), &f3);
+    eprintln!(
+        "xeon-llc7m-vm-2026-12-04: {within3} of {all3} level walks within 25%; the streamer alone {streamer3}"
+    );
+    assert_eq!(all3, 183);
+    assert!(within3 >= 140, "{within3} of {all3} within 25%");
+    assert!(
+        within3 >= streamer3 + 60,
+        "stride table {within3}, streamer alone {streamer3}"
     );
     let (f, m) = recorded("epyc-vm-2026-12-01");
     let (within, all) = level_walks_within("epyc-vm-2026-12-01", &m, &f);
