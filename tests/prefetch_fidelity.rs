@@ -333,42 +333,26 @@ fn streamer_only(m: &sim::Machine) -> sim::Machine {
 /// further.
 #[test]
 fn the_calibrated_prefetchers_reproduce_the_walks_inside_each_level() {
-    let (f, m) = recorded("xeon-vm-2026-12-03");
-    let (within, all) = level_walks_within("xeon-vm-2026-12-03", &m, &f);
-    let (streamer, _) = level_walks_within("streamer only", &streamer_only(&m), &f);
-    eprintln!(
-        "xeon-vm-2026-12-03: {within} of {all} level walks within 25%; the streamer alone {streamer}"
-    );
-    let (f2, m2) = recorded("xeon-llc7m-vm-2026-12-03");
-    let (within2, all2) = level_walks_within("xeon-llc7m-vm-2026-12-03", &m2, &f2);
-    let (streamer2, _) = level_walks_within("streamer only", &streamer_only(&m2), &f2);
-    eprintln!(
-        "xeon-llc7m-vm-2026-12-03: {within2} of {all2} level walks within 25%; the streamer alone {streamer2}"
-    );
-    assert_eq!(all, 40);
-    assert!(within >= 31, "{within} of {all} within 25%");
-    assert!(
-        within >= streamer + 10,
-        "stride table {within}, streamer alone {streamer}"
-    );
-    assert_eq!(all2, 88);
-    assert!(within2 >= 62, "{within2} of {all2} within 25%");
-    assert!(
-        within2 >= streamer2 + 35,
-        "stride table {within2}, streamer alone {streamer2}"
-    );
-    let (f3, m3) = recorded("xeon-llc7m-vm-2026-12-04");
-    let (within3, all3) = level_walks_within("xeon-llc7m-vm-2026-12-04", &m3, &f3);
-    let (streamer3, _) = level_walks_within("streamer only", &streamer_only(&m3), &f3);
-    eprintln!(
-        "xeon-llc7m-vm-2026-12-04: {within3} of {all3} level walks within 25%; the streamer alone {streamer3}"
-    );
-    assert_eq!(all3, 183);
-    assert!(within3 >= 140, "{within3} of {all3} within 25%");
-    assert!(
-        within3 >= streamer3 + 60,
-        "stride table {within3}, streamer alone {streamer3}"
-    );
+    // (host, level walks recorded, at least this many within 25%, and at
+    // least this many more than with the streamer alone)
+    for (host, walks, least, over_streamer) in [
+        ("xeon-vm-2026-12-03", 40, 31, 10),
+        ("xeon-llc7m-vm-2026-12-03", 88, 62, 35),
+        ("xeon-llc7m-vm-2026-12-04", 183, 140, 60),
+    ] {
+        let (f, m) = recorded(host);
+        let (within, all) = level_walks_within(host, &m, &f);
+        let (streamer, _) = level_walks_within("streamer only", &streamer_only(&m), &f);
+        eprintln!(
+            "{host}: {within} of {all} level walks within 25%; the streamer alone {streamer}"
+        );
+        assert_eq!(all, walks, "{host}");
+        assert!(within >= least, "{host}: {within} of {all} within 25%");
+        assert!(
+            within >= streamer + over_streamer,
+            "{host}: stride table {within}, streamer alone {streamer}"
+        );
+    }
     let (f, m) = recorded("epyc-vm-2026-12-01");
     let (within, all) = level_walks_within("epyc-vm-2026-12-01", &m, &f);
     eprintln!(
