@@ -16,6 +16,10 @@ use super::{Engine, EngineError};
 /// Records queued between two simulation steps within a batch.
 const FEED_CHUNK: usize = 2048;
 
+/// How far ahead functional warming asks the host for the next records'
+/// directory slots and sets (in records).
+const WARM_AHEAD: usize = 16;
+
 impl Engine<'_> {
     /// Adds a batch of records and simulates as far as is safe.
     pub fn feed(&mut self, batch: &Batch) -> Result<(), EngineError> {
@@ -30,8 +34,15 @@ impl Engine<'_> {
             self.records_in += 1;
             let time = if has_time { batch.time[i] } else { 0 };
             let pc = if has_pc { batch.pc_of(i) } else { None };
-            if self.sampling.is_some() && self.sample_functional(a, record, pc)? {
-                continue;
+            if self.sampling.is_some() {
+                if self.mem.functional
+                    && let Some(ahead) = batch.acc.get(i + WARM_AHEAD)
+                {
+                    self.prefetch_record(ahead);
+                }
+                if self.sample_functional(a, record, pc)? {
+                    continue;
+                }
             }
             self.enqueue(a, time, record, pc)?;
             if self.buffered >= self.cfg.max_buffered {
@@ -201,6 +212,30 @@ impl Engine<'_> {
         Ok(())
     }
 
+    /// Hints the host to fetch the directory slot and the sets record `a`
+    /// will touch, if its thread is pinned. Changes nothing.
+    #[inline]
+    fn prefetch_record(&mut self, a: &Access) {
+        let Some(t) = self.threads.find(a.thread) else {
+            return;
+        };
+        self.prefetch_sets(self.threads[t].core, a.addr >> self.line_bits, 0);
+    }
+
+    /// Hints the host to fetch `line`'s directory slot and its sets in
+    /// `core`'s private levels from `from` on and in its node's LLC.
+    #[inline]
+    fn prefetch_sets(&self, core: usize, line: u64, from: usize) {
+        let cs = &self.cores[core];
+        self.dir.prefetch(line);
+        for c in cs.levels.iter().skip(from) {
+            c.prefetch(line);
+        }
+        if let Some(c) = &self.llc[cs.node as usize] {
+            c.prefetch(line);
+        }
+    }
+
     /// Hints the host to fetch what thread `idx`'s next access will read
     /// beyond its L1 — the directory slot, the L2 and LLC sets — while
     /// other threads run (with many threads the simulated caches outgrow
@@ -221,14 +256,6 @@ impl Engine<'_> {
         if self.shortcut(th.core, &a).is_some() {
             return;
         }
-        let line = a.addr >> self.line_bits;
-        let cs = &self.cores[th.core];
-        self.dir.prefetch(line);
-        for c in cs.levels.iter().skip(1) {
-            c.prefetch(line);
-        }
-        if let Some(c) = &self.llc[cs.node as usize] {
-            c.prefetch(line);
-        }
+        self.prefetch_sets(th.core, a.addr >> self.line_bits, 1);
     }
 }
