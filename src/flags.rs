@@ -30,8 +30,7 @@ pub fn engine(e: &EngineError) -> String {
         }
         EngineError::SampleShape(_)
         | EngineError::TooFewUnits { .. }
-        | EngineError::SampleTooLarge { .. }
-        | EngineError::SampleWithPrefetch => format!("--{e}"),
+        | EngineError::SampleTooLarge { .. } => format!("--{e}"),
         other => other.to_string(),
     }
 }

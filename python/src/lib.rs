@@ -1053,7 +1053,7 @@ fn run_replay(a: &ReplayAsk) -> Result<(String, Option<String>), String> {
         Some((spec, seed)) => Some(
             spec.parse::<sim::timing::SampleSpec>()
                 .map_err(|e| format!("sample {e}"))?
-                .place(seed),
+                .place(seed, !a.prefetch.is_empty()),
         ),
     };
     let cfg = sim::Config {

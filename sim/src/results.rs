@@ -165,10 +165,10 @@ pub struct Summary {
 }
 
 /// A sampled run (SMARTS): `unit` accesses measured every `period`, the
-/// first at record `offset`, each after `warm` accesses simulated in detail;
-/// every other access (or, with `functional`, that many before each
-/// warm-up) warms caches, directory and pages without timing (prefetchers
-/// are refused in a sampled run).
+/// first at record `offset`, each after up to `warm` accesses simulated in
+/// detail (each unit's warm-up cut by up to half); every other access (or,
+/// with `functional`, that many before each warm-up) warms caches,
+/// directory, prefetchers and pages without timing.
 /// Each metric with its interval at `confidence`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Sampled {
@@ -195,6 +195,11 @@ pub struct Sampled {
     /// `llc_miss_rate`, `hit_rate_<LEVEL>`, `invalidations_per_1k`,
     /// `read_bandwidth_gbps`.
     pub metrics: std::collections::BTreeMap<String, crate::estimate::Estimate>,
+    /// Ratio metrics the units cannot estimate because none of them had a
+    /// denominator (e.g. `llc_miss_rate` when no measured access looked
+    /// the LLC up): left out of `metrics` rather than said to be 0.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_estimated: Vec<String>,
 }
 
 /// The per-window time series of a timing run: counts per window of

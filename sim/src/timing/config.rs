@@ -151,10 +151,6 @@ pub enum EngineError {
         "sample: more than {units} units or {measured} measured accesses; a sample is meant to be small (lengthen the period or shorten the unit)"
     )]
     SampleTooLarge { units: u64, measured: u64 },
-    #[error(
-        "sample: not with prefetchers; on a stream their sampled mean latency was 15-20% off the full run's (docs/performance.md), so it is refused rather than given"
-    )]
-    SampleWithPrefetch,
     #[error(transparent)]
     SampleShape(#[from] super::sample::SampleShapeError),
     #[error("prefetch level {0}: the machine's cores have {1} private data levels")]

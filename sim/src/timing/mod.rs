@@ -268,9 +268,6 @@ impl<'m> Engine<'m> {
         p: Box<dyn Prefetcher>,
         level: usize,
     ) -> Result<(), EngineError> {
-        if self.sampling.is_some() {
-            return Err(EngineError::SampleWithPrefetch);
-        }
         let n = self.m.spec.core.caches.len();
         if level >= n {
             return Err(EngineError::NoSuchLevel(level, n));

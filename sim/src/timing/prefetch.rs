@@ -164,9 +164,8 @@ impl Engine<'_> {
                     self.evicted_private(core, i, v.block, v.dirty, t);
                 }
             }
-            self.pf[k]
-                .lines
-                .insert(line, (t.saturating_add(latency), core as u16));
+            let ready = self.prefetch_ready(t, latency);
+            self.pf[k].lines.insert(line, (ready, core as u16));
             return;
         }
         // Beyond the private levels: only as many in flight as the queue holds.
@@ -193,7 +192,7 @@ impl Engine<'_> {
             self.fill_llc(node, line, false, t);
             l
         };
-        if self.cfg.prefetch_queue.is_some() {
+        if self.cfg.prefetch_queue.is_some() && !self.mem.functional {
             self.pf[k].inflight[core].push(Reverse(t.saturating_add(latency)));
         }
         self.pf[k].stats.issued += 1;
@@ -205,9 +204,20 @@ impl Engine<'_> {
                 self.evicted_private(core, i, v.block, v.dirty, t);
             }
         }
-        self.pf[k]
-            .lines
-            .insert(line, (t.saturating_add(latency), core as u16));
+        let ready = self.prefetch_ready(t, latency);
+        self.pf[k].lines.insert(line, (ready, core as u16));
+    }
+
+    /// When a prefetch issued at `t` lands: after its latency, except in
+    /// functional warming, which has no time (`sampled.rs`) — there it
+    /// has landed when the next access looks, and a detailed phase never
+    /// meets a warming prefetch still in flight at the frozen clock.
+    fn prefetch_ready(&self, t: u64, latency: u64) -> u64 {
+        if self.mem.functional {
+            0
+        } else {
+            t.saturating_add(latency)
+        }
     }
 
     /// Prefetcher `j` sees a prefetch request from a level above it pass

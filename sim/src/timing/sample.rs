@@ -3,6 +3,15 @@
 //! skipped — a pure function of the record's index — and the spec
 //! `UNIT:PERIOD[:WARM[:FUNCTIONAL]]` it is asked for with. The run itself
 //! is in `sampled.rs`; its state (the units' sums) is here.
+//!
+//! **Each unit's warm-up has its own length**, `WARM` less a cut drawn
+//! per unit from the seed, uniform in `0..=WARM/2` (the cut records are
+//! warmed functionally). With one length for all, every unit would meet
+//! the detailed model the same number of records after the switch from
+//! warming: where the timing state has a long memory, the units' errors
+//! are then one error repeated, which no interval covers. A stream
+//! prefetcher's late fills are such state (docs/performance.md, "Sampled
+//! replay with prefetchers").
 
 use super::stats::{Stats, WindowLimits};
 
@@ -32,6 +41,17 @@ pub struct Sample {
     /// skipped: only their threads' pinning and their pages' placement
     /// happen (bounded warming, as MRRL's reuse window bounds it).
     pub functional: Option<u64>,
+    /// Seed of the units' warm-up cuts (see the module's doc); `None`:
+    /// every warm-up is `warm` records.
+    pub jitter: Option<u64>,
+}
+
+/// splitmix64's output function: the sample's draws from a seed.
+fn mix(seed: u64) -> u64 {
+    let mut z = seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
 }
 
 /// A sample as asked for, `UNIT:PERIOD[:WARM]` (records); [`SampleSpec::place`]
@@ -41,8 +61,9 @@ pub struct SampleSpec {
     pub unit: u64,
     pub period: u64,
     /// Detailed warm-up before each unit; default twice the unit (as in
-    /// SMARTS' 2 000-instruction warm-up of 1 000-instruction units),
-    /// within the period.
+    /// SMARTS' 2 000-instruction warm-up of 1 000-instruction units), eight
+    /// times with prefetchers (their lead, landed while warming, must be
+    /// used up: docs/performance.md), within the period.
     pub warm: Option<u64>,
     /// Bounded functional warming (see [`Sample::functional`]).
     pub functional: Option<u64>,
@@ -78,21 +99,21 @@ impl std::str::FromStr for SampleSpec {
 impl SampleSpec {
     /// The sample with its first unit at an offset in `0..period` drawn
     /// from `seed` (splitmix64): seeds place the units differently.
-    pub fn place(&self, seed: u64) -> Sample {
-        let mut z = seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^= z >> 31;
+    /// `prefetchers`: the run has some (the default warm-up is longer).
+    pub fn place(&self, seed: u64, prefetchers: bool) -> Sample {
+        let z = mix(seed);
         let room = self.period.saturating_sub(self.unit);
+        let times = if prefetchers { 8 } else { 2 };
         let warm = self
             .warm
-            .unwrap_or_else(|| self.unit.saturating_mul(2).min(room));
+            .unwrap_or_else(|| self.unit.saturating_mul(times).min(room));
         Sample {
             unit: self.unit,
             period: self.period,
             warm,
             offset: z % self.period.max(1),
             functional: self.functional,
+            jitter: Some(mix(z)),
         }
     }
 }
@@ -134,9 +155,20 @@ impl Sample {
         Ok(())
     }
 
+    /// Records unit `k`'s warm-up is shorter than `warm`: uniform in
+    /// `0..=warm/2`, drawn from the jitter seed (see the module's doc).
+    #[inline]
+    pub fn cut(&self, k: u64) -> u64 {
+        match self.jitter {
+            Some(seed) if self.warm >= 2 => mix(seed ^ k) % (self.warm / 2 + 1),
+            _ => 0,
+        }
+    }
+
     /// The phase of record `r` (0-based, in trace order). Unit k is records
-    /// `offset + k·period ..+ unit`, its warm-up the `warm` records before,
-    /// and with bounded warming the `functional` records before those.
+    /// `offset + k·period ..+ unit`, its warm-up the `warm - cut(k)`
+    /// records before, and with bounded warming the `functional` records
+    /// before those.
     #[inline]
     pub fn phase(&self, r: u64) -> Phase {
         let f = self.functional.unwrap_or(0);
@@ -151,7 +183,10 @@ impl Sample {
         }
         let d = x - self.offset;
         let pos = d % self.period;
-        if pos < f {
+        let cut = self.cut(d / self.period);
+        if pos < cut {
+            rest
+        } else if pos < cut + f {
             Phase::Functional
         } else if pos < f + self.warm {
             Phase::Warm
@@ -182,6 +217,8 @@ pub(super) struct Sampling {
     pub shape: Sample,
     /// The books warmed records write into (read by nothing).
     pub scratch: Box<Stats>,
+    /// The prefetchers' counts while warming (read by nothing).
+    pub pf_scratch: Vec<crate::prefetch::PrefetchStats>,
     pub units: Vec<UnitSums>,
     /// Every measured data access: (unit, latency ps); sorted at the end,
     /// this is each unit's latencies in order.
@@ -197,6 +234,7 @@ impl Sampling {
         Sampling {
             shape,
             scratch: Box::new(scratch),
+            pf_scratch: Vec::new(),
             units: Vec::new(),
             latencies: Vec::new(),
             detailed: 0,
@@ -242,6 +280,7 @@ mod tests {
             warm: 3,
             offset: 4,
             functional: None,
+            jitter: None,
         };
         s.check().unwrap();
         assert_eq!(letters(&s), "fwww00fffffwww11fffffwww22ffff");
@@ -253,6 +292,52 @@ mod tests {
         };
         b.check().unwrap();
         assert_eq!(letters(&b), "fwww00sssffwww11sssffwww22sssf");
+    }
+
+    /// With a jitter seed, unit k's warm-up is `warm - cut(k)` records,
+    /// `cut(k) ≤ warm/2`; the records before it are functional (or, with
+    /// bounded warming, `functional` of them, the rest skipped); the cuts
+    /// take every value of their range over many units.
+    #[test]
+    fn warm_ups_cut_per_unit() {
+        for (functional, rest) in [(None, Phase::Functional), (Some(5), Phase::Skip)] {
+            let s = Sample {
+                unit: 3,
+                period: 40,
+                warm: 20,
+                offset: 7,
+                functional,
+                jitter: Some(42),
+            };
+            s.check().unwrap();
+            let f = functional.unwrap_or(0);
+            let mut seen = [false; 11];
+            for k in 1..400u64 {
+                let c = s.cut(k);
+                assert!(c <= 10, "cut {c} of unit {k}");
+                seen[c as usize] = true;
+                let first = 7 + k * 40;
+                for r in first..first + 3 {
+                    assert_eq!(s.phase(r), Phase::Unit(k));
+                }
+                // Back to the end of unit k - 1.
+                for back in 1..=37 {
+                    let want = if back <= 20 - c {
+                        Phase::Warm
+                    } else if back <= 20 - c + f {
+                        Phase::Functional
+                    } else {
+                        rest
+                    };
+                    assert_eq!(
+                        s.phase(first - back),
+                        want,
+                        "unit {k} cut {c}, {back} before"
+                    );
+                }
+            }
+            assert!(seen.iter().all(|&x| x), "every cut in 0..=10: {seen:?}");
+        }
     }
 
     #[test]
@@ -269,6 +354,7 @@ mod tests {
                 warm,
                 offset,
                 functional,
+                jitter: None,
             };
             assert!(s.check().is_err(), "{s:?}");
         }

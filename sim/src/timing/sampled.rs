@@ -7,8 +7,9 @@
 //! through the same caches, directory and page placement, in trace order,
 //! at a frozen clock, with the channels and links (their occupancy is not
 //! warmed), the statistics and the time series left alone. Between phases
-//! the event loop is drained. Prefetchers are refused (their sampled
-//! estimates were biased, see `EngineError::SampleWithPrefetch`).
+//! the event loop is drained. Prefetchers are warmed too: they see the
+//! warmed accesses and fill what they ask for, and those fills have
+//! landed when a detailed phase begins (warming has no time).
 //!
 //! Each measured access adds to its unit's sums (latency, where it was
 //! served, invalidations it caused, its span in time); the estimates with
@@ -115,17 +116,21 @@ impl Engine<'_> {
     }
 
     /// Back to detail: the run's books return, with the pages placed
-    /// meanwhile. (No prefetcher runs in a sampled run: `add_prefetcher`
-    /// refuses one, see `EngineError::SampleWithPrefetch`.)
+    /// meanwhile.
     pub(super) fn leave_functional(&mut self) {
         self.swap_books(false);
     }
 
-    /// Swaps the run's books with the scratch copy (the page counts go
-    /// along) and sets the memory's functional mode.
+    /// Swaps the run's books, the prefetchers' counts among them, with
+    /// the scratch copy (the page counts go along) and sets the memory's
+    /// functional mode.
     fn swap_books(&mut self, functional: bool) {
         let s = self.sampling.as_mut().expect("sampled run");
         std::mem::swap(&mut self.stats, &mut s.scratch);
+        s.pf_scratch.resize(self.pf.len(), Default::default());
+        for (slot, scratch) in self.pf.iter_mut().zip(&mut s.pf_scratch) {
+            std::mem::swap(&mut slot.stats, scratch);
+        }
         let pages = &s.scratch.counters.pages_on_node;
         self.stats.counters.pages_on_node.clone_from(pages);
         self.mem.functional = functional;
@@ -210,43 +215,56 @@ impl Engine<'_> {
     pub(super) fn sampled(&self) -> Option<Sampled> {
         let s = self.sampling.as_ref()?;
         let units: Vec<&UnitSums> = s.units.iter().filter(|u| u.accesses > 0).collect();
-        let mut metrics = BTreeMap::new();
+        // None: no unit has a denominator (not estimable, not 0).
         let ratio = |f: &dyn Fn(&UnitSums) -> (f64, f64)| {
             let pairs: Vec<(f64, f64)> = units.iter().map(|u| f(u)).collect();
-            estimate::ratio(&pairs, Z_997)
+            let any = pairs.iter().any(|p| p.1 > 0.0);
+            any.then(|| estimate::ratio(&pairs, Z_997))
         };
-        metrics.insert(
-            "latency_mean_ns".into(),
-            ratio(&|u| (u.latency_ps as f64 / 1000.0, u.data as f64)),
-        );
         let p = self.m.spec.core.caches.len().max(1);
         let mem = |u: &UnitSums| (u.served[p + 2] + u.served[p + 3]) as f64;
-        metrics.insert(
-            "llc_miss_rate".into(),
-            ratio(&|u| (mem(u), u.served[p] as f64 + mem(u))),
-        );
-        let caches = &self.m.spec.core.caches;
-        for (i, c) in caches.iter().enumerate() {
-            let e = ratio(&|u| (u.served[i] as f64, u.served[i..].iter().sum::<u64>() as f64));
-            metrics.insert(format!("hit_rate_{}", c.name), e);
-        }
-        metrics.insert(
-            "hit_rate_LLC".into(),
-            ratio(&|u| (u.served[p] as f64, u.served[p] as f64 + mem(u))),
-        );
-        metrics.insert(
-            "invalidations_per_1k".into(),
-            ratio(&|u| (u.invalidations as f64, u.accesses as f64 / 1000.0)),
-        );
         let line = self.m.spec.line_size as f64;
-        // Bytes per ns is GB/s.
-        metrics.insert(
-            "read_bandwidth_gbps".into(),
-            ratio(&|u| {
-                let span_ns = u.last_done.saturating_sub(u.first_issue) as f64 / 1000.0;
-                (mem(u) * line, span_ns)
-            }),
-        );
+        let mut ratios = vec![
+            (
+                "latency_mean_ns".to_string(),
+                ratio(&|u| (u.latency_ps as f64 / 1000.0, u.data as f64)),
+            ),
+            (
+                "llc_miss_rate".into(),
+                ratio(&|u| (mem(u), u.served[p] as f64 + mem(u))),
+            ),
+            (
+                "hit_rate_LLC".into(),
+                ratio(&|u| (u.served[p] as f64, u.served[p] as f64 + mem(u))),
+            ),
+            (
+                "invalidations_per_1k".into(),
+                ratio(&|u| (u.invalidations as f64, u.accesses as f64 / 1000.0)),
+            ),
+            (
+                // Bytes per ns is GB/s.
+                "read_bandwidth_gbps".into(),
+                ratio(&|u| {
+                    let span_ns = u.last_done.saturating_sub(u.first_issue) as f64 / 1000.0;
+                    (mem(u) * line, span_ns)
+                }),
+            ),
+        ];
+        for (i, c) in self.m.spec.core.caches.iter().enumerate() {
+            let e = ratio(&|u| (u.served[i] as f64, u.served[i..].iter().sum::<u64>() as f64));
+            ratios.push((format!("hit_rate_{}", c.name), e));
+        }
+        let mut metrics = BTreeMap::new();
+        let mut not_estimated = Vec::new();
+        for (name, e) in ratios {
+            match e {
+                Some(e) => {
+                    metrics.insert(name, e);
+                }
+                None => not_estimated.push(name),
+            }
+        }
+        not_estimated.sort();
         let mut lats = s.latencies.clone();
         lats.sort_unstable();
         let values: Vec<u64> = lats.iter().map(|x| x.1).collect();
@@ -281,6 +299,7 @@ impl Engine<'_> {
             skipped: s.skipped,
             functional: s.shape.functional,
             metrics,
+            not_estimated,
         })
     }
 }

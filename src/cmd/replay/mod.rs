@@ -82,8 +82,10 @@ pub struct ReplayArgs {
     ))]
     pub prefetch: Vec<String>,
     /// Sampled replay with --machine (SMARTS): measure UNIT records every
-    /// PERIOD after WARM in detail (default 2×UNIT), warm caches between
-    /// (only FUNCTIONAL records before each warm-up, if given).
+    /// PERIOD after WARM in detail (default 2×UNIT, 8×UNIT with --prefetch;
+    /// each unit's cut by up to half, drawn from --sample-seed), warm caches
+    /// and prefetchers between (only FUNCTIONAL records before each warm-up,
+    /// if given).
     #[arg(long, value_name = "UNIT:PERIOD[:WARM[:FUNCTIONAL]]")]
     pub sample: Option<sim::timing::SampleSpec>,
     /// Seed of the units' placement (the first unit's offset in the period).
@@ -296,7 +298,9 @@ fn run_timing(a: ReplayArgs) -> Result<()> {
         max_windows: a.max_windows,
         prefetch_level: a.prefetch_level,
         prefetch_queue: a.prefetch_queue,
-        sample: a.sample.map(|s| s.place(a.sample_seed)),
+        sample: a
+            .sample
+            .map(|s| s.place(a.sample_seed, !a.prefetch.is_empty())),
         ..sim::Config::default()
     };
     let mut engine =
@@ -342,7 +346,7 @@ fn run_timing(a: ReplayArgs) -> Result<()> {
             "window_ns": a.window_ns,
             "prefetch": a.prefetch,
             "prefetch_level": a.prefetch_level,
-            "sample": a.sample.map(|s| format!("{:?}", s.place(a.sample_seed))),
+            "sample": a.sample.map(|s| format!("{:?}", s.place(a.sample_seed, !a.prefetch.is_empty()))),
             "checkpoint": { "from": a.from_checkpoint, "save": a.save_checkpoint, "at": a.checkpoint_at },
         });
         write_json(&dir.join("summary.json"), &serde_json::to_value(&summary)?)?;
