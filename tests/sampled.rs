@@ -205,6 +205,13 @@ fn prefetchers_are_warmed_and_held() {
             &[&pf[..], &["--sample", "250:5000", "--sample-seed", &seed]].concat(),
         );
         assert_eq!(s["sampled"]["warm"], 2000);
+        // The prefetcher serves every measured demand from L2: no LLC
+        // lookup in any unit, so no LLC ratio (not a rate of 0).
+        assert_eq!(
+            s["sampled"]["not_estimated"],
+            serde_json::json!(["hit_rate_LLC", "llc_miss_rate"])
+        );
+        assert!(s["sampled"]["metrics"].get("llc_miss_rate").is_none());
         let (e, lo, hi) = metric(&s, "latency_mean_ns");
         assert!(
             lo <= mean && mean <= hi,
@@ -218,4 +225,66 @@ fn prefetchers_are_warmed_and_held() {
             issued(&full)
         );
     }
+}
+
+/// A channel at saturation is named: 16 Zipf threads on epyc-4numa with a
+/// next-line prefetcher keep node 3's channel 1 over 99% busy in the
+/// detailed phases (the plain summary's utilization, which the warning
+/// repeats); without the prefetcher no queue reaches 99% and none is named.
+#[test]
+fn saturated_queues_are_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = dir.path().join("z.nst");
+    ok(&[
+        "trace",
+        "gen",
+        "zipf",
+        "-n",
+        "200000",
+        "--threads",
+        "16",
+        "--footprint",
+        "64M",
+        "--write-ratio",
+        "0.2",
+        "--zipf-s",
+        "0.9",
+        "-o",
+        t.to_str().unwrap(),
+    ]);
+    let t = t.display().to_string();
+    let run = |extra: &[&str]| -> Value {
+        let mut args = vec!["replay", &t, "--machine", "epyc-4numa", "--pin", "spread"];
+        args.extend_from_slice(&["--sample", "1000:10000", "--json"]);
+        args.extend_from_slice(extra);
+        serde_json::from_str(&ok(&args)).unwrap()
+    };
+    let s = run(&["--prefetch", "next-line@L1D"]);
+    let named = s["sampled"]["saturated"]
+        .as_array()
+        .expect("a saturated queue");
+    assert!(!named.is_empty());
+    for b in named {
+        let u = b["utilization"].as_f64().unwrap();
+        assert!(u >= 0.99, "{b}");
+        let q = b["queue"].as_str().unwrap();
+        let same = s["memory"]["channels"].as_array().unwrap().iter().any(|c| {
+            format!("node {} channel {}", c["node"], c["channel"]) == q
+                && c["utilization"].as_f64() == Some(u)
+        });
+        assert!(
+            same,
+            "{q} at {u} is a channel of the summary at that utilization"
+        );
+    }
+    assert!(
+        named.iter().any(|b| b["queue"] == "node 3 channel 1"),
+        "{named:?}"
+    );
+    let plain = run(&[]);
+    assert!(
+        plain["sampled"].get("saturated").is_none(),
+        "{}",
+        plain["sampled"]
+    );
 }

@@ -187,6 +187,21 @@ fn render_sampled(o: &mut String, x: &sim::results::Sampled) {
             }
         );
     }
+    if !x.not_estimated.is_empty() {
+        let _ = writeln!(
+            o,
+            "  not estimated (no unit had a denominator): {}",
+            x.not_estimated.join(", ")
+        );
+    }
+    for b in &x.saturated {
+        let _ = writeln!(
+            o,
+            "  warning: {} was {:.1}% busy in the detailed phases: a queue at saturation grows over the run and a sample drains it at every switch, so its waits come out too low",
+            b.queue,
+            100.0 * b.utilization
+        );
+    }
 }
 
 /// `timeseries.csv`: window start, accesses, mean latency, L1 and LLC hit

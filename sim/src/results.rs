@@ -200,6 +200,22 @@ pub struct Sampled {
     /// the LLC up): left out of `metrics` rather than said to be 0.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub not_estimated: Vec<String>,
+    /// Channels and links at least [`SATURATED`] busy in the detailed
+    /// phases. A queue at saturation grows over the whole run, and a sample
+    /// drains it at every switch to warming: its waits, and the latencies
+    /// they are part of, come out too low (docs/performance.md).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub saturated: Vec<Busy>,
+}
+
+/// Utilization from which a sampled run names a queue as saturated.
+pub const SATURATED: f64 = 0.99;
+
+/// A channel (`node N channel C`) or link (`link A-B`) and how busy it was.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Busy {
+    pub queue: String,
+    pub utilization: f64,
 }
 
 /// The per-window time series of a timing run: counts per window of

@@ -300,6 +300,7 @@ impl Engine<'_> {
             functional: s.shape.functional,
             metrics,
             not_estimated,
+            saturated: Vec::new(),
         })
     }
 }

@@ -93,7 +93,7 @@ fn summarize(e: &Engine) -> Summary {
             });
         }
     }
-    let links = e
+    let links: Vec<LinkStats> = e
         .mem
         .links
         .iter()
@@ -128,6 +128,10 @@ fn summarize(e: &Engine) -> Summary {
             finished_ns: ns(done),
         })
         .collect();
+    let sampled = e.sampled().map(|mut x| {
+        x.saturated = saturated(&channels, &links);
+        x
+    });
     Summary {
         machine: m.spec.name.clone(),
         elapsed_ns: ns(e.stats.elapsed_ps),
@@ -160,8 +164,23 @@ fn summarize(e: &Engine) -> Summary {
         threads,
         prefetch: all.first().cloned(),
         prefetchers: if all.len() > 1 { all } else { Vec::new() },
-        sampled: e.sampled(),
+        sampled,
     }
+}
+
+/// The queues at least [`SATURATED`] busy, channels then links.
+fn saturated(channels: &[ChannelStats], links: &[LinkStats]) -> Vec<Busy> {
+    let ch = channels.iter().map(|c| {
+        let queue = format!("node {} channel {}", c.node, c.channel);
+        (queue, c.utilization)
+    });
+    let li = links
+        .iter()
+        .map(|l| (format!("link {}-{}", l.a, l.b), l.utilization));
+    ch.chain(li)
+        .filter(|&(_, u)| u >= SATURATED)
+        .map(|(queue, utilization)| Busy { queue, utilization })
+        .collect()
 }
 
 impl Engine<'_> {
