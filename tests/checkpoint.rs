@@ -144,6 +144,9 @@ fn every_engine_path_resumes() {
     let t = shared(dir.path());
     let flags = ["--machine", "xeon-2s", "--sample", "200:3000"];
     resumes_exactly(&t, &flags, &[4_100, 15_000]);
+    // With a prefetcher: its warming counts and lines are state too.
+    let pf = ["--prefetch", "stream:2:2"];
+    resumes_exactly(&t, &[&flags[..], &pf[..]].concat(), &[4_100, 15_000]);
     let timed = generate(
         dir.path(),
         "timed.nst",

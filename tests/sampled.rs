@@ -171,8 +171,9 @@ fn warmed_runs_count_their_detail() {
 /// five placements of 250-record units every 5 000 records (the default
 /// warm-up with prefetchers, 2 000 records less each unit's cut) the full
 /// run's mean latency lies inside the 99.7% interval; and the prefetch
-/// counts are the detailed phases' only (about 45% of the records here;
-/// with the warmed records they would be the full run's).
+/// counts are the detailed phases' only (about 35% of the records here;
+/// with the warmed records they would be the full run's), with every
+/// line issued in detail used or useless (`useful + useless = issued`).
 #[test]
 fn prefetchers_are_warmed_and_held() {
     let dir = tempfile::tempdir().unwrap();
@@ -216,6 +217,12 @@ fn prefetchers_are_warmed_and_held() {
         assert!(
             lo <= mean && mean <= hi,
             "seed {seed}: mean latency {mean} outside [{lo}, {hi}] (estimate {e})"
+        );
+        let count = |k: &str| s["prefetch"][k].as_u64().unwrap();
+        assert_eq!(
+            count("useful") + count("useless"),
+            count("issued"),
+            "seed {seed}"
         );
         let detailed = s["sampled"]["detailed"].as_f64().unwrap() / 100_000.0;
         assert!(

@@ -147,7 +147,7 @@ pub fn render(s: &Summary) -> String {
 fn render_sampled(o: &mut String, x: &sim::results::Sampled) {
     let _ = writeln!(
         o,
-        "sampled      {} units of {} records every {} (warm-up {}, first at record {}, {} warmed functionally): {} measured, {} in detail, {} warmed, {} skipped; the lines above count the detailed part",
+        "sampled      {} units of {} records every {} (warm-up up to {}, first at record {}, {} warmed functionally): {} measured, {} in detail, {} warmed, {} skipped; the lines above count the detailed part",
         x.units,
         commas(x.unit),
         commas(x.period),

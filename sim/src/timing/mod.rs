@@ -294,7 +294,8 @@ impl<'m> Engine<'m> {
             .iter()
             .map(|slot| {
                 let mut s = slot.stats;
-                s.useless += slot.lines.len() as u64;
+                // Lines issued while warming (landed at 0) are warming's.
+                s.useless += slot.lines.values().filter(|l| l.0 != 0).count() as u64;
                 (slot.p.name(), slot.level, s)
             })
             .collect()

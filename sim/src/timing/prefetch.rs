@@ -11,6 +11,7 @@ use traces::{Access, Kind};
 
 use crate::directory::NO_AGENT;
 use crate::policy::AccessView;
+use crate::prefetch::PrefetchStats;
 
 use super::Engine;
 use super::cores::Served;
@@ -37,32 +38,34 @@ impl Engine<'_> {
     ) -> u64 {
         let mut lat = lat;
         for k in 0..self.pf.len() {
-            let slot = &mut self.pf[k];
-            let hit_at_level = matches!(s, Served::Private(h) if (h as usize) <= slot.level);
+            let level = self.pf[k].level;
+            let hit_at_level = matches!(s, Served::Private(h) if (h as usize) <= level);
             let mut covered = false;
-            if let Some(&(ready, who)) = slot.lines.get(&line)
+            if let Some(&(ready, who)) = self.pf[k].lines.get(&line)
                 && who as usize == core
             {
-                slot.lines.remove(&line);
+                self.pf[k].lines.remove(&line);
+                let books = self.outcome_books(k, ready);
                 if hit_at_level {
                     covered = true;
-                    slot.stats.useful += 1;
+                    books.useful += 1;
                     if ready > t {
-                        slot.stats.late += 1;
+                        books.late += 1;
                         lat = lat.max(ready - t);
                         self.waited = true;
                     }
                 } else {
                     // Gone from the level before its use; a copy below it
                     // is still in flight until the fill completes.
-                    slot.stats.useless += 1;
-                    slot.stats.early += 1;
+                    books.useless += 1;
+                    books.early += 1;
                     if ready > t {
                         lat = lat.max(ready - t);
                         self.waited = true;
                     }
                 }
             }
+            let slot = &mut self.pf[k];
             if !hit_at_level && !covered {
                 slot.stats.demand_misses += 1;
                 // Evicted from the level before its fill completed: the
@@ -169,7 +172,8 @@ impl Engine<'_> {
             return;
         }
         // Beyond the private levels: only as many in flight as the queue holds.
-        if let Some(limit) = self.cfg.prefetch_queue {
+        // (Warming has no time: nothing stays in flight, nothing is dropped.)
+        if let Some(limit) = self.cfg.prefetch_queue.filter(|_| !self.mem.functional) {
             let q = &mut self.pf[k].inflight[core];
             while q.peek().is_some_and(|&Reverse(d)| d <= t) {
                 q.pop();
@@ -210,8 +214,9 @@ impl Engine<'_> {
 
     /// When a prefetch issued at `t` lands: after its latency, except in
     /// functional warming, which has no time (`sampled.rs`) — there it
-    /// has landed when the next access looks, and a detailed phase never
-    /// meets a warming prefetch still in flight at the frozen clock.
+    /// has landed (at 0, which also marks it as warming's) when the next
+    /// access looks, and a detailed phase never meets a warming prefetch
+    /// still in flight at the frozen clock.
     fn prefetch_ready(&self, t: u64, latency: u64) -> u64 {
         if self.mem.functional {
             0
@@ -259,13 +264,30 @@ impl Engine<'_> {
     /// A line prefetcher `k` brought in left `core`'s level unused: useless, early.
     pub(super) fn prefetch_lost(&mut self, k: usize, core: usize, block: u64) {
         let slot = &mut self.pf[k];
-        if let Some(&(_, who)) = slot.lines.get(&block)
+        if let Some(&(ready, who)) = slot.lines.get(&block)
             && who as usize == core
             && !self.cores[core].levels[slot.level].contains(block)
         {
             slot.lines.remove(&block);
-            slot.stats.useless += 1;
-            slot.stats.early += 1;
+            let books = self.outcome_books(k, ready);
+            books.useless += 1;
+            books.early += 1;
         }
+    }
+
+    /// The counts a prefetched line's outcome goes to: its issue's, so that
+    /// `useful + useless = issued` holds in the run's books. In a sampled
+    /// run a line issued while warming has landed at 0
+    /// ([`Engine::prefetch_ready`]); its outcome goes to warming's books
+    /// even when a detailed phase sees it, and the outcome of a line issued
+    /// in detail goes to the run's even when warming sees it.
+    fn outcome_books(&mut self, k: usize, ready: u64) -> &mut PrefetchStats {
+        let issued_warming = ready == 0;
+        if issued_warming != self.mem.functional
+            && let Some(x) = self.sampling.as_mut().and_then(|s| s.pf_scratch.get_mut(k))
+        {
+            return x;
+        }
+        &mut self.pf[k].stats
     }
 }

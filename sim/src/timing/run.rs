@@ -11,13 +11,14 @@ use traces::horizon::HORIZON_PS;
 use traces::{Access, Batch, Kind};
 
 use super::cores::Served;
+use super::sample::Phase;
 use super::{Engine, EngineError};
 
 /// Records queued between two simulation steps within a batch.
 const FEED_CHUNK: usize = 2048;
 
 /// How far ahead functional warming asks the host for the next records'
-/// directory slots and sets (in records).
+/// directory slots and sets (in records; not for records it will skip).
 const WARM_AHEAD: usize = 16;
 
 impl Engine<'_> {
@@ -37,6 +38,9 @@ impl Engine<'_> {
             if self.sampling.is_some() {
                 if self.mem.functional
                     && let Some(ahead) = batch.acc.get(i + WARM_AHEAD)
+                    && self.sampling.as_ref().is_some_and(|s| {
+                        s.shape.phase(record + WARM_AHEAD as u64) == Phase::Functional
+                    })
                 {
                     self.prefetch_record(ahead);
                 }

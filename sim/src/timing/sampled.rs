@@ -1,6 +1,7 @@
 //! Sampled replay (SMARTS, Wunderlich et al., ISCA 2003): `unit` records
 //! measured every `period` records, the first at record `offset`; the
-//! `warm` records before each unit are simulated in detail but not
+//! `warm` records before each unit, less the unit's cut (`sample.rs`),
+//! are simulated in detail but not
 //! measured (meant to bring the queues and the cores' misses in flight
 //! back to a running state; the validation in docs/performance.md is what
 //! shows how well); every other record is *warmed functionally*: it goes
@@ -264,7 +265,6 @@ impl Engine<'_> {
                 None => not_estimated.push(name),
             }
         }
-        not_estimated.sort();
         let mut lats = s.latencies.clone();
         lats.sort_unstable();
         let values: Vec<u64> = lats.iter().map(|x| x.1).collect();
@@ -280,12 +280,18 @@ impl Engine<'_> {
             }
         }
         for (name, q) in [("latency_p50_ns", 0.5), ("latency_p99_ns", 0.99)] {
+            if values.is_empty() {
+                // No data access measured (instruction fetches only).
+                not_estimated.push(name.to_string());
+                continue;
+            }
             let mut e = estimate::quantile(&slices, q, Z_997);
             for x in [&mut e.estimate, &mut e.ci_low, &mut e.ci_high] {
                 *x /= 1000.0;
             }
             metrics.insert(name.into(), e);
         }
+        not_estimated.sort();
         Some(Sampled {
             unit: s.shape.unit,
             period: s.shape.period,

@@ -88,7 +88,8 @@ pub struct ReplayArgs {
     /// if given).
     #[arg(long, value_name = "UNIT:PERIOD[:WARM[:FUNCTIONAL]]")]
     pub sample: Option<sim::timing::SampleSpec>,
-    /// Seed of the units' placement (the first unit's offset in the period).
+    /// Seed of the units' placement (the first unit's offset in the period)
+    /// and of each unit's warm-up cut.
     #[arg(long, default_value_t = 0)]
     pub sample_seed: u64,
     /// Save the whole machine state into FILE after --checkpoint-at records (the run goes on).
