@@ -37,6 +37,11 @@ impl Hasher for U64Hasher {
 /// A `HashMap` keyed by u64 with [`U64Hasher`]. Never iterated into output.
 pub type U64Map<V> = HashMap<u64, V, BuildHasherDefault<U64Hasher>>;
 
+/// A `HashMap` whose iteration order depends only on the operations done on
+/// it (a fixed hasher, not a random one): what a policy's checkpointed
+/// state keeps, so that a checkpoint's bytes repeat.
+pub type DetMap<K, V> = HashMap<K, V, BuildHasherDefault<U64Hasher>>;
+
 /// A set of up to 256 agents.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Agents([u64; 4]);

@@ -5,7 +5,8 @@
 //! It observes only memory accesses as they happen (which node read which
 //! page), as NUMA hinting faults let a kernel do.
 
-use std::collections::HashMap;
+// Checkpointed: a fixed hasher, so that saved state repeats byte for byte.
+use sim::directory::DetMap as HashMap;
 
 use sim::{Machine, PageView, Placement};
 
@@ -22,7 +23,7 @@ impl MigrateOnRemote {
     pub fn new(k: u32) -> Self {
         MigrateOnRemote {
             k,
-            counts: HashMap::new(),
+            counts: HashMap::default(),
         }
     }
 }

@@ -4,7 +4,8 @@
 //! time; on each access it chains predictions from the current delta D
 //! times and prefetches those lines.
 
-use std::collections::HashMap;
+// Checkpointed: a fixed hasher, so that saved state repeats byte for byte.
+use sim::directory::DetMap as HashMap;
 
 use sim::policy::{AccessView, Prefetcher};
 

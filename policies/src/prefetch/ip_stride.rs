@@ -20,7 +20,8 @@
 //! largest stride the host's walks show it following when a longer one
 //! walked was not.
 
-use std::collections::HashMap;
+// Checkpointed: a fixed hasher, so that saved state repeats byte for byte.
+use sim::directory::DetMap as HashMap;
 
 use sim::policy::{AccessView, Prefetcher};
 
@@ -64,7 +65,7 @@ impl IpStride {
             curve: Vec::new(),
             line_bits,
             confirm: 1,
-            table: vec![HashMap::new(); cores.max(1)],
+            table: vec![HashMap::default(); cores.max(1)],
         }
     }
 }
