@@ -431,6 +431,14 @@ fn an_engine_takes_back_only_a_state_of_its_shape() {
     assert!(engine(xeon, false).load_state(&with_pf).is_err());
 }
 
+/// 3 000 Zipf records of 4 threads over 1 MiB, 20% stores (seed 7): the
+/// trace the committed checkpoint was saved on.
+fn small_zipf(dir: &Path) -> String {
+    let args = ["zipf", "-n", "3000", "--threads", "4", "--footprint", "1M"];
+    let more = ["--write-ratio", "0.2", "--seed", "7"];
+    generate(dir, "z.nst", &[&args[..], &more[..]].concat())
+}
+
 /// The committed checkpoint (`tests/expect/checkpoint.ckpt`, written by
 /// this format version on `tests/data/tiny-2s.toml`) still resumes to the
 /// uninterrupted run. A change of the state's types decodes into another
@@ -439,23 +447,7 @@ fn an_engine_takes_back_only_a_state_of_its_shape() {
 #[test]
 fn the_committed_checkpoint_still_resumes() {
     let dir = tempfile::tempdir().unwrap();
-    let t = generate(
-        dir.path(),
-        "z.nst",
-        &[
-            "zipf",
-            "-n",
-            "3000",
-            "--threads",
-            "4",
-            "--footprint",
-            "1M",
-            "--write-ratio",
-            "0.2",
-            "--seed",
-            "7",
-        ],
-    );
+    let t = small_zipf(dir.path());
     let machine = common::root("tests/data/tiny-2s.toml");
     let flags = [
         "--machine",
@@ -494,21 +486,7 @@ fn the_committed_checkpoint_still_resumes() {
 #[test]
 fn checkpoints_repeat_byte_for_byte() {
     let dir = tempfile::tempdir().unwrap();
-    let t = generate(
-        dir.path(),
-        "z.nst",
-        &[
-            "zipf",
-            "-n",
-            "3000",
-            "--threads",
-            "4",
-            "--footprint",
-            "1M",
-            "--seed",
-            "7",
-        ],
-    );
+    let t = small_zipf(dir.path());
     let machine = common::root("tests/data/tiny-2s.toml");
     let flags = [
         "--machine",

@@ -9,26 +9,22 @@ mod common;
 use common::stdout as ok;
 use serde_json::Value;
 
+/// `trace gen ARGS -o DIR/NAME`; the trace's path.
+fn generate(dir: &std::path::Path, name: &str, args: &[&str]) -> String {
+    let t = dir.join(name).display().to_string();
+    ok(&[&["trace", "gen"], args, &["-o", &t]].concat());
+    t
+}
+
 /// A 4-thread Zipf trace with sharing (20% stores) over `footprint`.
 fn trace(dir: &std::path::Path, n: u64, footprint: &str) -> String {
-    let t = dir.join("t.nst");
     let n = n.to_string();
-    ok(&[
-        "trace",
-        "gen",
-        "zipf",
-        "-n",
-        &n,
-        "--threads",
-        "4",
-        "--footprint",
-        footprint,
-        "--write-ratio",
-        "0.2",
-        "-o",
-        t.to_str().unwrap(),
-    ]);
-    t.display().to_string()
+    let args = ["zipf", "-n", &n, "--threads", "4", "--footprint", footprint];
+    generate(
+        dir,
+        "t.nst",
+        &[&args[..], &["--write-ratio", "0.2"]].concat(),
+    )
 }
 
 fn replay(trace: &str, extra: &[&str]) -> Value {
@@ -177,10 +173,7 @@ fn warmed_runs_count_their_detail() {
 #[test]
 fn prefetchers_are_warmed_and_held() {
     let dir = tempfile::tempdir().unwrap();
-    let t = dir.path().join("seq.nst");
-    ok(&[
-        "trace",
-        "gen",
+    let args = [
         "sequential",
         "-n",
         "100000",
@@ -188,10 +181,8 @@ fn prefetchers_are_warmed_and_held() {
         "8",
         "--footprint",
         "16M",
-        "-o",
-        t.to_str().unwrap(),
-    ]);
-    let t = t.display().to_string();
+    ];
+    let t = generate(dir.path(), "seq.nst", &args);
     let pf = ["--prefetch", "stream:8:1@L2"];
     let full = replay(&t, &pf);
     let mean = full["latency_ns"]["mean"].as_f64().unwrap();
@@ -241,10 +232,7 @@ fn prefetchers_are_warmed_and_held() {
 #[test]
 fn saturated_queues_are_named() {
     let dir = tempfile::tempdir().unwrap();
-    let t = dir.path().join("z.nst");
-    ok(&[
-        "trace",
-        "gen",
+    let args = [
         "zipf",
         "-n",
         "200000",
@@ -252,14 +240,9 @@ fn saturated_queues_are_named() {
         "16",
         "--footprint",
         "64M",
-        "--write-ratio",
-        "0.2",
-        "--zipf-s",
-        "0.9",
-        "-o",
-        t.to_str().unwrap(),
-    ]);
-    let t = t.display().to_string();
+    ];
+    let more = ["--write-ratio", "0.2", "--zipf-s", "0.9"];
+    let t = generate(dir.path(), "z.nst", &[&args[..], &more[..]].concat());
     let run = |extra: &[&str]| -> Value {
         let mut args = vec!["replay", &t, "--machine", "epyc-4numa", "--pin", "spread"];
         args.extend_from_slice(&["--sample", "1000:10000", "--json"]);

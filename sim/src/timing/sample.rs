@@ -340,6 +340,21 @@ mod tests {
         }
     }
 
+    /// `place` draws the cuts (a jitter seed, different per sample seed)
+    /// and picks the default warm-up: 2×UNIT, 8×UNIT with prefetchers,
+    /// never past the period's room.
+    #[test]
+    fn placing_draws_cuts_and_default_warm_ups() {
+        let spec: SampleSpec = "250:5000".parse().unwrap();
+        assert_eq!(spec.place(0, false).warm, 500);
+        assert_eq!(spec.place(0, true).warm, 2000);
+        let tight: SampleSpec = "250:1000".parse().unwrap();
+        assert_eq!(tight.place(0, true).warm, 750);
+        let (a, b) = (spec.place(0, true), spec.place(1, true));
+        assert!(a.jitter.is_some() && b.jitter.is_some() && a.jitter != b.jitter);
+        assert_eq!(spec.place(0, true), spec.place(0, true));
+    }
+
     #[test]
     fn shapes_refused() {
         for (unit, period, warm, offset, functional) in [
