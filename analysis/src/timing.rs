@@ -147,11 +147,13 @@ pub fn render(s: &Summary) -> String {
 fn render_sampled(o: &mut String, x: &sim::results::Sampled) {
     let _ = writeln!(
         o,
-        "sampled      {} units of {} records every {} (warm-up up to {}, first at record {}, {} warmed functionally): {} measured, {} in detail, {} warmed, {} skipped; the lines above count the detailed part",
+        "sampled      {} units of {} {} every {} (warm-up up to {}, first at {} {}, {} warmed functionally): {} measured, {} in detail, {} warmed, {} skipped; the lines above count the detailed part",
         x.units,
         commas(x.unit),
+        x.counts,
         commas(x.period),
         commas(x.warm),
+        x.counts.trim_end_matches('s'),
         commas(x.offset),
         x.functional.map_or("all others".to_string(), |f| format!(
             "{} before each",

@@ -206,6 +206,19 @@ pub struct Sampled {
     /// they are part of, come out too low (docs/performance.md).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub saturated: Vec<Busy>,
+    /// What unit, period, warm-up, offset and the counts count: `records`
+    /// (a trace replay; not written) or `tasks` (a task replay, in arrival
+    /// order).
+    #[serde(default = "records", skip_serializing_if = "is_records")]
+    pub counts: String,
+}
+
+fn records() -> String {
+    "records".into()
+}
+
+fn is_records(s: &str) -> bool {
+    s == "records"
 }
 
 /// Utilization from which a sampled run names a queue as saturated.

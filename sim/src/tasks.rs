@@ -69,6 +69,7 @@ use crate::timing::Engine;
 
 mod moves;
 mod preload;
+mod sampled;
 pub use moves::{Moves, ObjectStore, TaskMove};
 pub use preload::{PreloadError, PreloadStats, TaskPreload};
 
@@ -146,6 +147,20 @@ pub enum TaskError {
         h = traces::horizon::describe()
     )]
     ClockPastHorizon { task: u32, ps: u64 },
+    #[error("{0}")]
+    SampleShape(#[from] crate::timing::SampleShapeError),
+    #[error(
+        "sample: bounded warming ({0} functional tasks before each warm-up) is for trace replays; give UNIT:PERIOD[:WARM]"
+    )]
+    SampleBounded(u64),
+    #[error(
+        "sample: a sampled task replay runs no background jobs, preload or shard moves (their timing spans the phases warming does not time)"
+    )]
+    SampleBeside,
+    #[error(
+        "sample: the trace's tasks hold {units} unit(s), the first at task {offset}; an interval needs at least 2 (shorten the period)"
+    )]
+    TooFewUnits { units: u64, offset: u64 },
 }
 
 /// One task of a running batch (or a background job).
@@ -224,6 +239,10 @@ pub struct TaskEngine<'m> {
     home_of: HashMap<u32, usize>,
     /// The warm-up has run ([`TaskEngine::warm_state`], [`TaskEngine::start_warmed`]).
     warmed: bool,
+    /// A sampled run's shape and units (`sampled.rs`).
+    sampling: Option<Box<sampled::TaskSampling>>,
+    /// Time of the last event run (ps).
+    clock_ps: u64,
 }
 
 /// The task a member runs: a trace's, or (on a job worker) a job.
@@ -280,6 +299,8 @@ impl<'m> TaskEngine<'m> {
             moves: None,
             home_of: HashMap::new(),
             warmed: false,
+            sampling: None,
+            clock_ps: 0,
         })
     }
 
@@ -387,6 +408,7 @@ impl<'m> TaskEngine<'m> {
         trace: &TaskTrace,
         mut sink: impl FnMut(&TaskRecord),
     ) -> Result<(), TaskError> {
+        self.check_sample()?;
         if !trace.warmup.is_empty() && !self.warmed {
             self.engine.warm(self.workers[0].core, &trace.warmup);
         }
@@ -430,23 +452,57 @@ impl<'m> TaskEngine<'m> {
             match (arrival, ev) {
                 (Some(a), Some(e)) if e <= a => self.event(trace, &mut sink)?,
                 (Some(a), _) => {
-                    self.dispatch(trace, next, a)?;
+                    if !self.sample_warm(trace, next, a, &mut sink)? {
+                        // After warming, a detailed stretch starts no
+                        // earlier than the drained clock (`sampled.rs`);
+                        // otherwise the clock is never past an arrival.
+                        self.dispatch(trace, next, a.max(self.clock_ps))?;
+                    }
                     next += 1;
                 }
                 (None, Some(_)) => self.event(trace, &mut sink)?,
-                (None, None) => return Ok(()),
+                (None, None) => {
+                    self.finish_sample();
+                    return Ok(());
+                }
             }
         }
     }
 
     fn dispatch(&mut self, trace: &TaskTrace, i: usize, t_ps: u64) -> Result<(), TaskError> {
         let task = &trace.tasks[i];
+        let (w, data_node) = self.pick(task, i, t_ps)?;
+        let fire_at = self.decide_preload(task, i, w, data_node, t_ps);
+        self.workers[w].queue.push_back(i);
+        match fire_at {
+            Some(at) if at <= t_ps => self.fire_preload(trace, w, i, t_ps),
+            Some(at) => self.push(at, Ev::Preload(w, i)),
+            None => {}
+        }
+        if self.workers[w].running.is_none() {
+            self.start(trace, w, t_ps)?;
+        }
+        Ok(())
+    }
+
+    /// The worker the scheduler picks for task `i` at `t_ps`, and the node
+    /// it believes the task's data lives on.
+    /// While a sampled run warms, the queues a dispatcher sees are
+    /// warming's (`sampled.rs`).
+    fn pick(&mut self, task: &Task, i: usize, t_ps: u64) -> Result<(usize, u32), TaskError> {
+        let warming = self.warming_queues(t_ps);
         let views: Vec<WorkerView> = (0..self.served)
             .map(|w| {
                 let wk = &self.workers[w];
-                let running = wk.running.as_ref().map_or(0, |r| r.batch.len());
+                let (queued, running) = match &warming {
+                    Some(q) => q[w],
+                    None => (
+                        wk.queue.len(),
+                        wk.running.as_ref().map_or(0, |r| r.batch.len()),
+                    ),
+                };
                 let slots = self.batch as u32;
-                wk.signals.view(w, wk.queue.len(), running, slots, t_ps)
+                wk.signals.view(w, queued, running, slots, t_ps)
             })
             .collect();
         let home = self
@@ -469,17 +525,7 @@ impl<'m> TaskEngine<'m> {
         if w >= self.served {
             return Err(TaskError::BadPick(self.sched.name(), w, self.served));
         }
-        let fire_at = self.decide_preload(task, i, w, rv.data_node, t_ps);
-        self.workers[w].queue.push_back(i);
-        match fire_at {
-            Some(at) if at <= t_ps => self.fire_preload(trace, w, i, t_ps),
-            Some(at) => self.push(at, Ev::Preload(w, i)),
-            None => {}
-        }
-        if self.workers[w].running.is_none() {
-            self.start(trace, w, t_ps)?;
-        }
-        Ok(())
+        Ok((w, rv.data_node))
     }
 
     /// Move `i`'s key switches to its new worker and copy (its state
@@ -669,6 +715,7 @@ impl<'m> TaskEngine<'m> {
         let Some(Reverse((t, _, ev))) = self.heap.pop() else {
             return Ok(());
         };
+        self.clock_ps = self.clock_ps.max(t);
         match ev {
             Ev::Issue(w) => {
                 let core = self.workers[w].core;
@@ -710,7 +757,7 @@ impl<'m> TaskEngine<'m> {
                 for m in &r.batch {
                     let task = &trace.tasks[m.task];
                     compute = compute.saturating_add(m.compute_ps);
-                    sink(&TaskRecord {
+                    let rec = TaskRecord {
                         task: task.id,
                         key: task.key,
                         worker: w as u32,
@@ -723,7 +770,10 @@ impl<'m> TaskEngine<'m> {
                         misses: m.misses,
                         compute_ps: m.compute_ps,
                         memory_lines: m.memory_lines,
-                    });
+                    };
+                    if self.measured(m.task, &rec) {
+                        sink(&rec);
+                    }
                     // Where its key's data lives, now that it has ended
                     // (unless its key has switched to a new copy since).
                     let current = self.moves.as_ref().map_or(0, |mv| mv.shift_of(task.key));

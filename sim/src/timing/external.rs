@@ -110,6 +110,30 @@ impl Engine<'_> {
         self.mem.slow_after(at_ps, factor);
     }
 
+    /// Starts (`true`) or ends functional warming for a driver outside the
+    /// trace replay (the task engine's sampled replay, `sim::tasks`): as in
+    /// a sampled trace replay (`sampled.rs`), accesses warmed meanwhile go
+    /// through caches, directory, prefetchers and page placement at a
+    /// frozen clock, with the channels and links stopped, and count in
+    /// scratch books, never in the run's.
+    pub fn set_warming(&mut self, on: bool) {
+        if on == self.mem.functional {
+            return;
+        }
+        if self.sampling.is_none() {
+            self.sampling = Some(Box::new(self.books_only()));
+        }
+        self.swap_books(on);
+    }
+
+    /// Warms access `a` on `core` (between [`Engine::set_warming`]`(true)`
+    /// and `(false)`).
+    pub fn warm_on(&mut self, core: usize, a: &Access) {
+        debug_assert!(self.mem.functional, "warm_on outside warming");
+        self.access(core, a, self.now_ps, None);
+        self.waited = false;
+    }
+
     /// The node holding page-of `addr`, if it has been placed.
     pub fn page_node(&self, addr: u64) -> Option<u32> {
         self.mem.node_of(addr)

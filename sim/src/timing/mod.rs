@@ -108,6 +108,7 @@ use sample::Sampling;
 pub use sample::{Phase, Sample, SampleShapeError, SampleSpec, SampleSpecError};
 use slots::PfSlot;
 use stats::{Stats, WindowLimits};
+pub(crate) use summary::saturated;
 use threads::Threads;
 
 /// The engine: the machine's state and the run's books.
@@ -207,13 +208,7 @@ impl<'m> Engine<'m> {
         let sampling = match cfg.sample {
             Some(shape) => {
                 shape.check()?;
-                let scratch = Stats::new(
-                    m,
-                    mem.channels.iter().map(Vec::len).sum(),
-                    mem.links.len(),
-                    cfg.window_ns,
-                    Sampling::scratch_limits(),
-                );
+                let scratch = Sampling::scratch_stats(m, &mem, cfg.window_ns);
                 let slots = stats.counters.served.len();
                 Some(Box::new(Sampling::new(shape, scratch, slots)))
             }

@@ -227,6 +227,11 @@ pub(super) struct Sampling {
     pub warmed: u64,
     pub skipped: u64,
     pub slots: usize,
+    /// Only the scratch books, for warming driven from outside
+    /// ([`super::Engine::set_warming`]): no units, no estimates. Never
+    /// saved: a task engine saves its state before it warms.
+    #[serde(skip)]
+    pub books_only: bool,
 }
 
 impl Sampling {
@@ -241,15 +246,18 @@ impl Sampling {
             warmed: 0,
             skipped: 0,
             slots,
+            books_only: false,
         }
     }
 
     /// Books for warmed records: no time series.
-    pub fn scratch_limits() -> WindowLimits {
-        WindowLimits {
+    pub fn scratch_stats(m: &crate::Machine, mem: &super::memory::Memory, window_ns: u64) -> Stats {
+        let limits = WindowLimits {
             keep: false,
             max: 1,
-        }
+        };
+        let channels = mem.channels.iter().map(Vec::len).sum();
+        Stats::new(m, channels, mem.links.len(), window_ns, limits)
     }
 }
 

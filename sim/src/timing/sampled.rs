@@ -108,6 +108,23 @@ impl Engine<'_> {
         Ok(())
     }
 
+    /// A sampling state that only holds the scratch books
+    /// ([`Engine::set_warming`]).
+    pub(super) fn books_only(&self) -> super::sample::Sampling {
+        let scratch = super::sample::Sampling::scratch_stats(self.m, &self.mem, self.cfg.window_ns);
+        let shape = super::Sample {
+            unit: 1,
+            period: 1,
+            warm: 0,
+            offset: 0,
+            functional: None,
+            jitter: None,
+        };
+        let mut s = super::sample::Sampling::new(shape, scratch, self.stats.counters.served.len());
+        s.books_only = true;
+        s
+    }
+
     /// Drains the event loop, then routes the books to the scratch copy and
     /// stops the channels and links.
     fn enter_functional(&mut self) -> Result<(), EngineError> {
@@ -125,7 +142,7 @@ impl Engine<'_> {
     /// Swaps the run's books, the prefetchers' counts among them, with
     /// the scratch copy (the page counts go along) and sets the memory's
     /// functional mode.
-    fn swap_books(&mut self, functional: bool) {
+    pub(super) fn swap_books(&mut self, functional: bool) {
         let s = self.sampling.as_mut().expect("sampled run");
         std::mem::swap(&mut self.stats, &mut s.scratch);
         s.pf_scratch.resize(self.pf.len(), Default::default());
@@ -214,7 +231,7 @@ impl Engine<'_> {
 
     /// The sampled run's estimates (None unless `Config::sample` was set).
     pub(super) fn sampled(&self) -> Option<Sampled> {
-        let s = self.sampling.as_ref()?;
+        let s = self.sampling.as_ref().filter(|s| !s.books_only)?;
         let units: Vec<&UnitSums> = s.units.iter().filter(|u| u.accesses > 0).collect();
         // None: no unit has a denominator (not estimable, not 0).
         let ratio = |f: &dyn Fn(&UnitSums) -> (f64, f64)| {
@@ -307,6 +324,7 @@ impl Engine<'_> {
             metrics,
             not_estimated,
             saturated: Vec::new(),
+            counts: "records".into(),
         })
     }
 }

@@ -169,7 +169,7 @@ fn summarize(e: &Engine) -> Summary {
 }
 
 /// The queues at least [`SATURATED`] busy, channels then links.
-fn saturated(channels: &[ChannelStats], links: &[LinkStats]) -> Vec<Busy> {
+pub(crate) fn saturated(channels: &[ChannelStats], links: &[LinkStats]) -> Vec<Busy> {
     let ch = channels.iter().map(|c| {
         let queue = format!("node {} channel {}", c.node, c.channel);
         (queue, c.utilization)

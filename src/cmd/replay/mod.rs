@@ -85,7 +85,8 @@ pub struct ReplayArgs {
     /// PERIOD after WARM in detail (default 2×UNIT, 8×UNIT with --prefetch;
     /// each unit's cut by up to half, drawn from --sample-seed), warm caches
     /// and prefetchers between (only FUNCTIONAL records before each warm-up,
-    /// if given).
+    /// if given). With --workers the counts are tasks, in arrival order
+    /// (UNIT:PERIOD[:WARM]), each unit's per-task latency measured.
     #[arg(long, value_name = "UNIT:PERIOD[:WARM[:FUNCTIONAL]]")]
     pub sample: Option<sim::timing::SampleSpec>,
     /// Seed of the units' placement (the first unit's offset in the period)
@@ -171,8 +172,8 @@ const APPLIES: &[(&str, u8)] = &[
     ("json", Mode::Cache as u8 | Mode::Timing as u8),
     ("single_thread", Mode::Cache as u8),
     ("pin", Mode::Timing as u8),
-    ("sample", Mode::Timing as u8),
-    ("sample_seed", Mode::Timing as u8),
+    ("sample", Mode::Timing as u8 | Mode::Tasks as u8),
+    ("sample_seed", Mode::Timing as u8 | Mode::Tasks as u8),
     ("save_checkpoint", Mode::Timing as u8),
     ("checkpoint_at", Mode::Timing as u8),
     ("from_checkpoint", Mode::Timing as u8),

@@ -1,0 +1,299 @@
+//! Sampled task replay (`replay TASKS --machine M --workers N --sample
+//! UNIT:PERIOD[:WARM]`): the trace replay's sample shape
+//! ([`crate::timing::Sample`], SMARTS) laid over the tasks in arrival
+//! order instead of records, for a trace too long to replay in detail.
+//!
+//! - **Measured:** unit k's `UNIT` tasks. Each one's latency (arrival to
+//!   end), queueing, service and the accesses memory served are added to
+//!   its unit; only measured tasks reach the run's sink (`tasks.csv`).
+//! - **Detailed warm-up:** the `WARM` tasks before each unit, less the
+//!   unit's cut (`timing/sample.rs`). They run in detail and are not
+//!   measured. Warming has no time, so every detailed stretch starts with
+//!   idle workers; the warm-up is what brings the workers' queues back to
+//!   a running state before the unit.
+//! - **Warmed functionally:** every other task. The scheduler picks its
+//!   worker at the task's arrival, seeing warming's queues: each worker a
+//!   FIFO whose tasks each take the mean service time of the tasks that
+//!   ended in detail so far (none before the first detailed stretch), one
+//!   at a time. Without them a load-aware scheduler would see every worker
+//!   idle and send every warmed task to one worker, whose caches alone
+//!   would then be warm (`least-loaded` came out 1.3% fast on a 400 000-task
+//!   trace, its interval missing the full run). The task's accesses go
+//!   through that worker's core's caches, the directory, the prefetchers
+//!   and page placement at a frozen clock
+//!   ([`crate::timing::Engine::set_warming`]), in arrival order, and the
+//!   dispatcher learns where its key's data lives, as from a task that
+//!   ended. Other signals a scheduler reads (utilisation, memory stall)
+//!   keep their values from the last detailed stretch.
+//!
+//! Before the first warmed task after a detailed stretch, the event loop
+//! is drained: every task of the stretch, and so every measured task, runs
+//! to its end in detail. A detailed stretch starts at the later of its
+//! first arrival and the drained clock.
+//!
+//! The estimates are the trace replay's ([`crate::estimate`]): means are
+//! ratios of the units' sums, p50/p99 the pooled quantiles with
+//! Woodruff's interval, at 99.7%. Background jobs, preload and shard moves
+//! are refused: their timing spans phases that warming does not time.
+
+use std::collections::VecDeque;
+
+use crate::estimate::{self, Z_997};
+use crate::results::Sampled;
+use crate::timing::{Phase, Sample};
+
+use super::{TaskEngine, TaskError, TaskRecord, TaskTrace};
+
+/// One unit's sums (ps).
+#[derive(Clone, Default)]
+struct Unit {
+    tasks: u64,
+    latency_ps: u128,
+    queue_ps: u128,
+    service_ps: u128,
+    accesses: u64,
+    memory_lines: u64,
+}
+
+/// A sampled task replay's shape and what it measured.
+pub(super) struct TaskSampling {
+    shape: Sample,
+    units: Vec<Unit>,
+    /// Every measured task: (unit, latency ps).
+    latencies: Vec<(u64, u64)>,
+    /// Tasks that ended in detail, and tasks warmed.
+    detailed: u64,
+    warmed: u64,
+    warming: bool,
+    /// Service time (ps) of the tasks that ended in detail: sum.
+    service_ps: u128,
+    /// Warming's queues: per worker, the ends (ps) of its warmed tasks
+    /// not yet over.
+    queues: Vec<VecDeque<u64>>,
+}
+
+impl TaskEngine<'_> {
+    /// Samples the run (see the module's doc). Bounded warming (the
+    /// shape's `functional`) is for trace replays.
+    pub fn set_sample(&mut self, shape: Sample) -> Result<(), TaskError> {
+        shape.check()?;
+        if let Some(f) = shape.functional {
+            return Err(TaskError::SampleBounded(f));
+        }
+        self.sampling = Some(Box::new(TaskSampling {
+            shape,
+            units: Vec::new(),
+            latencies: Vec::new(),
+            detailed: 0,
+            warmed: 0,
+            warming: false,
+            service_ps: 0,
+            queues: vec![VecDeque::new(); self.served],
+        }));
+        Ok(())
+    }
+
+    /// Before a sampled run: nothing set beside the tasks that spans phases.
+    pub(super) fn check_sample(&self) -> Result<(), TaskError> {
+        if self.sampling.is_some()
+            && (!self.jobs.is_empty() || self.preload.is_some() || self.moves.is_some())
+        {
+            return Err(TaskError::SampleBeside);
+        }
+        Ok(())
+    }
+
+    /// In a sampled run, whether trace task `i` (arriving at `t_ps`) is
+    /// warmed: then it has been, after the detailed stretch before it ran
+    /// to its end. A task to run in detail ends warming first.
+    pub(super) fn sample_warm(
+        &mut self,
+        trace: &TaskTrace,
+        i: usize,
+        t_ps: u64,
+        sink: &mut impl FnMut(&TaskRecord),
+    ) -> Result<bool, TaskError> {
+        let Some(s) = self.sampling.as_ref() else {
+            return Ok(false);
+        };
+        let functional = matches!(s.shape.phase(i as u64), Phase::Functional | Phase::Skip);
+        if !functional {
+            self.set_warming(false);
+            return Ok(false);
+        }
+        if !s.warming {
+            while !self.heap.is_empty() {
+                self.event(trace, sink)?;
+            }
+            self.set_warming(true);
+        }
+        let task = &trace.tasks[i];
+        let t = t_ps.max(self.clock_ps);
+        let (w, _) = self.pick(task, i, t)?;
+        if let Some(s) = self.sampling.as_mut() {
+            let mean = s.service_ps.checked_div(s.detailed as u128).unwrap_or(0) as u64;
+            let q = &mut s.queues[w];
+            let end = q.back().map_or(t, |&e| e.max(t)).saturating_add(mean);
+            q.push_back(end);
+        }
+        let core = self.workers[w].core;
+        for (a, _) in &task.accesses {
+            self.engine.warm_on(core, a);
+        }
+        if let Some((a, _)) = task.accesses.iter().find(|(a, _)| a.kind.is_data())
+            && let Some(node) = self.engine.page_node(a.addr)
+        {
+            self.key_node.insert(task.key, node);
+        }
+        if let Some(s) = self.sampling.as_mut() {
+            s.warmed += 1;
+        }
+        Ok(true)
+    }
+
+    /// Warming begins or ends; a detailed stretch starts with idle
+    /// workers, so warming's queues start empty.
+    fn set_warming(&mut self, on: bool) {
+        if let Some(s) = self.sampling.as_mut()
+            && s.warming != on
+        {
+            s.warming = on;
+            s.queues.iter_mut().for_each(VecDeque::clear);
+            self.engine.set_warming(on);
+        }
+    }
+
+    /// While warming: each worker's (queued, running) tasks at `t_ps` in
+    /// warming's queues.
+    pub(super) fn warming_queues(&mut self, t_ps: u64) -> Option<Vec<(usize, usize)>> {
+        let s = self.sampling.as_mut().filter(|s| s.warming)?;
+        let counts = s.queues.iter_mut().map(|q| {
+            while q.front().is_some_and(|&e| e <= t_ps) {
+                q.pop_front();
+            }
+            (q.len().saturating_sub(1), q.len().min(1))
+        });
+        Some(counts.collect())
+    }
+
+    /// At the end of a sampled run: the run's books back from warming.
+    pub(super) fn finish_sample(&mut self) {
+        self.set_warming(false);
+    }
+
+    /// A task that ended in detail: whether it is measured (then it is
+    /// added to its unit). Every task is, in a run that is not sampled.
+    pub(super) fn measured(&mut self, i: usize, r: &TaskRecord) -> bool {
+        let Some(s) = self.sampling.as_mut() else {
+            return true;
+        };
+        s.detailed += 1;
+        s.service_ps += r.service_ps() as u128;
+        let Phase::Unit(k) = s.shape.phase(i as u64) else {
+            return false;
+        };
+        let k = k as usize;
+        if s.units.len() <= k {
+            s.units.resize(k + 1, Unit::default());
+        }
+        let u = &mut s.units[k];
+        u.tasks += 1;
+        u.latency_ps += r.latency_ps() as u128;
+        u.queue_ps += r.queue_ps() as u128;
+        u.service_ps += r.service_ps() as u128;
+        u.accesses += r.accesses;
+        u.memory_lines += r.memory_lines;
+        s.latencies.push((k as u64, r.latency_ps().max(1)));
+        true
+    }
+
+    /// The sampled run's estimates (None unless [`TaskEngine::set_sample`]
+    /// was called); an interval needs at least two units.
+    pub fn sampled(&self) -> Result<Option<Sampled>, TaskError> {
+        let Some(s) = self.sampling.as_ref() else {
+            return Ok(None);
+        };
+        let units: Vec<&Unit> = s.units.iter().filter(|u| u.tasks > 0).collect();
+        if units.len() < 2 {
+            return Err(TaskError::TooFewUnits {
+                units: units.len() as u64,
+                offset: s.shape.offset,
+            });
+        }
+        let ns = |ps: u128| ps as f64 / 1000.0;
+        let ratio = |f: &dyn Fn(&Unit) -> (f64, f64)| {
+            let pairs: Vec<(f64, f64)> = units.iter().map(|u| f(u)).collect();
+            pairs
+                .iter()
+                .any(|p| p.1 > 0.0)
+                .then(|| estimate::ratio(&pairs, Z_997))
+        };
+        let tasks = |u: &Unit| u.tasks as f64;
+        let ratios = [
+            ("latency_mean_ns", ratio(&|u| (ns(u.latency_ps), tasks(u)))),
+            ("queue_mean_ns", ratio(&|u| (ns(u.queue_ps), tasks(u)))),
+            ("service_mean_ns", ratio(&|u| (ns(u.service_ps), tasks(u)))),
+            (
+                "memory_share",
+                ratio(&|u| (u.memory_lines as f64, u.accesses as f64)),
+            ),
+        ];
+        let mut metrics = std::collections::BTreeMap::new();
+        let mut not_estimated = Vec::new();
+        for (name, e) in ratios {
+            match e {
+                Some(e) => metrics.insert(name.to_string(), e),
+                None => {
+                    not_estimated.push(name.to_string());
+                    None
+                }
+            };
+        }
+        let mut lats = s.latencies.clone();
+        lats.sort_unstable();
+        let values: Vec<u64> = lats.iter().map(|x| x.1).collect();
+        let slices: Vec<&[u64]> = lats
+            .chunk_by(|a, b| a.0 == b.0)
+            .scan(0, |at, c| {
+                let v = &values[*at..*at + c.len()];
+                *at += c.len();
+                Some(v)
+            })
+            .collect();
+        for (name, q) in [("latency_p50_ns", 0.5), ("latency_p99_ns", 0.99)] {
+            let mut e = estimate::quantile(&slices, q, Z_997);
+            for x in [&mut e.estimate, &mut e.ci_low, &mut e.ci_high] {
+                *x /= 1000.0;
+            }
+            metrics.insert(name.into(), e);
+        }
+        Ok(Some(Sampled {
+            unit: s.shape.unit,
+            period: s.shape.period,
+            warm: s.shape.warm,
+            offset: s.shape.offset,
+            units: units.len() as u64,
+            confidence: 0.9973,
+            measured: units.iter().map(|u| u.tasks).sum(),
+            detailed: s.detailed,
+            warmed: s.warmed,
+            skipped: 0,
+            functional: None,
+            metrics,
+            not_estimated,
+            saturated: Vec::new(),
+            counts: "tasks".into(),
+        }))
+    }
+
+    /// The memory system's summary of the detailed tasks, with the sampled
+    /// run's estimates (and the queues it found saturated) if sampled.
+    pub fn summary(&self) -> Result<crate::results::Summary, TaskError> {
+        let mut summary = self.engine.summary();
+        if let Some(mut x) = self.sampled()? {
+            x.saturated = crate::timing::saturated(&summary.memory.channels, &summary.links);
+            summary.sampled = Some(x);
+        }
+        Ok(summary)
+    }
+}
