@@ -319,6 +319,22 @@ pub fn records(
     Ok(recs)
 }
 
+/// Runs `trace` on `te`, sampled as `sample` if given (see
+/// `sim::tasks::TaskEngine::set_sample`): the records [`records`] gives
+/// (in a sampled run, the measured tasks') and the memory system's summary
+/// (with the sampled estimates).
+pub fn replay_summary(
+    te: &mut sim::tasks::TaskEngine,
+    trace: &traces::tasks::TaskTrace,
+    sample: Option<sim::timing::Sample>,
+) -> Result<(Vec<sim::tasks::TaskRecord>, sim::Summary), sim::tasks::TaskError> {
+    if let Some(shape) = sample {
+        te.set_sample(shape)?;
+    }
+    let recs = records(te, trace)?;
+    Ok((recs, te.summary()?))
+}
+
 /// `summary.json` of a task replay: the memory system's `summary` with a
 /// `tasks` section (count, workers' cores, scheduler, latency percentiles,
 /// mean queueing and service, all in ms).

@@ -258,3 +258,18 @@ pub struct WindowRow {
     pub channel_bytes: Vec<u64>,
     pub link_bytes: Vec<u64>,
 }
+
+/// The queues at least [`SATURATED`] busy, channels then links.
+pub fn saturated(channels: &[ChannelStats], links: &[LinkStats]) -> Vec<Busy> {
+    let ch = channels.iter().map(|c| {
+        let queue = format!("node {} channel {}", c.node, c.channel);
+        (queue, c.utilization)
+    });
+    let li = links
+        .iter()
+        .map(|l| (format!("link {}-{}", l.a, l.b), l.utilization));
+    ch.chain(li)
+        .filter(|&(_, u)| u >= SATURATED)
+        .map(|(queue, utilization)| Busy { queue, utilization })
+        .collect()
+}

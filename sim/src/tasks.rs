@@ -240,9 +240,37 @@ pub struct TaskEngine<'m> {
     /// The warm-up has run ([`TaskEngine::warm_state`], [`TaskEngine::start_warmed`]).
     warmed: bool,
     /// A sampled run's shape and units (`sampled.rs`).
-    sampling: Option<Box<sampled::TaskSampling>>,
+    sampling: Option<Box<TaskSampling>>,
     /// Time of the last event run (ps).
     clock_ps: u64,
+}
+
+/// One unit's sums (ps).
+#[derive(Clone, Default)]
+struct Unit {
+    tasks: u64,
+    latency_ps: u128,
+    queue_ps: u128,
+    service_ps: u128,
+    accesses: u64,
+    memory_lines: u64,
+}
+
+/// A sampled task replay's shape and what it measured (`sampled.rs`).
+struct TaskSampling {
+    shape: crate::timing::Sample,
+    units: Vec<Unit>,
+    /// Every measured task: (unit, latency ps).
+    latencies: Vec<(u64, u64)>,
+    /// Tasks that ended in detail, and tasks warmed.
+    detailed: u64,
+    warmed: u64,
+    warming: bool,
+    /// Service time (ps) of the tasks that ended in detail: sum.
+    service_ps: u128,
+    /// Warming's queues: per worker, the ends (ps) of its warmed tasks
+    /// not yet over.
+    queues: Vec<VecDeque<u64>>,
 }
 
 /// The task a member runs: a trace's, or (on a job worker) a job.

@@ -42,35 +42,7 @@ use crate::estimate::{self, Z_997};
 use crate::results::Sampled;
 use crate::timing::{Phase, Sample};
 
-use super::{TaskEngine, TaskError, TaskRecord, TaskTrace};
-
-/// One unit's sums (ps).
-#[derive(Clone, Default)]
-struct Unit {
-    tasks: u64,
-    latency_ps: u128,
-    queue_ps: u128,
-    service_ps: u128,
-    accesses: u64,
-    memory_lines: u64,
-}
-
-/// A sampled task replay's shape and what it measured.
-pub(super) struct TaskSampling {
-    shape: Sample,
-    units: Vec<Unit>,
-    /// Every measured task: (unit, latency ps).
-    latencies: Vec<(u64, u64)>,
-    /// Tasks that ended in detail, and tasks warmed.
-    detailed: u64,
-    warmed: u64,
-    warming: bool,
-    /// Service time (ps) of the tasks that ended in detail: sum.
-    service_ps: u128,
-    /// Warming's queues: per worker, the ends (ps) of its warmed tasks
-    /// not yet over.
-    queues: Vec<VecDeque<u64>>,
-}
+use super::{TaskEngine, TaskError, TaskRecord, TaskSampling, TaskTrace, Unit};
 
 impl TaskEngine<'_> {
     /// Samples the run (see the module's doc). Bounded warming (the
@@ -291,7 +263,7 @@ impl TaskEngine<'_> {
     pub fn summary(&self) -> Result<crate::results::Summary, TaskError> {
         let mut summary = self.engine.summary();
         if let Some(mut x) = self.sampled()? {
-            x.saturated = crate::timing::saturated(&summary.memory.channels, &summary.links);
+            x.saturated = crate::results::saturated(&summary.memory.channels, &summary.links);
             summary.sampled = Some(x);
         }
         Ok(summary)

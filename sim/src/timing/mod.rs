@@ -108,7 +108,6 @@ use sample::Sampling;
 pub use sample::{Phase, Sample, SampleShapeError, SampleSpec, SampleSpecError};
 use slots::PfSlot;
 use stats::{Stats, WindowLimits};
-pub(crate) use summary::saturated;
 use threads::Threads;
 
 /// The engine: the machine's state and the run's books.
@@ -208,7 +207,8 @@ impl<'m> Engine<'m> {
         let sampling = match cfg.sample {
             Some(shape) => {
                 shape.check()?;
-                let scratch = Sampling::scratch_stats(m, &mem, cfg.window_ns);
+                let channels = mem.channels.iter().map(Vec::len).sum();
+                let scratch = Stats::scratch(m, channels, mem.links.len(), cfg.window_ns);
                 let slots = stats.counters.served.len();
                 Some(Box::new(Sampling::new(shape, scratch, slots)))
             }

@@ -13,7 +13,7 @@
 //! prefetcher's late fills are such state (docs/performance.md, "Sampled
 //! replay with prefetchers").
 
-use super::stats::{Stats, WindowLimits};
+use super::stats::Stats;
 
 /// Unit, warm-up and bounded functional warming that do not fit the period.
 #[derive(Debug, thiserror::Error)]
@@ -248,16 +248,6 @@ impl Sampling {
             slots,
             books_only: false,
         }
-    }
-
-    /// Books for warmed records: no time series.
-    pub fn scratch_stats(m: &crate::Machine, mem: &super::memory::Memory, window_ns: u64) -> Stats {
-        let limits = WindowLimits {
-            keep: false,
-            max: 1,
-        };
-        let channels = mem.channels.iter().map(Vec::len).sum();
-        Stats::new(m, channels, mem.links.len(), window_ns, limits)
     }
 }
 

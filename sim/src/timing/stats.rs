@@ -81,6 +81,15 @@ pub(super) struct Stats {
 }
 
 impl Stats {
+    /// Scratch books for warmed records (`sampled.rs`): no time series.
+    pub fn scratch(m: &Machine, channels: usize, links: usize, window_ns: u64) -> Stats {
+        let limits = WindowLimits {
+            keep: false,
+            max: 1,
+        };
+        Stats::new(m, channels, links, window_ns, limits)
+    }
+
     /// Books for `m`, with `channels` memory channels and `links` links.
     pub fn new(
         m: &Machine,

@@ -168,21 +168,6 @@ fn summarize(e: &Engine) -> Summary {
     }
 }
 
-/// The queues at least [`SATURATED`] busy, channels then links.
-pub(crate) fn saturated(channels: &[ChannelStats], links: &[LinkStats]) -> Vec<Busy> {
-    let ch = channels.iter().map(|c| {
-        let queue = format!("node {} channel {}", c.node, c.channel);
-        (queue, c.utilization)
-    });
-    let li = links
-        .iter()
-        .map(|l| (format!("link {}-{}", l.a, l.b), l.utilization));
-    ch.chain(li)
-        .filter(|&(_, u)| u >= SATURATED)
-        .map(|(queue, utilization)| Busy { queue, utilization })
-        .collect()
-}
-
 impl Engine<'_> {
     /// The per-window time series (`timeseries.csv` once rendered).
     pub fn timeseries(&self) -> Timeseries {

@@ -85,8 +85,7 @@ pub struct ReplayArgs {
     /// PERIOD after WARM in detail (default 2×UNIT, 8×UNIT with --prefetch;
     /// each unit's cut by up to half, drawn from --sample-seed), warm caches
     /// and prefetchers between (only FUNCTIONAL records before each warm-up,
-    /// if given). With --workers the counts are tasks, in arrival order
-    /// (UNIT:PERIOD[:WARM]), each unit's per-task latency measured.
+    /// if given). With --workers: tasks in arrival order (UNIT:PERIOD[:WARM]).
     #[arg(long, value_name = "UNIT:PERIOD[:WARM[:FUNCTIONAL]]")]
     pub sample: Option<sim::timing::SampleSpec>,
     /// Seed of the units' placement (the first unit's offset in the period)

@@ -52,17 +52,8 @@ pub fn run(a: &ReplayArgs, workers: &str) -> Result<()> {
         BuildError::Prefetch(e) => anyhow::anyhow!(crate::flags::prefetch(&e)),
         BuildError::Workers(e) => anyhow::anyhow!("--workers {workers}: {e}"),
     })?;
-    let sample = a
-        .sample
-        .map(|s| s.place(a.sample_seed, !a.prefetch.is_empty()));
-    if let Some(shape) = sample {
-        te.set_sample(shape)
-            .map_err(|e| anyhow::anyhow!("--sample: {e}"))?;
-    }
-    let recs = lab::tasks::records(&mut te, &trace)
-        .map_err(|e| anyhow::anyhow!("{}: {e}", a.trace.display()))?;
-    let summary = te
-        .summary()
+    let sample = (a.sample).map(|s| s.place(a.sample_seed, !a.prefetch.is_empty()));
+    let (recs, summary) = lab::tasks::replay_summary(&mut te, &trace, sample)
         .map_err(|e| anyhow::anyhow!("{}: {e}", a.trace.display()))?;
     let st = lab::tasks::TaskStats::of(&recs);
     let lat = &st.latency;
@@ -72,10 +63,10 @@ pub fn run(a: &ReplayArgs, workers: &str) -> Result<()> {
         write_file(path, lab::timeline::to_json(&events)?.as_bytes())?;
     }
     let us = |ms: f64| ms * 1e3;
-    let measured = if sample.is_some() { " measured" } else { "" };
     println!(
-        "{}{measured} tasks ({} keys) on {} workers, scheduler {}: latency (µs) mean {:.3}  TP50 {:.3}  TP90 {:.3}  TP99 {:.3}  TP99.9 {:.3}  max {:.3}; queue mean {:.3} µs, service mean {:.3} µs",
+        "{}{} tasks ({} keys) on {} workers, scheduler {}: latency (µs) mean {:.3}  TP50 {:.3}  TP90 {:.3}  TP99 {:.3}  TP99.9 {:.3}  max {:.3}; queue mean {:.3} µs, service mean {:.3} µs",
         recs.len(),
+        if sample.is_some() { " measured" } else { "" },
         trace.keys(),
         cores.len(),
         a.scheduler,
