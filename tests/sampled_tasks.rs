@@ -49,8 +49,9 @@ fn run(t: &TaskTrace, sample: Option<Sample>) -> (Vec<TaskRecord>, Option<sim::r
 }
 
 /// Units of 2 tasks every 10 from task 4, no detailed warm-up: by hand,
-/// tasks 4, 5, 14, 15, … 54, 55 are measured and the other 48 of 60 are
-/// warmed. Nothing overlaps, so a measured task meets the caches,
+/// tasks 4, 5, 14, 15, … 54, 55 are measured, task 0 runs in detail (no
+/// task has ended yet to give warming's queues a service time) and the
+/// other 47 of 60 are warmed. Nothing overlaps, so a measured task meets the caches,
 /// directory and pages the full run left, and its record is the full
 /// run's, field for field — while the same tasks from cold caches are not.
 #[test]
@@ -73,7 +74,7 @@ fn measured_tasks_are_the_units_and_equal_the_full_runs() {
     let est = est.unwrap();
     assert_eq!(
         (est.units, est.measured, est.detailed, est.warmed),
-        (6, 12, 12, 48)
+        (6, 12, 13, 47)
     );
     assert_eq!(est.counts, "tasks");
     for r in &sampled {
@@ -125,14 +126,14 @@ fn unsampleable_task_replays_are_refused() {
         .set_sample(Sample { unit: 0, ..shape })
         .unwrap_err()
         .to_string();
-    assert!(e.contains("a unit is at least one record"), "{e}");
+    assert!(e.contains("a unit is at least one task"), "{e}");
     // Background jobs span phases that warming does not time.
     te.set_sample(shape).unwrap();
     let job = t.tasks[0].clone();
     te.set_jobs(&m, vec![(2, job)]).unwrap();
     let e = te.run(&t, |_| {}).unwrap_err().to_string();
     assert!(e.contains("runs no background jobs"), "{e}");
-    // One unit gives no interval.
+    // One unit gives no interval: refused before the run.
     let mut te = task_engine(&m, &[0, 1], "static", sim::Config::default());
     te.set_sample(Sample {
         period: 25,
@@ -140,8 +141,9 @@ fn unsampleable_task_replays_are_refused() {
         ..shape
     })
     .unwrap();
-    te.run(&t, |_| {}).unwrap();
-    let e = te.sampled().unwrap_err().to_string();
+    let mut ran = 0;
+    let e = te.run(&t, |_| ran += 1).unwrap_err().to_string();
+    assert_eq!(ran, 0);
     assert!(
         e.contains("hold 1 unit(s), the first at task 20; an interval needs at least 2"),
         "{e}"
@@ -153,9 +155,10 @@ fn summary(dir: &std::path::Path) -> Value {
 }
 
 /// A loaded service (8 workers, least-loaded, mean queueing about 5% of
-/// the latency) of 100 000 tasks: the full run's mean, p99, queueing and
-/// service per task lie inside the 99.7% intervals of `--sample 100:2000`
-/// for seeds 0–4; the same seed writes the same bytes; the binary's
+/// the latency) of 100 000 tasks: the full run's mean, p50, p99, queueing,
+/// service per task and memory's share of the accesses lie inside the
+/// 99.7% intervals of `--sample 100:2000` for seeds 0–4 (all but at most
+/// one of the 30), intervals no wider than stated; the same seed writes the same bytes; the binary's
 /// errors are one line. With warming's dispatcher shown every worker idle
 /// instead of warming's queues, the service interval missed the full run
 /// (766.0 ns) on all five seeds ([761.2, 764.3] on seed 0, 2026-12-04).
@@ -181,11 +184,27 @@ fn sampled_intervals_hold_the_full_runs_task_latency() {
     common::ok(&[&base[..], &["--out", full_dir.to_str().unwrap()]].concat());
     let full = &summary(&full_dir)["tasks"];
     let ns = |v: &Value| v.as_f64().unwrap() * 1e6;
+    // Memory's share of the accesses: the levels past the caches.
+    let served = summary(&full_dir)["served"].as_array().unwrap().clone();
+    let count = |f: &dyn Fn(&str) -> bool| -> f64 {
+        (served.iter())
+            .filter(|s| f(s["level"].as_str().unwrap()))
+            .map(|s| s["accesses"].as_f64().unwrap())
+            .sum()
+    };
+    let memory_share = count(&|l| l.contains("memory")) / count(&|_| true);
+    assert!(memory_share > 0.0, "{served:?}");
+    // Each metric with the widest interval (relative to the full run's
+    // value) the test takes: queueing, a few percent of the latency, is
+    // estimated to ±31% and memory's share to ±27% (seed 0, 2026-12-04),
+    // the others within ±3%.
     let want = [
-        ("latency_mean_ns", ns(&full["latency_ms"]["mean"])),
-        ("latency_p99_ns", ns(&full["latency_ms"]["p99"])),
-        ("queue_mean_ns", ns(&full["queue_ms"]["mean"])),
-        ("service_mean_ns", ns(&full["service_ms"]["mean"])),
+        ("latency_mean_ns", ns(&full["latency_ms"]["mean"]), 0.1),
+        ("latency_p50_ns", ns(&full["latency_ms"]["p50"]), 0.1),
+        ("latency_p99_ns", ns(&full["latency_ms"]["p99"]), 0.1),
+        ("queue_mean_ns", ns(&full["queue_ms"]["mean"]), 0.8),
+        ("service_mean_ns", ns(&full["service_ms"]["mean"]), 0.1),
+        ("memory_share", memory_share, 0.8),
     ];
     let mut outside = Vec::new();
     for seed in 0..5 {
@@ -202,13 +221,21 @@ fn sampled_intervals_hold_the_full_runs_task_latency() {
         let x = &s["sampled"];
         assert_eq!(x["counts"], "tasks");
         assert_eq!(x["units"], 50);
-        for (name, v) in want {
+        assert!(x.get("saturated").is_none(), "{x}");
+        assert_eq!(s["tasks"]["measured_only"], true);
+        for (name, v, width) in want {
             let e = &x["metrics"][name];
             let (lo, hi) = (
                 e["ci_low"].as_f64().unwrap(),
                 e["ci_high"].as_f64().unwrap(),
             );
-            eprintln!("seed {seed} {name}: full {v:.1}, sampled [{lo:.1}, {hi:.1}]");
+            eprintln!("seed {seed} {name}: full {v:.4}, sampled [{lo:.4}, {hi:.4}]");
+            // Tight enough to mean something: an estimator whose variance
+            // blew up would hold the full run too.
+            assert!(
+                hi - lo < width * v,
+                "seed {seed} {name}: [{lo}, {hi}] around {v}"
+            );
             if !(lo <= v && v <= hi) {
                 outside.push(format!("seed {seed} {name}: {v} not in [{lo}, {hi}]"));
             }
@@ -222,7 +249,11 @@ fn sampled_intervals_hold_the_full_runs_task_latency() {
             }
         }
     }
-    assert!(outside.is_empty(), "{outside:#?}");
+    // The criterion: the full run inside the 99.7% interval in at
+    // least 95% of the cases — here at most one of the 30 misses (seed 3's
+    // p50, [771.2, 779.0] against 767 on a latency grid of whole ns,
+    // 2026-12-04).
+    assert!(outside.len() <= 1, "{outside:#?}");
     for (extra, want) in [
         (&["--sample", "100:2000:100:200"][..], "bounded warming"),
         (
@@ -234,4 +265,41 @@ fn sampled_intervals_hold_the_full_runs_task_latency() {
         let e = one_line_error(&o);
         assert!(e.contains(want), "{e}");
     }
+}
+
+/// An overloaded service (two workers, tasks arriving faster than they
+/// end): its queue grows over the whole full run, which the drains between
+/// a sample's detailed stretches hide from the units, so the sample names
+/// both workers as saturated — busy all through the detailed stretches,
+/// over whose span (not the run's elapsed time, which warming stretches)
+/// the time averages are taken. The loaded service above names none.
+#[test]
+fn an_overloaded_sampled_service_is_named_saturated() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = dir.path().join("over.nst").display().to_string();
+    common::ok(&[
+        "trace", "gen", "tasks", "-n", "20000", "--keys", "16", "--items", "65536", "--qps",
+        "60000000", "-o", &t,
+    ]);
+    let out = dir.path().join("s");
+    common::ok(&[
+        "replay",
+        &t,
+        "--machine",
+        "xeon-2s",
+        "--workers",
+        "2",
+        "--sample",
+        "100:2000",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let x = &summary(&out)["sampled"];
+    let busy: Vec<&str> = (x["saturated"].as_array().unwrap().iter())
+        .map(|b| b["queue"].as_str().unwrap())
+        .collect();
+    assert!(
+        busy.contains(&"worker 0") && busy.contains(&"worker 1"),
+        "{x}"
+    );
 }

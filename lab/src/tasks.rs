@@ -337,7 +337,8 @@ pub fn replay_summary(
 
 /// `summary.json` of a task replay: the memory system's `summary` with a
 /// `tasks` section (count, workers' cores, scheduler, latency percentiles,
-/// mean queueing and service, all in ms).
+/// mean queueing and service, all in ms; over the measured tasks only in
+/// a sampled run, then marked `measured_only`).
 pub fn summary_json(
     summary: &sim::Summary,
     recs: &[sim::tasks::TaskRecord],
@@ -355,6 +356,10 @@ pub fn summary_json(
         "queue_ms": { "mean": st.queue_mean_ms },
         "service_ms": { "mean": st.service_mean_ms },
     });
+    if summary.sampled.is_some() {
+        // A sampled run's records are its measured tasks only.
+        s["tasks"]["measured_only"] = true.into();
+    }
     Ok(s)
 }
 

@@ -12,6 +12,8 @@
 //! latencies get Woodruff's interval, through the same ratio estimator.
 //! Pure functions, no state.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 
 /// One metric's estimate from the units.
@@ -125,6 +127,65 @@ fn pooled_quantile(units: &[&[u64]], q: f64) -> u64 {
         }
     }
     lo
+}
+
+/// The ratio estimate over `units` of `f`'s `(y, x)` at 99.7%, or `None`
+/// when no unit has a denominator (not estimable, not 0).
+pub fn ratio_over<U>(units: &[U], f: impl Fn(&U) -> (f64, f64)) -> Option<Estimate> {
+    let pairs: Vec<(f64, f64)> = units.iter().map(f).collect();
+    let any = pairs.iter().any(|p| p.1 > 0.0);
+    any.then(|| ratio(&pairs, Z_997))
+}
+
+/// A sampled run's metrics: `named` ratio estimates (`None`: no unit has a
+/// denominator, so not estimable rather than 0) and the pooled p50 and p99
+/// of the measured latencies `lats` (unit index, ps) over `units` (the
+/// indices of the units counted, ascending; a unit without latencies adds
+/// an empty slice), in ns, at 99.7%. Returns the estimates and the names
+/// not estimated, sorted (the quantiles too when no latency was measured).
+pub fn sampled_metrics(
+    named: Vec<(String, Option<Estimate>)>,
+    lats: &[(u64, u64)],
+    units: &[u64],
+) -> (BTreeMap<String, Estimate>, Vec<String>) {
+    let mut metrics = BTreeMap::new();
+    let mut not_estimated = Vec::new();
+    for (name, e) in named {
+        match e {
+            Some(e) => {
+                metrics.insert(name, e);
+            }
+            None => not_estimated.push(name),
+        }
+    }
+    let mut lats = lats.to_vec();
+    lats.sort_unstable();
+    let values: Vec<u64> = lats.iter().map(|x| x.1).collect();
+    let mut slices: Vec<&[u64]> = Vec::with_capacity(units.len());
+    let mut i = 0;
+    for &k in units {
+        while i < lats.len() && lats[i].0 < k {
+            i += 1;
+        }
+        let start = i;
+        while i < lats.len() && lats[i].0 == k {
+            i += 1;
+        }
+        slices.push(&values[start..i]);
+    }
+    for (name, q) in [("latency_p50_ns", 0.5), ("latency_p99_ns", 0.99)] {
+        if values.is_empty() {
+            not_estimated.push(name.to_string());
+            continue;
+        }
+        let mut e = quantile(&slices, q, Z_997);
+        for x in [&mut e.estimate, &mut e.ci_low, &mut e.ci_high] {
+            *x /= 1000.0;
+        }
+        metrics.insert(name.into(), e);
+    }
+    not_estimated.sort();
+    (metrics, not_estimated)
 }
 
 #[cfg(test)]

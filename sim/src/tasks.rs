@@ -147,8 +147,15 @@ pub enum TaskError {
         h = traces::horizon::describe()
     )]
     ClockPastHorizon { task: u32, ps: u64 },
-    #[error("{0}")]
-    SampleShape(#[from] crate::timing::SampleShapeError),
+    #[error(
+        "sample {unit}:{period}:{warm}: a unit is at least one task, and unit and warm-up fit in the period (the first unit at task {offset}, below the period)"
+    )]
+    SampleShape {
+        unit: u64,
+        period: u64,
+        warm: u64,
+        offset: u64,
+    },
     #[error(
         "sample: bounded warming ({0} functional tasks before each warm-up) is for trace replays; give UNIT:PERIOD[:WARM]"
     )]
@@ -271,6 +278,13 @@ struct TaskSampling {
     /// Warming's queues: per worker, the ends (ps) of its warmed tasks
     /// not yet over.
     queues: Vec<VecDeque<u64>>,
+    /// The detailed stretch under way: its start (ps).
+    stretch_from: Option<u64>,
+    /// The detailed stretches' total span (ps): what the summary's time
+    /// averages (utilisation, queue length) are over.
+    span_ps: u64,
+    /// Per worker, (busy ps in detailed stretches, end of its latest task).
+    busy: Vec<(u64, u64)>,
 }
 
 /// The task a member runs: a trace's, or (on a job worker) a job.
@@ -436,7 +450,7 @@ impl<'m> TaskEngine<'m> {
         trace: &TaskTrace,
         mut sink: impl FnMut(&TaskRecord),
     ) -> Result<(), TaskError> {
-        self.check_sample()?;
+        self.check_sample(trace)?;
         if !trace.warmup.is_empty() && !self.warmed {
             self.engine.warm(self.workers[0].core, &trace.warmup);
         }

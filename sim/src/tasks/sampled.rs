@@ -14,8 +14,9 @@
 //! - **Warmed functionally:** every other task. The scheduler picks its
 //!   worker at the task's arrival, seeing warming's queues: each worker a
 //!   FIFO whose tasks each take the mean service time of the tasks that
-//!   ended in detail so far (none before the first detailed stretch), one
-//!   at a time. Without them a load-aware scheduler would see every worker
+//!   ended in detail so far, one at a time. Until a task has ended in
+//!   detail there is no such time: the run's first tasks run in detail,
+//!   unmeasured, until one ends. Without them a load-aware scheduler would see every worker
 //!   idle and send every warmed task to one worker, whose caches alone
 //!   would then be warm (`least-loaded` came out 1.3% fast on a 400 000-task
 //!   trace, its interval missing the full run). The task's accesses go
@@ -31,6 +32,11 @@
 //! to its end in detail. A detailed stretch starts at the later of its
 //! first arrival and the drained clock.
 //!
+//! The summary's time averages are over the detailed stretches' span
+//! (the clock moves on through warming), and a worker, channel or link
+//! busy all through them is named saturated: a queue that grows without
+//! bound in the full run is drained at every switch to warming.
+//!
 //! The estimates are the trace replay's ([`crate::estimate`]): means are
 //! ratios of the units' sums, p50/p99 the pooled quantiles with
 //! Woodruff's interval, at 99.7%. Background jobs, preload and shard moves
@@ -38,7 +44,7 @@
 
 use std::collections::VecDeque;
 
-use crate::estimate::{self, Z_997};
+use crate::estimate;
 use crate::results::Sampled;
 use crate::timing::{Phase, Sample};
 
@@ -48,7 +54,12 @@ impl TaskEngine<'_> {
     /// Samples the run (see the module's doc). Bounded warming (the
     /// shape's `functional`) is for trace replays.
     pub fn set_sample(&mut self, shape: Sample) -> Result<(), TaskError> {
-        shape.check()?;
+        shape.check().map_err(|e| TaskError::SampleShape {
+            unit: e.unit,
+            period: e.period,
+            warm: e.warm,
+            offset: e.offset,
+        })?;
         if let Some(f) = shape.functional {
             return Err(TaskError::SampleBounded(f));
         }
@@ -61,16 +72,29 @@ impl TaskEngine<'_> {
             warming: false,
             service_ps: 0,
             queues: vec![VecDeque::new(); self.served],
+            stretch_from: None,
+            span_ps: 0,
+            busy: vec![(0, 0); self.served],
         }));
         Ok(())
     }
 
-    /// Before a sampled run: nothing set beside the tasks that spans phases.
-    pub(super) fn check_sample(&self) -> Result<(), TaskError> {
-        if self.sampling.is_some()
-            && (!self.jobs.is_empty() || self.preload.is_some() || self.moves.is_some())
-        {
+    /// Before a sampled run: nothing set beside the tasks that spans
+    /// phases, and at least two units among the trace's tasks (unit k
+    /// starts at task `offset + k·period`).
+    pub(super) fn check_sample(&self, trace: &TaskTrace) -> Result<(), TaskError> {
+        let Some(s) = self.sampling.as_ref() else {
+            return Ok(());
+        };
+        if !self.jobs.is_empty() || self.preload.is_some() || self.moves.is_some() {
             return Err(TaskError::SampleBeside);
+        }
+        let (n, offset) = (trace.tasks.len() as u64, s.shape.offset);
+        let units = n
+            .checked_sub(offset + 1)
+            .map_or(0, |x| x / s.shape.period + 1);
+        if units < 2 {
+            return Err(TaskError::TooFewUnits { units, offset });
         }
         Ok(())
     }
@@ -88,9 +112,16 @@ impl TaskEngine<'_> {
         let Some(s) = self.sampling.as_ref() else {
             return Ok(false);
         };
-        let functional = matches!(s.shape.phase(i as u64), Phase::Functional | Phase::Skip);
+        // Until a task has ended in detail, warming's queues have no
+        // service time to charge: the run's first tasks run in detail.
+        let functional =
+            s.detailed > 0 && matches!(s.shape.phase(i as u64), Phase::Functional | Phase::Skip);
         if !functional {
             self.set_warming(false);
+            let from = t_ps.max(self.clock_ps);
+            if let Some(s) = self.sampling.as_mut() {
+                s.stretch_from.get_or_insert(from);
+            }
             return Ok(false);
         }
         if !s.warming {
@@ -123,9 +154,13 @@ impl TaskEngine<'_> {
         Ok(true)
     }
 
-    /// Warming begins or ends; a detailed stretch starts with idle
+    /// Warming begins (the detailed stretch before it has drained: its
+    /// span ends at the clock) or ends; a detailed stretch starts with idle
     /// workers, so warming's queues start empty.
     fn set_warming(&mut self, on: bool) {
+        if on {
+            self.end_stretch();
+        }
         if let Some(s) = self.sampling.as_mut()
             && s.warming != on
         {
@@ -148,9 +183,21 @@ impl TaskEngine<'_> {
         Some(counts.collect())
     }
 
-    /// At the end of a sampled run: the run's books back from warming.
+    /// At the end of a sampled run (every task ended): the last detailed
+    /// stretch's span, and the run's books back from warming.
     pub(super) fn finish_sample(&mut self) {
+        self.end_stretch();
         self.set_warming(false);
+    }
+
+    /// The detailed stretch under way, drained, ends at the clock.
+    fn end_stretch(&mut self) {
+        let clock = self.clock_ps;
+        if let Some(s) = self.sampling.as_mut()
+            && let Some(from) = s.stretch_from.take()
+        {
+            s.span_ps = s.span_ps.saturating_add(clock.saturating_sub(from));
+        }
     }
 
     /// A task that ended in detail: whether it is measured (then it is
@@ -161,6 +208,12 @@ impl TaskEngine<'_> {
         };
         s.detailed += 1;
         s.service_ps += r.service_ps() as u128;
+        // A worker's busy time: the union of its tasks' runs (a batch's
+        // members overlap).
+        if let Some((busy, last)) = s.busy.get_mut(r.worker as usize) {
+            *busy = busy.saturating_add(r.end_ps.saturating_sub(r.start_ps.max(*last)));
+            *last = (*last).max(r.end_ps);
+        }
         let Phase::Unit(k) = s.shape.phase(i as u64) else {
             return false;
         };
@@ -193,13 +246,7 @@ impl TaskEngine<'_> {
             });
         }
         let ns = |ps: u128| ps as f64 / 1000.0;
-        let ratio = |f: &dyn Fn(&Unit) -> (f64, f64)| {
-            let pairs: Vec<(f64, f64)> = units.iter().map(|u| f(u)).collect();
-            pairs
-                .iter()
-                .any(|p| p.1 > 0.0)
-                .then(|| estimate::ratio(&pairs, Z_997))
-        };
+        let ratio = |f: &dyn Fn(&Unit) -> (f64, f64)| estimate::ratio_over(&units, |u| f(u));
         let tasks = |u: &Unit| u.tasks as f64;
         let ratios = [
             ("latency_mean_ns", ratio(&|u| (ns(u.latency_ps), tasks(u)))),
@@ -210,35 +257,12 @@ impl TaskEngine<'_> {
                 ratio(&|u| (u.memory_lines as f64, u.accesses as f64)),
             ),
         ];
-        let mut metrics = std::collections::BTreeMap::new();
-        let mut not_estimated = Vec::new();
-        for (name, e) in ratios {
-            match e {
-                Some(e) => metrics.insert(name.to_string(), e),
-                None => {
-                    not_estimated.push(name.to_string());
-                    None
-                }
-            };
-        }
-        let mut lats = s.latencies.clone();
-        lats.sort_unstable();
-        let values: Vec<u64> = lats.iter().map(|x| x.1).collect();
-        let slices: Vec<&[u64]> = lats
-            .chunk_by(|a, b| a.0 == b.0)
-            .scan(0, |at, c| {
-                let v = &values[*at..*at + c.len()];
-                *at += c.len();
-                Some(v)
-            })
+        let counted: Vec<u64> = (s.units.iter().enumerate())
+            .filter(|(_, u)| u.tasks > 0)
+            .map(|(k, _)| k as u64)
             .collect();
-        for (name, q) in [("latency_p50_ns", 0.5), ("latency_p99_ns", 0.99)] {
-            let mut e = estimate::quantile(&slices, q, Z_997);
-            for x in [&mut e.estimate, &mut e.ci_low, &mut e.ci_high] {
-                *x /= 1000.0;
-            }
-            metrics.insert(name.into(), e);
-        }
+        let ratios = ratios.map(|(name, e)| (name.to_string(), e)).into();
+        let (metrics, not_estimated) = estimate::sampled_metrics(ratios, &s.latencies, &counted);
         Ok(Some(Sampled {
             unit: s.shape.unit,
             period: s.shape.period,
@@ -259,13 +283,29 @@ impl TaskEngine<'_> {
     }
 
     /// The memory system's summary of the detailed tasks, with the sampled
-    /// run's estimates (and the queues it found saturated) if sampled.
+    /// run's estimates if sampled: then its time averages are over the
+    /// detailed stretches' span, and the queues saturated in them are
+    /// named — channels, links and workers. A worker busy all through the
+    /// detailed stretches is the sign of a service whose queue grows
+    /// without bound in the full run, which the drains between stretches
+    /// hide from the units.
     pub fn summary(&self) -> Result<crate::results::Summary, TaskError> {
-        let mut summary = self.engine.summary();
-        if let Some(mut x) = self.sampled()? {
-            x.saturated = crate::results::saturated(&summary.memory.channels, &summary.links);
-            summary.sampled = Some(x);
+        let Some(s) = self.sampling.as_ref() else {
+            return Ok(self.engine.summary());
+        };
+        let mut summary = self.engine.summary_over(s.span_ps);
+        let mut x = self.sampled()?.expect("sampled run");
+        x.saturated = crate::results::saturated(&summary.memory.channels, &summary.links);
+        let span = s.span_ps.max(1) as f64;
+        for (w, &(busy, _)) in s.busy.iter().enumerate() {
+            let utilization = busy as f64 / span;
+            if utilization >= crate::results::SATURATED {
+                let queue = format!("worker {w}");
+                x.saturated
+                    .push(crate::results::Busy { queue, utilization });
+            }
         }
+        summary.sampled = Some(x);
         Ok(summary)
     }
 }

@@ -18,11 +18,9 @@
 //! enter the run's books, so the plain summary counts what was simulated
 //! in detail.
 
-use std::collections::BTreeMap;
-
 use traces::{Access, Kind};
 
-use crate::estimate::{self, Z_997};
+use crate::estimate;
 use crate::results::Sampled;
 
 use super::cores::Served;
@@ -237,12 +235,7 @@ impl Engine<'_> {
     pub(super) fn sampled(&self) -> Option<Sampled> {
         let s = self.sampling.as_ref().filter(|s| !s.books_only)?;
         let units: Vec<&UnitSums> = s.units.iter().filter(|u| u.accesses > 0).collect();
-        // None: no unit has a denominator (not estimable, not 0).
-        let ratio = |f: &dyn Fn(&UnitSums) -> (f64, f64)| {
-            let pairs: Vec<(f64, f64)> = units.iter().map(|u| f(u)).collect();
-            let any = pairs.iter().any(|p| p.1 > 0.0);
-            any.then(|| estimate::ratio(&pairs, Z_997))
-        };
+        let ratio = |f: &dyn Fn(&UnitSums) -> (f64, f64)| estimate::ratio_over(&units, |u| f(u));
         let p = self.m.spec.core.caches.len().max(1);
         let mem = |u: &UnitSums| (u.served[p + 2] + u.served[p + 3]) as f64;
         let line = self.m.spec.line_size as f64;
@@ -276,43 +269,12 @@ impl Engine<'_> {
             let e = ratio(&|u| (u.served[i] as f64, u.served[i..].iter().sum::<u64>() as f64));
             ratios.push((format!("hit_rate_{}", c.name), e));
         }
-        let mut metrics = BTreeMap::new();
-        let mut not_estimated = Vec::new();
-        for (name, e) in ratios {
-            match e {
-                Some(e) => {
-                    metrics.insert(name, e);
-                }
-                None => not_estimated.push(name),
-            }
-        }
-        let mut lats = s.latencies.clone();
-        lats.sort_unstable();
-        let values: Vec<u64> = lats.iter().map(|x| x.1).collect();
-        let mut slices: Vec<&[u64]> = Vec::with_capacity(units.len());
-        let mut i = 0;
-        for (k, u) in s.units.iter().enumerate() {
-            let start = i;
-            while i < lats.len() && lats[i].0 == k as u64 {
-                i += 1;
-            }
-            if u.accesses > 0 {
-                slices.push(&values[start..i]);
-            }
-        }
-        for (name, q) in [("latency_p50_ns", 0.5), ("latency_p99_ns", 0.99)] {
-            if values.is_empty() {
-                // No data access measured (instruction fetches only).
-                not_estimated.push(name.to_string());
-                continue;
-            }
-            let mut e = estimate::quantile(&slices, q, Z_997);
-            for x in [&mut e.estimate, &mut e.ci_low, &mut e.ci_high] {
-                *x /= 1000.0;
-            }
-            metrics.insert(name.into(), e);
-        }
-        not_estimated.sort();
+        let counted: Vec<u64> = (s.units.iter().enumerate())
+            .filter(|(_, u)| u.accesses > 0)
+            .map(|(k, _)| k as u64)
+            .collect();
+        // No latency: a unit of instruction fetches only.
+        let (metrics, not_estimated) = estimate::sampled_metrics(ratios, &s.latencies, &counted);
         Some(Sampled {
             unit: s.shape.unit,
             period: s.shape.period,

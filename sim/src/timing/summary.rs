@@ -9,7 +9,10 @@ fn ns(ps: u64) -> f64 {
     ps as f64 / 1000.0
 }
 
-fn summarize(e: &Engine) -> Summary {
+/// `span`: the time the time averages (utilisation, mean queue length)
+/// are over, when not the run's elapsed time (a sampled task replay's
+/// detailed stretches, between which the clock moved without timing).
+fn summarize(e: &Engine, span: Option<u64>) -> Summary {
     let m = e.m;
     let all: Vec<Prefetch> = e
         .prefetchers()
@@ -31,7 +34,7 @@ fn summarize(e: &Engine) -> Summary {
         })
         .collect();
     let c = &e.stats.counters;
-    let elapsed = e.stats.elapsed_ps.max(1);
+    let elapsed = span.unwrap_or(e.stats.elapsed_ps).max(1);
     let hist = e.stats.latency_hist();
     let q = |x: f64| ns(hist.value_at_quantile(x));
     let latency_ns = if c.data_accesses == 0 {
@@ -84,7 +87,12 @@ fn summarize(e: &Engine) -> Summary {
                 busy_ns: ns(qu.busy_ps),
                 mean_wait_ns: qu.mean_wait_ps() / 1000.0,
                 utilization: qu.busy_ps as f64 / elapsed as f64,
-                mean_queue_len: qu.occupancy_area() as f64 / elapsed.max(qu.last_departure) as f64,
+                mean_queue_len: qu.occupancy_area() as f64
+                    / if span.is_some() {
+                        elapsed
+                    } else {
+                        elapsed.max(qu.last_departure)
+                    } as f64,
                 mean_sojourn_ns: if qu.requests == 0 {
                     0.0
                 } else {
@@ -198,7 +206,13 @@ impl Engine<'_> {
 impl Engine<'_> {
     /// The results of the run so far.
     pub fn summary(&self) -> Summary {
-        summarize(self)
+        summarize(self, None)
+    }
+
+    /// The results with the time averages over `span_ps` instead of the
+    /// elapsed time (see `summarize`).
+    pub fn summary_over(&self, span_ps: u64) -> Summary {
+        summarize(self, Some(span_ps))
     }
 
     /// Per-thread (id, core, accesses, mean latency ps, last completion ps).

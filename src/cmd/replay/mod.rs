@@ -347,7 +347,7 @@ fn run_timing(a: ReplayArgs) -> Result<()> {
             "window_ns": a.window_ns,
             "prefetch": a.prefetch,
             "prefetch_level": a.prefetch_level,
-            "sample": a.sample.map(|s| format!("{:?}", s.place(a.sample_seed, !a.prefetch.is_empty()))),
+            "sample": a.sample.map(|s| s.place(a.sample_seed, !a.prefetch.is_empty())),
             "checkpoint": { "from": a.from_checkpoint, "save": a.save_checkpoint, "at": a.checkpoint_at },
         });
         write_json(&dir.join("summary.json"), &serde_json::to_value(&summary)?)?;
