@@ -170,6 +170,20 @@ pub enum TaskError {
     TooFewUnits { units: u64, offset: u64 },
 }
 
+impl TaskError {
+    /// `--` before an error about the sample, whose message starts with
+    /// `sample` (so the command line's flag is named); else empty.
+    pub fn flag_prefix(&self) -> &'static str {
+        match self {
+            TaskError::SampleShape { .. }
+            | TaskError::SampleBounded(_)
+            | TaskError::SampleBeside
+            | TaskError::TooFewUnits { .. } => "--",
+            _ => "",
+        }
+    }
+}
+
 /// One task of a running batch (or a background job).
 struct Member {
     /// Index into the trace's tasks, or into the jobs on a job core.

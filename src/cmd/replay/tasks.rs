@@ -53,16 +53,8 @@ pub fn run(a: &ReplayArgs, workers: &str) -> Result<()> {
         BuildError::Workers(e) => anyhow::anyhow!("--workers {workers}: {e}"),
     })?;
     let sample = (a.sample).map(|s| s.place(a.sample_seed, !a.prefetch.is_empty()));
-    let (recs, summary) = lab::tasks::replay_summary(&mut te, &trace, sample).map_err(|e| {
-        use sim::tasks::TaskError as E;
-        // The sample's errors start "sample": the flag that set it.
-        let sample = matches!(
-            e,
-            E::SampleShape { .. } | E::SampleBounded(_) | E::SampleBeside | E::TooFewUnits { .. }
-        );
-        let flag = if sample { "--" } else { "" };
-        anyhow::anyhow!("{}: {flag}{e}", a.trace.display())
-    })?;
+    let (recs, summary) = lab::tasks::replay_summary(&mut te, &trace, sample)
+        .map_err(|e| anyhow::anyhow!("{}: {}{e}", a.trace.display(), e.flag_prefix()))?;
     let st = lab::tasks::TaskStats::of(&recs);
     let lat = &st.latency;
     if let Some(path) = &a.timeline {
