@@ -558,7 +558,10 @@ impl<'m> TaskEngine<'m> {
                     ),
                 };
                 let slots = self.batch as u32;
-                wk.signals.view(w, queued, running, slots, t_ps)
+                let mut v = wk.signals.view(w, queued, running, slots, t_ps);
+                // While warming, busy is warming's too.
+                v.busy |= warming.is_some() && running > 0;
+                v
             })
             .collect();
         let home = self

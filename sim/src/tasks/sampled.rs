@@ -12,20 +12,25 @@
 //!   idle workers; the warm-up is what brings the workers' queues back to
 //!   a running state before the unit.
 //! - **Warmed functionally:** every other task. The scheduler picks its
-//!   worker at the task's arrival, seeing warming's queues: each worker a
-//!   FIFO whose tasks each take the mean service time of the tasks that
-//!   ended in detail so far, one at a time. Until a task has ended in
-//!   detail there is no such time: the run's first tasks run in detail,
-//!   unmeasured, until one ends. Without them a load-aware scheduler would see every worker
-//!   idle and send every warmed task to one worker, whose caches alone
-//!   would then be warm (`least-loaded` came out 1.3% fast on a 400 000-task
-//!   trace, its interval missing the full run). The task's accesses go
-//!   through that worker's core's caches, the directory, the prefetchers
-//!   and page placement at a frozen clock
-//!   ([`crate::timing::Engine::set_warming`]), in arrival order, and the
-//!   dispatcher learns where its key's data lives, as from a task that
-//!   ended. Other signals a scheduler reads (utilisation, memory stall)
-//!   keep their values from the last detailed stretch.
+//!   worker at the task's arrival (or the drained clock, if later),
+//!   seeing warming's queues: each worker a FIFO, empty at the drain,
+//!   whose warmed tasks each take the mean service time of the tasks that
+//!   ended in detail so far, one at a time; a worker with a task in it is
+//!   busy. Until a task has ended in detail
+//!   there is no such time: the run's first tasks run in detail,
+//!   unmeasured, until one ends. Without warming's queues a load-aware
+//!   scheduler would see every worker idle and send every warmed task to
+//!   one worker, whose caches alone would then be warm (`least-loaded`
+//!   came out 1.3% fast on a 400 000-task trace, its interval missing the
+//!   full run). The task's accesses go through that worker's core's
+//!   caches, the directory, the prefetchers and page placement at a
+//!   frozen clock ([`crate::timing::Engine::set_warming`]), in arrival
+//!   order, and the dispatcher learns where its key's data lives, as from
+//!   a task that ended. Other signals a scheduler reads (utilisation,
+//!   memory stall) keep their values from the last detailed stretch, so
+//!   a scheduler led by utilisation alone (`least-utilized`) sends a
+//!   whole warming stretch to one worker: sample it only with that in
+//!   mind.
 //!
 //! Before the first warmed task after a detailed stretch, the event loop
 //! is drained: every task of the stretch, and so every measured task, runs
@@ -155,8 +160,7 @@ impl TaskEngine<'_> {
     }
 
     /// Warming begins (the detailed stretch before it has drained: its
-    /// span ends at the clock) or ends; a detailed stretch starts with idle
-    /// workers, so warming's queues start empty.
+    /// span ends at the clock) or ends.
     fn set_warming(&mut self, on: bool) {
         if on {
             self.end_stretch();
@@ -165,6 +169,8 @@ impl TaskEngine<'_> {
             && s.warming != on
         {
             s.warming = on;
+            // Empty: the drain ran every detailed task to its end, and
+            // warmed tasks are timed from the drained clock on.
             s.queues.iter_mut().for_each(VecDeque::clear);
             self.engine.set_warming(on);
         }
