@@ -287,8 +287,6 @@ struct TaskSampling {
     detailed: u64,
     warmed: u64,
     warming: bool,
-    /// Service time (ps) of the tasks that ended in detail: sum.
-    service_ps: u128,
     /// Warming's queues: per worker, the ends (ps) of its warmed tasks
     /// not yet over.
     queues: Vec<VecDeque<u64>>,

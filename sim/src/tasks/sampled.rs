@@ -14,8 +14,9 @@
 //! - **Warmed functionally:** every other task. The scheduler picks its
 //!   worker at the task's arrival (or the drained clock, if later),
 //!   seeing warming's queues: each worker a FIFO, empty at the drain,
-//!   whose warmed tasks each take the mean service time of the tasks that
-//!   ended in detail so far, one at a time; a worker with a task in it is
+//!   whose warmed tasks each take the workers' busy time per task that
+//!   ended in detail so far (a task's service; a batch's members share
+//!   its duration), one at a time; a worker with a task in it is
 //!   busy. Until a task has ended in detail
 //!   there is no such time: the run's first tasks run in detail,
 //!   unmeasured, until one ends. Without warming's queues a load-aware
@@ -75,7 +76,6 @@ impl TaskEngine<'_> {
             detailed: 0,
             warmed: 0,
             warming: false,
-            service_ps: 0,
             queues: vec![VecDeque::new(); self.served],
             stretch_from: None,
             span_ps: 0,
@@ -139,7 +139,10 @@ impl TaskEngine<'_> {
         let t = t_ps.max(self.clock_ps);
         let (w, _) = self.pick(task, i, t)?;
         if let Some(s) = self.sampling.as_mut() {
-            let mean = s.service_ps.checked_div(s.detailed as u128).unwrap_or(0) as u64;
+            // The workers' busy time a detailed task: its service, or a
+            // batch's duration over its members.
+            let busy: u128 = s.busy.iter().map(|b| b.0 as u128).sum();
+            let mean = busy.checked_div(s.detailed as u128).unwrap_or(0) as u64;
             let q = &mut s.queues[w];
             let end = q.back().map_or(t, |&e| e.max(t)).saturating_add(mean);
             q.push_back(end);
@@ -213,7 +216,6 @@ impl TaskEngine<'_> {
             return true;
         };
         s.detailed += 1;
-        s.service_ps += r.service_ps() as u128;
         // A worker's busy time: the union of its tasks' runs (a batch's
         // members overlap).
         if let Some((busy, last)) = s.busy.get_mut(r.worker as usize) {
