@@ -72,7 +72,15 @@ pub(crate) trait Segments: Send + Sync {
 }
 
 /// Segments decoded ahead of the consumer at most.
-const WINDOW: usize = 4;
+const WINDOW: usize = 8;
+
+/// The consumer wakes a helper waiting for room only once this many
+/// segments of the window are free, so the helper decodes several a wake:
+/// on a VM, waking a thread on the other vCPU costs tens of µs (an
+/// inter-processor interrupt through the hypervisor), and one wake a
+/// segment made the default native replay 3.6% slower than
+/// `--single-thread` on one host (`docs/performance.md`).
+const WAKE_AT_FREE: usize = WINDOW / 2;
 
 struct State {
     ready: BTreeMap<usize, Result<(Batch, u64)>>,
@@ -296,7 +304,10 @@ impl Batches for WholeReader {
             let r = self.take(k);
             self.next += 1;
             lock(&self.shared.state).consumer_at = self.next;
-            self.shared.cv.notify_all();
+            let claimed = self.shared.claim.load(Ordering::Acquire);
+            if claimed + WAKE_AT_FREE <= self.next + WINDOW {
+                self.shared.cv.notify_all();
+            }
             match r {
                 Err(e) => {
                     self.finished = true;
