@@ -272,21 +272,14 @@ impl TaskEngine<'_> {
         let ratios = ratios.map(|(name, e)| (name.to_string(), e)).into();
         let (metrics, not_estimated) = estimate::sampled_metrics(ratios, &s.latencies, &counted);
         Ok(Some(Sampled {
-            unit: s.shape.unit,
-            period: s.shape.period,
-            warm: s.shape.warm,
-            offset: s.shape.offset,
             units: units.len() as u64,
-            confidence: 0.9973,
             measured: units.iter().map(|u| u.tasks).sum(),
             detailed: s.detailed,
             warmed: s.warmed,
-            skipped: 0,
-            functional: None,
             metrics,
             not_estimated,
-            saturated: Vec::new(),
             counts: "tasks".into(),
+            ..s.shape.report()
         }))
     }
 

@@ -276,21 +276,14 @@ impl Engine<'_> {
         // No latency: a unit of instruction fetches only.
         let (metrics, not_estimated) = estimate::sampled_metrics(ratios, &s.latencies, &counted);
         Some(Sampled {
-            unit: s.shape.unit,
-            period: s.shape.period,
-            warm: s.shape.warm,
-            offset: s.shape.offset,
             units: units.len() as u64,
-            confidence: 0.9973,
             measured: units.iter().map(|u| u.accesses).sum(),
             detailed: s.detailed,
             warmed: s.warmed,
             skipped: s.skipped,
-            functional: s.shape.functional,
             metrics,
             not_estimated,
-            saturated: Vec::new(),
-            counts: "records".into(),
+            ..s.shape.report()
         })
     }
 }
