@@ -250,7 +250,7 @@ fn sampled_intervals_hold_the_full_runs_task_latency() {
         }
     }
     // The criterion: the full run inside the 99.7% interval in at
-    // least 95% of the cases — here at most one of the 30 misses (seed 3's
+    // least 95% of the cases — here at most one of the 30 misses (seed 4's
     // p50, [771.2, 779.0] against 767 on a latency grid of whole ns,
     // 2026-12-04).
     assert!(outside.len() <= 1, "{outside:#?}");

@@ -292,6 +292,8 @@ struct TaskSampling {
     queues: Vec<VecDeque<u64>>,
     /// The detailed stretch under way: its start (ps).
     stretch_from: Option<u64>,
+    /// Measured tasks dispatched and not yet ended.
+    measuring: u64,
     /// The detailed stretches' total span (ps): what the summary's time
     /// averages (utilisation, queue length) are over.
     span_ps: u64,

@@ -33,6 +33,10 @@
 //!   whole warming stretch to one worker: sample it only with that in
 //!   mind.
 //!
+//! **Cool-down:** while a measured task runs, the tasks after its unit run
+//! in detail too (unmeasured), so the unit's last tasks meet the other
+//! workers' traffic as in the full run instead of an idle machine.
+//!
 //! Before the first warmed task after a detailed stretch, the event loop
 //! is drained: every task of the stretch, and so every measured task, runs
 //! to its end in detail. A detailed stretch starts at the later of its
@@ -78,6 +82,7 @@ impl TaskEngine<'_> {
             warming: false,
             queues: vec![VecDeque::new(); self.served],
             stretch_from: None,
+            measuring: 0,
             span_ps: 0,
             busy: vec![(0, 0); self.served],
         }));
@@ -119,13 +124,17 @@ impl TaskEngine<'_> {
         };
         // Until a task has ended in detail, warming's queues have no
         // service time to charge: the run's first tasks run in detail.
+        // While a measured task runs, the tasks after its unit do too (the
+        // cool-down): its end meets the traffic it meets in the full run.
+        let phase = s.shape.phase(i as u64);
         let functional =
-            s.detailed > 0 && matches!(s.shape.phase(i as u64), Phase::Functional | Phase::Skip);
+            s.detailed > 0 && s.measuring == 0 && matches!(phase, Phase::Functional | Phase::Skip);
         if !functional {
             self.set_warming(false);
             let from = t_ps.max(self.clock_ps);
             if let Some(s) = self.sampling.as_mut() {
                 s.stretch_from.get_or_insert(from);
+                s.measuring += matches!(phase, Phase::Unit(_)) as u64;
             }
             return Ok(false);
         }
@@ -225,6 +234,7 @@ impl TaskEngine<'_> {
         let Phase::Unit(k) = s.shape.phase(i as u64) else {
             return false;
         };
+        s.measuring -= 1;
         let k = k as usize;
         if s.units.len() <= k {
             s.units.resize(k + 1, Unit::default());
