@@ -599,7 +599,9 @@ def replay(
     `workers` (a count or a core list), `trace` is a task trace dispatched
     by `scheduler` (default ``round-robin``; ``py:NAME`` names a
     ``choose(request, workers)`` object in `policies`), its arrivals
-    re-timed by `arrivals` (``poisson:QPS[:SEED]`` or ``log:FILE``)."""
+    re-timed by `arrivals` (``poisson:QPS[:SEED]`` or ``log:FILE``); there
+    `sample` is ``UNIT:PERIOD[:WARM]`` tasks in arrival order (the measured
+    tasks in ``tasks``, the estimates in ``summary["sampled"]``)."""
     p = os.fspath(trace)
     if not os.path.exists(p):
         _missing(p, "cannot open" if workers is not None else "cannot open trace")
@@ -609,8 +611,8 @@ def replay(
             raise NumasimError("workers needs machine (tasks run on the timing model)")
         if any(x is not None for x in (I1, D1, LL, replacement)):
             raise NumasimError("I1, D1, LL and replacement apply to the cache model (without machine)")
-        if sample is not None or save_checkpoint is not None or from_checkpoint is not None:
-            raise NumasimError("sample and checkpoints apply to a trace replay (not with workers)")
+        if save_checkpoint is not None or from_checkpoint is not None:
+            raise NumasimError("checkpoints apply to a trace replay (not with workers)")
         summary, tasks = _numasim.replay_tasks(
             p,
             machine,
@@ -621,6 +623,8 @@ def replay(
             arrivals,
             int(seed),
             policies,
+            sample,
+            int(sample_seed),
         )
         return Replay(json.loads(summary), tasks_csv=tasks)
     for name, given in (("scheduler", scheduler), ("arrivals", arrivals), ("policies", policies)):

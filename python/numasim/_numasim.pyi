@@ -101,4 +101,6 @@ def replay_tasks(
     arrivals: Optional[str],
     seed: int,
     policies: Optional[Dict[str, Any]] = None,
+    sample: Optional[str] = None,
+    sample_seed: int = 0,
 ) -> Tuple[str, str]: ...

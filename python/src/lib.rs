@@ -1120,6 +1120,8 @@ struct TaskAsk<'a> {
     prefetch: Vec<String>,
     arrivals: Option<&'a str>,
     seed: u64,
+    /// `UNIT:PERIOD[:WARM]` over the tasks and its seed (a sampled replay).
+    sample: Option<(&'a str, u64)>,
 }
 
 /// `replay TASKTRACE --machine M --workers W --scheduler S`: (`summary.json`
@@ -1150,8 +1152,17 @@ fn run_task_replay(a: &TaskAsk, custom: &dyn CustomPolicies) -> Result<(String, 
         custom: Some(custom),
     };
     let mut te = lab::tasks::engine(&machine, &cores, build).map_err(|e| e.to_string())?;
-    let recs = lab::tasks::records(&mut te, &trace).map_err(|e| format!("{}: {e}", a.trace))?;
-    let summary = lab::tasks::summary_json(&te.engine.summary(), &recs, &cores, a.scheduler)
+    let sample = match a.sample {
+        None => None,
+        Some((spec, seed)) => Some(
+            spec.parse::<sim::timing::SampleSpec>()
+                .map_err(|e| format!("sample {e}"))?
+                .place(seed, !a.prefetch.is_empty()),
+        ),
+    };
+    let (recs, summary) = lab::tasks::replay_summary(&mut te, &trace, sample)
+        .map_err(|e| format!("{}: {e}", a.trace))?;
+    let summary = lab::tasks::summary_json(&summary, &recs, &cores, a.scheduler)
         .map_err(|e| e.to_string())?;
     let csv = lab::tasks::tasks_csv(&recs).map_err(|e| e.to_string())?;
     Ok((summary.to_string(), csv))
@@ -1160,7 +1171,7 @@ fn run_task_replay(a: &TaskAsk, custom: &dyn CustomPolicies) -> Result<(String, 
 /// `run_task_replay` for Python, detached from the interpreter; an
 /// exception a Python scheduler raised is raised here.
 #[pyfunction]
-#[pyo3(signature = (trace, machine, workers, scheduler, placement, prefetch, arrivals, seed, policies=None))]
+#[pyo3(signature = (trace, machine, workers, scheduler, placement, prefetch, arrivals, seed, policies=None, sample=None, sample_seed=0))]
 #[allow(clippy::too_many_arguments)]
 fn replay_tasks(
     py: Python<'_>,
@@ -1173,6 +1184,8 @@ fn replay_tasks(
     arrivals: Option<&str>,
     seed: u64,
     policies: Option<HashMap<String, Py<PyAny>>>,
+    sample: Option<&str>,
+    sample_seed: u64,
 ) -> PyResult<(String, String)> {
     let raised: py_policies::Raised = Arc::new(Mutex::new(None));
     let custom = PyPolicies {
@@ -1189,6 +1202,7 @@ fn replay_tasks(
         prefetch,
         arrivals,
         seed,
+        sample: sample.map(|s| (s, sample_seed)),
     };
     let run = detached(py, || run_task_replay(&ask, &custom));
     if let Some(e) = raised.lock().unwrap_or_else(|p| p.into_inner()).take() {

@@ -143,3 +143,21 @@ def test_convert_keeps_or_drops_the_warm_up(tmp_path):
         assert numasim.trace.info(tmp_path / name)["warmup_records"] == want
     with pytest.raises(numasim.NumasimError, match="drop_warmup applies with task_pc"):
         numasim.trace.convert(src, tmp_path / "x.nst", drop_warmup=True)
+
+
+def test_a_sampled_task_replay_is_the_command_lines(tmp_path):
+    t = tmp_path / "svc.nst"
+    numasim.trace.gen("tasks", t, count=4000, keys=16, items=65536, qps=6_000_000.0)
+    r = numasim.replay(t, machine="xeon-2s", workers="8", scheduler="least-loaded", sample="50:400", sample_seed=2)
+    out = tmp_path / "cli"
+    cli("replay", str(t), "--machine", "xeon-2s", "--workers", "8", "--scheduler", "least-loaded", "--sample", "50:400", "--sample-seed", "2", "--out", str(out))
+    assert r.summary == json.loads((out / "summary.json").read_text())
+    x = r.summary["sampled"]
+    assert (x["counts"], x["units"]) == ("tasks", 10)
+    assert len(r.tasks) == x["measured"] == 500
+    est = x["metrics"]["latency_mean_ns"]
+    assert est["ci_low"] <= est["estimate"] <= est["ci_high"]
+    with pytest.raises(numasim.NumasimError, match="an interval needs at least 2"):
+        numasim.replay(t, machine="xeon-2s", workers="8", sample="50:40000")
+    with pytest.raises(numasim.NumasimError, match="checkpoints apply to a trace replay"):
+        numasim.replay(t, machine="xeon-2s", workers="8", save_checkpoint=tmp_path / "c", checkpoint_at=5)
