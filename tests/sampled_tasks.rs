@@ -122,6 +122,14 @@ fn unsampleable_task_replays_are_refused() {
     };
     let e = te.set_sample(bounded).unwrap_err().to_string();
     assert!(e.contains("bounded warming"), "{e}");
+    // Named for what it is even when it would not fit the period either.
+    let e = (te.set_sample(Sample {
+        functional: Some(5000),
+        ..shape
+    }))
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("bounded warming"), "{e}");
     let e = te
         .set_sample(Sample { unit: 0, ..shape })
         .unwrap_err()
@@ -222,6 +230,13 @@ fn sampled_intervals_hold_the_full_runs_task_latency() {
         assert_eq!(x["counts"], "tasks");
         assert_eq!(x["units"], 50);
         assert!(x.get("saturated").is_none(), "{x}");
+        // The time averages are over the detailed stretches, a fraction of
+        // the elapsed time here (warming moves the clock on).
+        let (span, elapsed) = (
+            x["span_ns"].as_f64().unwrap(),
+            s["elapsed_ns"].as_f64().unwrap(),
+        );
+        assert!(span < 0.5 * elapsed, "span {span} of {elapsed} ns");
         assert_eq!(s["tasks"]["measured_only"], true);
         for (name, v, width) in want {
             let e = &x["metrics"][name];
@@ -270,9 +285,9 @@ fn sampled_intervals_hold_the_full_runs_task_latency() {
 /// An overloaded service (two workers, tasks arriving faster than they
 /// end): its queue grows over the whole full run, which the drains between
 /// a sample's detailed stretches hide from the units, so the sample names
-/// both workers as saturated — busy all through the detailed stretches,
-/// over whose span (not the run's elapsed time, which warming stretches)
-/// the time averages are taken. The loaded service above names none.
+/// both workers as saturated (busy all through the detailed stretches),
+/// and it is still sampled: the cool-down after a unit is bounded. The
+/// loaded service above names none.
 #[test]
 fn an_overloaded_sampled_service_is_named_saturated() {
     let dir = tempfile::tempdir().unwrap();
@@ -302,4 +317,7 @@ fn an_overloaded_sampled_service_is_named_saturated() {
         busy.contains(&"worker 0") && busy.contains(&"worker 1"),
         "{x}"
     );
+    // Sampled, not run whole in detail: the cool-down is bounded (16 342
+    // of 20 000 tasks warmed, 2026-12-04).
+    assert!(x["warmed"].as_u64().unwrap() > 10_000, "{x}");
 }

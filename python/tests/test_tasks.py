@@ -149,9 +149,6 @@ def test_a_sampled_task_replay_is_the_command_lines(tmp_path):
     t = tmp_path / "svc.nst"
     numasim.trace.gen("tasks", t, count=4000, keys=16, items=65536, qps=6_000_000.0)
     r = numasim.replay(t, machine="xeon-2s", workers="8", scheduler="least-loaded", sample="50:400", sample_seed=2)
-    out = tmp_path / "cli"
-    cli("replay", str(t), "--machine", "xeon-2s", "--workers", "8", "--scheduler", "least-loaded", "--sample", "50:400", "--sample-seed", "2", "--out", str(out))
-    assert r.summary == json.loads((out / "summary.json").read_text())
     x = r.summary["sampled"]
     assert (x["counts"], x["units"]) == ("tasks", 10)
     assert len(r.tasks) == x["measured"] == 500
@@ -161,3 +158,6 @@ def test_a_sampled_task_replay_is_the_command_lines(tmp_path):
         numasim.replay(t, machine="xeon-2s", workers="8", sample="50:40000")
     with pytest.raises(numasim.NumasimError, match="checkpoints apply to a trace replay"):
         numasim.replay(t, machine="xeon-2s", workers="8", save_checkpoint=tmp_path / "c", checkpoint_at=5)
+    out = tmp_path / "cli"
+    cli("replay", str(t), "--machine", "xeon-2s", "--workers", "8", "--scheduler", "least-loaded", "--sample", "50:400", "--sample-seed", "2", "--out", str(out))
+    assert r.summary == json.loads((out / "summary.json").read_text())

@@ -206,6 +206,12 @@ pub struct Sampled {
     /// they are part of, come out too low (docs/performance.md).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub saturated: Vec<Busy>,
+    /// A task replay's detailed stretches' total span (ns): what the
+    /// summary's time averages (utilisation, mean queue length) are over,
+    /// the clock moving on through warming. Not written for a trace
+    /// replay, whose clock stops while warming.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub span_ns: Option<f64>,
     /// What unit, period, warm-up, offset and the counts count: `records`
     /// (a trace replay; not written) or `tasks` (a task replay, in arrival
     /// order).

@@ -294,6 +294,8 @@ struct TaskSampling {
     stretch_from: Option<u64>,
     /// Measured tasks dispatched and not yet ended.
     measuring: u64,
+    /// Cool-down tasks left after the latest unit (see `sampled.rs`).
+    cooling: u64,
     /// The detailed stretches' total span (ps): what the summary's time
     /// averages (utilisation, queue length) are over.
     span_ps: u64,

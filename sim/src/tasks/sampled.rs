@@ -33,9 +33,11 @@
 //!   whole warming stretch to one worker: sample it only with that in
 //!   mind.
 //!
-//! **Cool-down:** while a measured task runs, the tasks after its unit run
-//! in detail too (unmeasured), so the unit's last tasks meet the other
-//! workers' traffic as in the full run instead of an idle machine.
+//! **Cool-down:** while a measured task runs, up to `UNIT` tasks after its
+//! unit run in detail too (unmeasured), so the unit's last tasks meet the
+//! other workers' traffic as in the full run instead of an idle machine.
+//! Bounded: an overloaded service's measured tasks never all end in time,
+//! and unbounded it would run every task in detail.
 //!
 //! Before the first warmed task after a detailed stretch, the event loop
 //! is drained: every task of the stretch, and so every measured task, runs
@@ -64,15 +66,15 @@ impl TaskEngine<'_> {
     /// Samples the run (see the module's doc). Bounded warming (the
     /// shape's `functional`) is for trace replays.
     pub fn set_sample(&mut self, shape: Sample) -> Result<(), TaskError> {
+        if let Some(f) = shape.functional {
+            return Err(TaskError::SampleBounded(f));
+        }
         shape.check().map_err(|e| TaskError::SampleShape {
             unit: e.unit,
             period: e.period,
             warm: e.warm,
             offset: e.offset,
         })?;
-        if let Some(f) = shape.functional {
-            return Err(TaskError::SampleBounded(f));
-        }
         self.sampling = Some(Box::new(TaskSampling {
             shape,
             units: Vec::new(),
@@ -83,6 +85,7 @@ impl TaskEngine<'_> {
             queues: vec![VecDeque::new(); self.served],
             stretch_from: None,
             measuring: 0,
+            cooling: 0,
             span_ps: 0,
             busy: vec![(0, 0); self.served],
         }));
@@ -124,17 +127,27 @@ impl TaskEngine<'_> {
         };
         // Until a task has ended in detail, warming's queues have no
         // service time to charge: the run's first tasks run in detail.
-        // While a measured task runs, the tasks after its unit do too (the
-        // cool-down): its end meets the traffic it meets in the full run.
+        // While a measured task runs, up to UNIT tasks after its unit do
+        // too (the cool-down): its end meets the traffic it meets in the
+        // full run. Bounded, so that an overloaded service, whose measured
+        // tasks never all end, is still sampled (then drained).
         let phase = s.shape.phase(i as u64);
+        let cooling = s.measuring > 0 && s.cooling > 0;
         let functional =
-            s.detailed > 0 && s.measuring == 0 && matches!(phase, Phase::Functional | Phase::Skip);
+            s.detailed > 0 && !cooling && matches!(phase, Phase::Functional | Phase::Skip);
         if !functional {
             self.set_warming(false);
             let from = t_ps.max(self.clock_ps);
             if let Some(s) = self.sampling.as_mut() {
                 s.stretch_from.get_or_insert(from);
-                s.measuring += matches!(phase, Phase::Unit(_)) as u64;
+                match phase {
+                    Phase::Unit(_) => {
+                        s.measuring += 1;
+                        s.cooling = s.shape.unit;
+                    }
+                    _ if cooling => s.cooling -= 1,
+                    _ => {}
+                }
             }
             return Ok(false);
         }
@@ -306,6 +319,7 @@ impl TaskEngine<'_> {
         };
         let mut summary = self.engine.summary_over(s.span_ps);
         let mut x = self.sampled()?.expect("sampled run");
+        x.span_ns = Some(s.span_ps as f64 / 1000.0);
         x.saturated = crate::results::saturated(&summary.memory.channels, &summary.links);
         let span = s.span_ps.max(1) as f64;
         for (w, &(busy, _)) in s.busy.iter().enumerate() {

@@ -150,6 +150,7 @@ impl Sample {
             metrics: Default::default(),
             not_estimated: Vec::new(),
             saturated: Vec::new(),
+            span_ns: None,
             counts: "records".into(),
         }
     }
