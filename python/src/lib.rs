@@ -1048,14 +1048,7 @@ fn run_replay(a: &ReplayAsk) -> Result<(String, Option<String>), String> {
     }
     let log = lab::InputLog::default();
     let machine = lab::machines::load(name, &log).map_err(|e| e.to_string())?;
-    let sample = match a.sample {
-        None => None,
-        Some((spec, seed)) => Some(
-            spec.parse::<sim::timing::SampleSpec>()
-                .map_err(|e| format!("sample {e}"))?
-                .place(seed, !a.prefetch.is_empty()),
-        ),
-    };
+    let sample = placed_sample(a.sample, !a.prefetch.is_empty())?;
     let cfg = sim::Config {
         timeseries: true,
         sample,
@@ -1110,6 +1103,21 @@ fn replay(
     detached(py, || run_replay(&ask))
 }
 
+/// `sample` (`UNIT:PERIOD[:WARM[:FUNCTIONAL]]` and its seed) placed as
+/// `--sample` places it (`prefetchers`: the run has some).
+fn placed_sample(
+    sample: Option<(&str, u64)>,
+    prefetchers: bool,
+) -> Result<Option<sim::timing::Sample>, String> {
+    sample
+        .map(|(spec, seed)| {
+            let s = spec.parse::<sim::timing::SampleSpec>();
+            Ok(s.map_err(|e| format!("sample {e}"))?
+                .place(seed, prefetchers))
+        })
+        .transpose()
+}
+
 /// What a task replay asks for (Python's keyword arguments).
 struct TaskAsk<'a> {
     trace: &'a str,
@@ -1152,14 +1160,7 @@ fn run_task_replay(a: &TaskAsk, custom: &dyn CustomPolicies) -> Result<(String, 
         custom: Some(custom),
     };
     let mut te = lab::tasks::engine(&machine, &cores, build).map_err(|e| e.to_string())?;
-    let sample = match a.sample {
-        None => None,
-        Some((spec, seed)) => Some(
-            spec.parse::<sim::timing::SampleSpec>()
-                .map_err(|e| format!("sample {e}"))?
-                .place(seed, !a.prefetch.is_empty()),
-        ),
-    };
+    let sample = placed_sample(a.sample, !a.prefetch.is_empty())?;
     let (recs, summary) = lab::tasks::replay_summary(&mut te, &trace, sample)
         .map_err(|e| format!("{}: {e}", a.trace))?;
     let summary = lab::tasks::summary_json(&summary, &recs, &cores, a.scheduler)
