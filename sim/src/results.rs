@@ -201,9 +201,10 @@ pub struct Sampled {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub not_estimated: Vec<String>,
     /// Channels and links (and in a task replay, workers) at least
-    /// [`SATURATED`] busy in the detailed phases. A queue at saturation grows over the whole run, and a sample
-    /// drains it at every switch to warming: its waits, and the latencies
-    /// they are part of, come out too low (docs/performance.md).
+    /// [`SATURATED`] busy in the detailed phases. A queue at saturation
+    /// grows over the whole run, and a sample drains it at every switch to
+    /// warming: its waits, and the latencies they are part of, come out
+    /// too low (docs/performance.md).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub saturated: Vec<Busy>,
     /// A task replay's detailed stretches' total span (ns): what the

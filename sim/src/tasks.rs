@@ -589,6 +589,12 @@ impl<'m> TaskEngine<'m> {
         Ok((w, rv.data_node))
     }
 
+    /// Where `task`'s first data access (moved by `shift`) lives, if placed.
+    fn data_node(&self, task: &Task, shift: u64) -> Option<u32> {
+        let (a, _) = task.accesses.iter().find(|(a, _)| a.kind.is_data())?;
+        self.engine.page_node(a.addr.wrapping_add(shift))
+    }
+
     /// Move `i`'s key switches to its new worker and copy (its state
     /// landed at `landed`, or still to be fetched).
     fn switch(&mut self, i: usize, landed: Option<u64>) {
@@ -839,8 +845,7 @@ impl<'m> TaskEngine<'m> {
                     // (unless its key has switched to a new copy since).
                     let current = self.moves.as_ref().map_or(0, |mv| mv.shift_of(task.key));
                     if m.shift == current
-                        && let Some((a, _)) = task.accesses.iter().find(|(a, _)| a.kind.is_data())
-                        && let Some(node) = self.engine.page_node(a.addr.wrapping_add(m.shift))
+                        && let Some(node) = self.data_node(task, m.shift)
                     {
                         self.key_node.insert(task.key, node);
                     }

@@ -173,9 +173,7 @@ impl TaskEngine<'_> {
         for (a, _) in &task.accesses {
             self.engine.warm_on(core, a);
         }
-        if let Some((a, _)) = task.accesses.iter().find(|(a, _)| a.kind.is_data())
-            && let Some(node) = self.engine.page_node(a.addr)
-        {
+        if let Some(node) = self.data_node(task, 0) {
             self.key_node.insert(task.key, node);
         }
         if let Some(s) = self.sampling.as_mut() {

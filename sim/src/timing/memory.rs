@@ -51,6 +51,11 @@ pub(super) struct MemoryState {
 }
 
 impl Memory {
+    /// (memory channels in all, links): what the books keep a slot for.
+    pub fn queue_counts(&self) -> (usize, usize) {
+        (self.channels.iter().map(Vec::len).sum(), self.links.len())
+    }
+
     pub fn new(m: &Machine, placement: Box<dyn Placement>) -> Memory {
         let s = &m.spec;
         let line = s.line_size;

@@ -194,10 +194,11 @@ impl<'m> Engine<'m> {
             })
             .collect::<Vec<_>>();
         let mem = Memory::new(m, placement);
+        let (channels, links) = mem.queue_counts();
         let stats = Stats::new(
             m,
-            mem.channels.iter().map(Vec::len).sum(),
-            mem.links.len(),
+            channels,
+            links,
             cfg.window_ns,
             WindowLimits {
                 keep: cfg.timeseries,
@@ -207,8 +208,7 @@ impl<'m> Engine<'m> {
         let sampling = match cfg.sample {
             Some(shape) => {
                 shape.check()?;
-                let channels = mem.channels.iter().map(Vec::len).sum();
-                let scratch = Stats::scratch(m, channels, mem.links.len(), cfg.window_ns);
+                let scratch = Stats::scratch(m, mem.queue_counts(), cfg.window_ns);
                 let slots = stats.counters.served.len();
                 Some(Box::new(Sampling::new(shape, scratch, slots)))
             }

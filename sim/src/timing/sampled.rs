@@ -109,11 +109,8 @@ impl Engine<'_> {
     /// A sampling state that only holds the scratch books
     /// ([`Engine::set_warming`]).
     pub(super) fn books_only(&self) -> super::sample::Sampling {
-        let (channels, links) = (
-            self.mem.channels.iter().map(Vec::len).sum(),
-            self.mem.links.len(),
-        );
-        let scratch = super::stats::Stats::scratch(self.m, channels, links, self.cfg.window_ns);
+        let queues = self.mem.queue_counts();
+        let scratch = super::stats::Stats::scratch(self.m, queues, self.cfg.window_ns);
         let shape = super::Sample {
             unit: 1,
             period: 1,

@@ -82,12 +82,12 @@ pub(super) struct Stats {
 
 impl Stats {
     /// Scratch books for warmed records (`sampled.rs`): no time series.
-    pub fn scratch(m: &Machine, channels: usize, links: usize, window_ns: u64) -> Stats {
+    pub fn scratch(m: &Machine, queues: (usize, usize), window_ns: u64) -> Stats {
         let limits = WindowLimits {
             keep: false,
             max: 1,
         };
-        Stats::new(m, channels, links, window_ns, limits)
+        Stats::new(m, queues.0, queues.1, window_ns, limits)
     }
 
     /// Books for `m`, with `channels` memory channels and `links` links.

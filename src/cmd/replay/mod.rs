@@ -291,6 +291,7 @@ fn run_timing(a: ReplayArgs) -> Result<()> {
     let machine_arg = a.machine.clone().unwrap_or_default();
     let log = lab::InputLog::default();
     let machine = crate::machines::load_machine(&machine_arg, &log)?;
+    let sample = (a.sample).map(|s| s.place(a.sample_seed, !a.prefetch.is_empty()));
     let cfg = sim::Config {
         mlp: a.mlp,
         pin: a.pin.clone(),
@@ -299,9 +300,7 @@ fn run_timing(a: ReplayArgs) -> Result<()> {
         max_windows: a.max_windows,
         prefetch_level: a.prefetch_level,
         prefetch_queue: a.prefetch_queue,
-        sample: a
-            .sample
-            .map(|s| s.place(a.sample_seed, !a.prefetch.is_empty())),
+        sample,
         ..sim::Config::default()
     };
     let mut engine =
@@ -347,7 +346,7 @@ fn run_timing(a: ReplayArgs) -> Result<()> {
             "window_ns": a.window_ns,
             "prefetch": a.prefetch,
             "prefetch_level": a.prefetch_level,
-            "sample": a.sample.map(|s| s.place(a.sample_seed, !a.prefetch.is_empty())),
+            "sample": sample,
             "checkpoint": { "from": a.from_checkpoint, "save": a.save_checkpoint, "at": a.checkpoint_at },
         });
         write_json(&dir.join("summary.json"), &serde_json::to_value(&summary)?)?;
