@@ -34,6 +34,12 @@ pub struct Percentiles {
 pub fn percentiles(ticks: &[u64]) -> Percentiles {
     let mut s = ticks.to_vec();
     s.sort_unstable();
+    percentiles_sorted(&s)
+}
+
+/// [`percentiles`] of ticks already sorted (no copy).
+pub fn percentiles_sorted(s: &[u64]) -> Percentiles {
+    debug_assert!(s.is_sorted());
     let ms = |t: u64| t as f64 / 1e6;
     Percentiles {
         n: s.len(),
@@ -55,10 +61,23 @@ pub fn spike_share(lat_ns: &[u64], k: f64) -> f64 {
     if lat_ns.is_empty() {
         return 0.0;
     }
+    // The median by selection: the element a sort would put at TP50's
+    // rank (`quantile_sorted`), without sorting the rest.
     let mut s = lat_ns.to_vec();
-    s.sort_unstable();
-    let cut = k * quantile_sorted(&s, 0.5) as f64;
+    let rank = ((0.5 * s.len() as f64).ceil() as usize).clamp(1, s.len()) - 1;
+    let cut = k * *s.select_nth_unstable(rank).1 as f64;
     lat_ns.iter().filter(|&&x| x as f64 > cut).count() as f64 / lat_ns.len() as f64
+}
+
+/// [`spike_share`] of latencies already sorted (no copy).
+pub fn spike_share_sorted(sorted: &[u64], k: f64) -> f64 {
+    debug_assert!(sorted.is_sorted());
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    let cut = k * quantile_sorted(sorted, 0.5) as f64;
+    let at_most = sorted.partition_point(|&x| x as f64 <= cut);
+    (sorted.len() - at_most) as f64 / sorted.len() as f64
 }
 
 /// Autocorrelation of the spike indicator x (latency > k × TP50) by lag.
@@ -269,6 +288,29 @@ mod tests {
             (500.0, 990.0, 999.0, 1000.0)
         );
         assert_eq!(p.mean, 500.5);
+    }
+
+    /// The share above k × TP50 counted by hand against the sorted
+    /// median, on lengths odd and even and with ties at the median.
+    #[test]
+    fn spike_share_counts_above_k_times_the_sorted_median() {
+        for n in [1usize, 2, 3, 10, 11, 1000, 1001] {
+            let lat: Vec<u64> = (0..n as u64).map(|i| (i * 7919) % 97 + 1).collect();
+            let mut s = lat.clone();
+            s.sort_unstable();
+            let median = quantile_sorted(&s, 0.5) as f64;
+            let above = lat.iter().filter(|&&x| x as f64 > 1.5 * median).count();
+            assert_eq!(spike_share(&lat, 1.5), above as f64 / n as f64, "n = {n}");
+            assert_eq!(
+                spike_share_sorted(&s, 1.5),
+                above as f64 / n as f64,
+                "n = {n}"
+            );
+        }
+        // [1, 2, 9, 10]: TP50 is the 2nd smallest, 2; above 2 × 2 are 9 and 10.
+        assert_eq!(spike_share(&[10, 1, 9, 2], 2.0), 0.5);
+        assert_eq!(spike_share(&[], 2.0), 0.0);
+        assert_eq!(spike_share_sorted(&[], 2.0), 0.0);
     }
 
     #[test]

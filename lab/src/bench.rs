@@ -31,14 +31,15 @@ pub fn run(
     let run = run_row(m, exp, row, seed, keep, None, bandwidth_until_ps)?;
     let rr = &run.result;
     // Shown in ms: statistics of whole ns (the request model's resolution).
-    let ns: Vec<u64> = rr.latency.iter().map(|&ps| ps / 1000).collect();
-    let mut p = analysis::stats::percentiles(&ns);
+    let mut ns: Vec<u64> = rr.latency.iter().map(|&ps| ps / 1000).collect();
+    ns.sort_unstable();
+    let mut p = analysis::stats::percentiles_sorted(&ns);
     if rr.requests > 0 {
         let ms = analysis::compare::Unit::Ms;
         p.mean = ms.mean_of_ps(rr.latency_sum, rr.requests);
         p.max = ms.of_ps(rr.latency_max);
     }
-    let spike_share = analysis::stats::spike_share(&ns, exp.experiment.spike_k);
+    let spike_share = analysis::stats::spike_share_sorted(&ns, exp.experiment.spike_k);
     Ok(Bench {
         run,
         percentiles: p,

@@ -8,7 +8,18 @@
 //! faster (`docs/performance.md`). Only what the request model asks is
 //! here: look up and fill in one pass, test, fill, flush.
 
-use crate::cache::move_to_front;
+/// [`crate::cache::move_to_front`] without its branches: way 0 at the
+/// front already gives the word back unchanged, and way 15 clears every
+/// nibble above, both through the masks alone.
+#[inline(always)]
+fn to_front(order: u64, w: u64) -> u64 {
+    const ONES: u64 = 0x1111_1111_1111_1111;
+    let x = order ^ (w * ONES);
+    let z = x.wrapping_sub(ONES) & !x & (ONES << 3);
+    let p = z.trailing_zeros() / 4; // 0..=15: the way's position
+    let below = (1u64 << (4 * p)) - 1; // nibbles 0..p
+    (order & !((below << 4) | 0xF)) | ((order & below) << 4) | w
+}
 
 /// Ways per set.
 const WAYS: usize = 16;
@@ -110,25 +121,26 @@ impl FeatureCache {
 
     /// Looks `block` up: a hit makes it most recent and returns true; a
     /// miss places it (in the lowest empty way, else over the least recent)
-    /// and returns false.
+    /// and returns false. Without a branch on the outcome: the way is
+    /// picked by conditional moves and the tag stored either way (a hit
+    /// rewrites its own tag), so a request's mix of hits and misses costs
+    /// no mispredictions.
     #[inline]
     pub fn access(&mut self, block: u64) -> bool {
         let (i, tag) = self.place(block);
-        let hit = Self::matches(&self.tags[i], tag);
+        let tags = &mut self.tags[i];
+        let hit = Self::matches(tags, tag);
+        let empty = Self::matches(tags, EMPTY);
         let order = &mut self.order[i];
-        if hit != 0 {
-            *order = move_to_front(*order, hit.trailing_zeros() as u64);
-            return true;
-        }
-        let empty = Self::matches(&self.tags[i], EMPTY);
-        let way = if empty != 0 {
-            empty.trailing_zeros() as u64
+        let pick = if hit != 0 { hit } else { empty };
+        let way = if pick != 0 {
+            pick.trailing_zeros() as u64
         } else {
             *order >> (4 * (WAYS - 1))
         };
-        self.tags[i].0[way as usize] = tag;
-        *order = move_to_front(*order, way);
-        false
+        tags.0[way as usize] = tag;
+        *order = to_front(*order, way);
+        hit != 0
     }
 
     /// Places `block` if absent (a preload's fill); a resident block is

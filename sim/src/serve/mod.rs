@@ -738,29 +738,31 @@ impl<'a> ServeEngine<'a> {
             state_wait = state_wait.max(self.state_ready_at[s]);
             let home = self.shard_node[s] as usize;
             let mut misses = 0u32;
-            let mut looked = 0u32;
+            let looked;
             let (end, z) = spans[i];
             prefetch(&self.caches[node], i + 1);
             let cache = &mut self.caches[node];
+            // Without a branch on the outcome (a request's hits and misses
+            // are a coin toss to the host): adding 0.0 leaves a sum as it is.
             for &item in &items[start..end] {
                 let block = item as u64 * shards + s as u64 + 1;
-                looked += 1;
-                batch_lookups += 1;
                 batch_addr += item as f64 * item_bytes / 1e6;
-                if cache.access(block) {
-                    from_node[node] += item_bytes;
-                    self.totals.feature_hits += 1;
-                    batch_hits += 1;
-                } else {
-                    misses += 1;
-                    self.totals.feature_misses += 1;
-                    if item < f.resident {
-                        from_node[home] += item_bytes;
-                    } else {
-                        far += item_bytes;
-                    }
-                }
+                let hit = cache.access(block);
+                let (hit_b, home_b, far_b) = match (hit, item < f.resident) {
+                    (true, _) => (item_bytes, 0.0, 0.0),
+                    (false, true) => (0.0, item_bytes, 0.0),
+                    (false, false) => (0.0, 0.0, item_bytes),
+                };
+                from_node[node] += hit_b;
+                from_node[home] += home_b;
+                far += far_b;
+                misses += !hit as u32;
             }
+            looked = (end - start) as u32;
+            batch_lookups += looked as u64;
+            batch_hits += (looked - misses) as u64;
+            self.totals.feature_hits += (looked - misses) as u64;
+            self.totals.feature_misses += misses as u64;
             start = end;
             // A logged request that looks nothing up misses nothing.
             let missed =
