@@ -189,6 +189,11 @@ pub struct Cachegrind {
     last_i: u64,
 }
 
+/// How far ahead [`Cachegrind::run`] asks for the batch's records: 512
+/// of 16 bytes. 256 to 2 048 ran alike, 64 slower (`perf stat -r 8`,
+/// 2026-12-04).
+const PREFETCH_RECORDS: usize = 512;
+
 impl Cachegrind {
     pub fn new(cfg: &CgConfig) -> Cachegrind {
         Cachegrind {
@@ -217,38 +222,48 @@ impl Cachegrind {
         let min_line = self.min_line;
         let mut last_i = self.last_i;
         let [i1, d1] = &mut self.l1;
-        for r in batch {
-            let size = (r.size as u64).min(min_line);
-            match r.kind {
-                Kind::IFetch => {
-                    ir += 1;
-                    let (b1, b2) = i1.blocks(r.addr, size);
-                    if b1 == last_i && b2 == last_i {
-                        continue;
-                    }
-                    last_i = b2;
-                    if i1.access_blocks(b1, b2) {
-                        self.l1_miss[0] += 1;
-                        if self.ll.access(r.addr, size) {
-                            self.ll_miss[0] += 1;
+        for (q, quad) in batch.chunks(4).enumerate() {
+            // A batch decoded on the other core sits in that core's cache:
+            // asked for 8 KiB ahead, a host line (four records) at a time,
+            // its lines arrive while the records before them are simulated
+            // (without, the default two-thread replay ran slower than
+            // `--single-thread`: docs/performance.md).
+            if let Some(ahead) = batch.get(q * 4 + PREFETCH_RECORDS) {
+                crate::hint::prefetch(ahead);
+            }
+            for r in quad {
+                let size = (r.size as u64).min(min_line);
+                match r.kind {
+                    Kind::IFetch => {
+                        ir += 1;
+                        let (b1, b2) = i1.blocks(r.addr, size);
+                        if b1 == last_i && b2 == last_i {
+                            continue;
+                        }
+                        last_i = b2;
+                        if i1.access_blocks(b1, b2) {
+                            self.l1_miss[0] += 1;
+                            if self.ll.access(r.addr, size) {
+                                self.ll_miss[0] += 1;
+                            }
                         }
                     }
-                }
-                Kind::Load | Kind::Modify => {
-                    dr += 1;
-                    if d1.access(r.addr, size) {
-                        self.l1_miss[1] += 1;
-                        if self.ll.access(r.addr, size) {
-                            self.ll_miss[1] += 1;
+                    Kind::Load | Kind::Modify => {
+                        dr += 1;
+                        if d1.access(r.addr, size) {
+                            self.l1_miss[1] += 1;
+                            if self.ll.access(r.addr, size) {
+                                self.ll_miss[1] += 1;
+                            }
                         }
                     }
-                }
-                Kind::Store => {
-                    dw += 1;
-                    if d1.access(r.addr, size) {
-                        self.l1_miss[2] += 1;
-                        if self.ll.access(r.addr, size) {
-                            self.ll_miss[2] += 1;
+                    Kind::Store => {
+                        dw += 1;
+                        if d1.access(r.addr, size) {
+                            self.l1_miss[2] += 1;
+                            if self.ll.access(r.addr, size) {
+                                self.ll_miss[2] += 1;
+                            }
                         }
                     }
                 }
