@@ -48,10 +48,10 @@ pub fn percentiles_sorted(s: &[u64]) -> Percentiles {
         } else {
             s.iter().map(|&x| x as f64).sum::<f64>() / s.len() as f64 / 1e6
         },
-        tp50: ms(quantile_sorted(&s, 0.5)),
-        tp90: ms(quantile_sorted(&s, 0.9)),
-        tp99: ms(quantile_sorted(&s, 0.99)),
-        tp999: ms(quantile_sorted(&s, 0.999)),
+        tp50: ms(quantile_sorted(s, 0.5)),
+        tp90: ms(quantile_sorted(s, 0.9)),
+        tp99: ms(quantile_sorted(s, 0.99)),
+        tp999: ms(quantile_sorted(s, 0.999)),
         max: ms(s.last().copied().unwrap_or(0)),
     }
 }

@@ -738,7 +738,6 @@ impl<'a> ServeEngine<'a> {
             state_wait = state_wait.max(self.state_ready_at[s]);
             let home = self.shard_node[s] as usize;
             let mut misses = 0u32;
-            let looked;
             let (end, z) = spans[i];
             prefetch(&self.caches[node], i + 1);
             let cache = &mut self.caches[node];
@@ -758,7 +757,7 @@ impl<'a> ServeEngine<'a> {
                 far += far_b;
                 misses += !hit as u32;
             }
-            looked = (end - start) as u32;
+            let looked = (end - start) as u32;
             batch_lookups += looked as u64;
             batch_hits += (looked - misses) as u64;
             self.totals.feature_hits += (looked - misses) as u64;
