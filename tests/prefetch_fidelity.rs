@@ -5,10 +5,10 @@
 //! `live::fingerprint::model` derives now (the fixture's own `model` line
 //! is what that day's code wrote), one load at a time (the walks are
 //! dependent loads), every load from one PC (the walk's one instruction).
-//! Four recordings: the 2-core AMD EPYC VM (2026-12-01) and two types of
-//! 2-vCPU Intel Xeon VM (2026-12-03; the second with an LLC level at
+//! Five recordings: the 2-core AMD EPYC VM (2026-12-01) and three types
+//! of 2-vCPU Intel Xeon VM (2026-12-03; the second with an LLC level at
 //! 40 ns up to 7 MB, recorded again on 2026-12-04 with 61 strides and L1
-//! walks).
+//! walks; the third, 2026-12-04, with one at 42 ns up to 14 MB).
 //!
 //! The lookaheads come from the memory-footprint walks (Little's law on
 //! each), so that test checks the mechanism that must turn them back into
@@ -112,11 +112,12 @@ fn recorded(host: &str) -> (live::fingerprint::Fingerprint, sim::Machine) {
 }
 
 /// The hosts recorded.
-const HOSTS: [&str; 4] = [
+const HOSTS: [&str; 5] = [
     "epyc-vm-2026-12-01",
     "xeon-vm-2026-12-03",
     "xeon-llc7m-vm-2026-12-03",
     "xeon-llc7m-vm-2026-12-04",
+    "xeon-llc14m-vm-2026-12-04",
 ];
 
 /// The classes of a host's curve the model misses by more than 25%,
@@ -297,7 +298,9 @@ fn streamer_only(m: &sim::Machine) -> sim::Machine {
     let mut bare = m.spec.clone();
     let model = &mut bare.core.prefetch.as_mut().unwrap().model;
     model.retain(|p| !p.starts_with("ip-stride-table"));
-    assert_eq!(model.len(), 1);
+    // The region streamer (and, where the host has one, the adjacent-line
+    // prefetcher at L2).
+    assert!(!model.is_empty() && model.iter().all(|p| !p.starts_with("ip-stride")));
     sim::Machine::new(bare).unwrap()
 }
 
@@ -326,7 +329,17 @@ fn streamer_only(m: &sim::Machine) -> sim::Machine {
 /// streamer alone); every L1 walk within 25%; beyond it again its L2
 /// walks of 19–63 lines either way (host 2.3–3.4 ns, model 1.7–1.9) and
 /// of 64–4096 lines but 1024 (host 7.4–8.1, model 5.5), and its LLC walks
-/// of ±1, ±2 and 63 lines. The EPYC VM's level walks are printed, not asserted: 16 of 40 within 25% — its L2 walks of 16–65
+/// of ±1, ±2 and 63 lines. A third Intel VM type (2026-12-04, `lscpu`
+/// L2 2 MiB a core, sysfs LLC 480 MiB; its chase steps at 1.2 MB and
+/// 14 MB): at least 109 of its 183 level walks (109 measured; 77 with the
+/// streamer alone); every L1 walk within 25%; its L2 walks (654 KB) of
+/// 24–63 lines either way run 2.1–2.7 ns on the host and 1.5–1.7 in the
+/// model, of 64–1024 lines 6.6–6.9 against 4.8; its LLC walks (7 MB) of
+/// ±1 to ±53 lines 2.3–18.4 ns on the host and 1.6–8.5 in the model: the
+/// model's stride table runs as far ahead from the LLC as from memory
+/// (its distances come from the memory walks), so its lines from the LLC
+/// arrive in time where the host's do not (a per-level distance, issue
+/// 29 item 1, not built). The EPYC VM's level walks are printed, not asserted: 16 of 40 within 25% — its L2 walks of 16–65
 /// lines run 30–50% slower on the host than in the model, and strides of
 /// 2048–4096 lines, which wrap to a few lines over its 1 MiB LLC
 /// footprint, 5–9× faster; that host is gone, so neither was probed
@@ -339,6 +352,7 @@ fn the_calibrated_prefetchers_reproduce_the_walks_inside_each_level() {
         ("xeon-vm-2026-12-03", 40, 31, 10),
         ("xeon-llc7m-vm-2026-12-03", 88, 62, 35),
         ("xeon-llc7m-vm-2026-12-04", 183, 140, 60),
+        ("xeon-llc14m-vm-2026-12-04", 183, 109, 32),
     ] {
         let (f, m) = recorded(host);
         let (within, all) = level_walks_within(host, &m, &f);

@@ -76,8 +76,9 @@ pub fn spike_share_sorted(sorted: &[u64], k: f64) -> f64 {
         return 0.0;
     }
     let cut = k * quantile_sorted(sorted, 0.5) as f64;
-    let at_most = sorted.partition_point(|&x| x as f64 <= cut);
-    (sorted.len() - at_most) as f64 / sorted.len() as f64
+    // Those above the cut are the sorted tail (none if the cut is NaN).
+    let above = sorted.iter().rev().take_while(|&&x| x as f64 > cut).count();
+    above as f64 / sorted.len() as f64
 }
 
 /// Autocorrelation of the spike indicator x (latency > k × TP50) by lag.
@@ -309,6 +310,14 @@ mod tests {
         }
         // [1, 2, 9, 10]: TP50 is the 2nd smallest, 2; above 2 × 2 are 9 and 10.
         assert_eq!(spike_share(&[10, 1, 9, 2], 2.0), 0.5);
+        // [1, 2, 4, 4]: TP50 is the 2nd smallest, 2, so the cut 2 × 2 = 4
+        // equals the two 4s, which are not above it (strictly above).
+        assert_eq!(spike_share(&[4, 1, 4, 2], 2.0), 0.0);
+        assert_eq!(spike_share_sorted(&[1, 2, 4, 4], 2.0), 0.0);
+        assert_eq!(spike_share_sorted(&[1, 2, 4, 5], 2.0), 0.25);
+        // A NaN cut counts nothing, as the comparison says.
+        assert_eq!(spike_share(&[1, 2, 3], f64::NAN), 0.0);
+        assert_eq!(spike_share_sorted(&[1, 2, 3], f64::NAN), 0.0);
         assert_eq!(spike_share(&[], 2.0), 0.0);
         assert_eq!(spike_share_sorted(&[], 2.0), 0.0);
     }

@@ -8,9 +8,9 @@
 //! faster (`docs/performance.md`). Only what the request model asks is
 //! here: look up and fill in one pass, test, fill, flush.
 
-/// [`crate::cache::move_to_front`] without its branches: way 0 at the
-/// front already gives the word back unchanged, and way 15 clears every
-/// nibble above, both through the masks alone.
+/// [`crate::cache::move_to_front`] without its branches: a way already
+/// at position 0 gives the word back unchanged, and one at position 15
+/// clears every nibble above, both through the masks alone.
 #[inline(always)]
 fn to_front(order: u64, w: u64) -> u64 {
     const ONES: u64 = 0x1111_1111_1111_1111;
@@ -216,6 +216,23 @@ mod tests {
     }
 
     /// Blocks whose tags would not fit 32 bits are refused, not aliased.
+    /// Against the general cache's branching version, every way at every
+    /// position of several orders.
+    #[test]
+    fn to_front_moves_as_the_general_cache_does() {
+        let mut order = FRESH_ORDER;
+        for step in 0..64u64 {
+            for w in 0..16 {
+                assert_eq!(
+                    to_front(order, w),
+                    crate::cache::move_to_front(order, w),
+                    "order {order:016x}, way {w}"
+                );
+            }
+            order = crate::cache::move_to_front(order, (step * 7 + 3) % 16);
+        }
+    }
+
     #[test]
     fn refuses_blocks_beyond_32_bit_tags() {
         let fits = ((u32::MAX as u64 - 1) << 3) | 7;
