@@ -190,7 +190,7 @@ pub struct Cachegrind {
 }
 
 /// How far ahead [`Cachegrind::run`] asks for the batch's records: 512
-/// of 16 bytes. 256 to 2 048 ran alike, 64 slower (`perf stat -r 8`,
+/// of 16 bytes. 256 to 2 048 ran alike, 64 and 128 slower (`perf stat -r 8`,
 /// 2026-12-04).
 const PREFETCH_RECORDS: usize = 512;
 
