@@ -90,16 +90,10 @@ pub(crate) fn move_to_front(order: u64, w: u64) -> u64 {
     let x = order ^ (w * NIBBLE_ONES);
     let z = x.wrapping_sub(NIBBLE_ONES) & !x & NIBBLE_HIGH;
     let p = z.trailing_zeros() / 4; // 0..=15
-    if p == 0 {
-        return order;
-    }
+    // No branch on the position: at 0 the masks give the word back (its
+    // low nibble is already w), at 15 they clear every nibble above.
     let below = (1u64 << (4 * p)) - 1; // nibbles 0..p
-    let keep = if p == 15 {
-        0
-    } else {
-        order & !((below << 4) | 0xF)
-    };
-    keep | ((order & below) << 4) | w
+    (order & !((below << 4) | 0xF)) | ((order & below) << 4) | w
 }
 
 /// One set's bookkeeping, kept in one place so that a lookup touches the

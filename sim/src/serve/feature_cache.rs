@@ -8,18 +8,7 @@
 //! faster (`docs/performance.md`). Only what the request model asks is
 //! here: look up and fill in one pass, test, fill, flush.
 
-/// [`crate::cache::move_to_front`] without its branches: a way already
-/// at position 0 gives the word back unchanged, and one at position 15
-/// clears every nibble above, both through the masks alone.
-#[inline(always)]
-fn to_front(order: u64, w: u64) -> u64 {
-    const ONES: u64 = 0x1111_1111_1111_1111;
-    let x = order ^ (w * ONES);
-    let z = x.wrapping_sub(ONES) & !x & (ONES << 3);
-    let p = z.trailing_zeros() / 4; // 0..=15: the way's position
-    let below = (1u64 << (4 * p)) - 1; // nibbles 0..p
-    (order & !((below << 4) | 0xF)) | ((order & below) << 4) | w
-}
+use crate::cache::move_to_front;
 
 /// Ways per set.
 const WAYS: usize = 16;
@@ -139,7 +128,7 @@ impl FeatureCache {
             *order >> (4 * (WAYS - 1))
         };
         tags.0[way as usize] = tag;
-        *order = to_front(*order, way);
+        *order = move_to_front(*order, way);
         hit != 0
     }
 
@@ -216,23 +205,6 @@ mod tests {
     }
 
     /// Blocks whose tags would not fit 32 bits are refused, not aliased.
-    /// Against the general cache's branching version, every way at every
-    /// position of several orders.
-    #[test]
-    fn to_front_moves_as_the_general_cache_does() {
-        let mut order = FRESH_ORDER;
-        for step in 0..64u64 {
-            for w in 0..16 {
-                assert_eq!(
-                    to_front(order, w),
-                    crate::cache::move_to_front(order, w),
-                    "order {order:016x}, way {w}"
-                );
-            }
-            order = crate::cache::move_to_front(order, (step * 7 + 3) % 16);
-        }
-    }
-
     #[test]
     fn refuses_blocks_beyond_32_bit_tags() {
         let fits = ((u32::MAX as u64 - 1) << 3) | 7;
