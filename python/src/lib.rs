@@ -1111,9 +1111,9 @@ fn placed_sample(
 ) -> Result<Option<sim::timing::Sample>, String> {
     sample
         .map(|(spec, seed)| {
-            let s = spec.parse::<sim::timing::SampleSpec>();
-            Ok(s.map_err(|e| format!("sample {e}"))?
-                .place(seed, prefetchers))
+            spec.parse::<sim::timing::SampleSpec>()
+                .map(|s| s.place(seed, prefetchers))
+                .map_err(|e| format!("sample {e}"))
         })
         .transpose()
 }

@@ -208,7 +208,7 @@ impl<'m> Engine<'m> {
         let sampling = match cfg.sample {
             Some(shape) => {
                 shape.check()?;
-                let scratch = Stats::scratch(m, mem.queue_counts(), cfg.window_ns);
+                let scratch = Stats::scratch(m, (channels, links), cfg.window_ns);
                 let slots = stats.counters.served.len();
                 Some(Box::new(Sampling::new(shape, scratch, slots)))
             }

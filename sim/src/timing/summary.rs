@@ -88,7 +88,11 @@ fn summarize(e: &Engine, span: Option<u64>) -> Summary {
                 mean_wait_ns: qu.mean_wait_ps() / 1000.0,
                 utilization: qu.busy_ps as f64 / elapsed as f64,
                 mean_queue_len: qu.occupancy_area() as f64
-                    / span.unwrap_or(elapsed.max(qu.last_departure)).max(1) as f64,
+                    / if span.is_some() {
+                        elapsed
+                    } else {
+                        elapsed.max(qu.last_departure)
+                    } as f64,
                 mean_sojourn_ns: if qu.requests == 0 {
                     0.0
                 } else {
