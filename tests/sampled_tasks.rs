@@ -320,4 +320,13 @@ fn an_overloaded_sampled_service_is_named_saturated() {
     // Sampled, not run whole in detail: the cool-down is bounded (16 342
     // of 20 000 tasks warmed, 2026-12-04).
     assert!(x["warmed"].as_u64().unwrap() > 10_000, "{x}");
+    // And it runs: without it the detailed tasks are each unit and its
+    // warm-up (at most units × (unit + warm) = 3 000) and the opening
+    // stretch until a first task ends (tens of tasks at this load); with
+    // it, up to `unit` more a unit (3 658, 2026-12-04).
+    let get = |k: &str| x[k].as_u64().unwrap();
+    let (units, unit, warm) = (get("units"), get("unit"), get("warm"));
+    let detailed = get("detailed");
+    assert!(detailed >= units * (unit + warm) + 300, "{x}");
+    assert!(detailed <= units * (2 * unit + warm) + 300, "{x}");
 }
