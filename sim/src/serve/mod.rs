@@ -64,7 +64,7 @@ pub use records::{
     BANDWIDTH_BIN_PS, DatasetRow, Decision, MONITOR_WINDOW_PS, RequestRecord, ServeError,
     ServeTotals, WindowTotals,
 };
-use worker::{Pending, Queued, Worker};
+use worker::{Pending, Queued, Scratch, Worker};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Ev {
@@ -113,8 +113,8 @@ pub struct ServeEngine<'a> {
     links: Vec<Queue>,
     far: Queue,
     caches: Vec<FeatureCache>,
-    /// Scratch: the items of the request being looked up (no allocation per request).
-    items_buf: Vec<u32>,
+    /// Reused buffers (no allocation per batch or arrival).
+    scratch: Scratch,
     item_cdf: CdfSampler,
     shard_node: Vec<u32>,
     shard_worker: Vec<usize>,
@@ -286,7 +286,7 @@ impl<'a> ServeEngine<'a> {
             links: vec![Queue::default(); m.spec.links.len()],
             far: Queue::default(),
             caches,
-            items_buf: Vec::new(),
+            scratch: Scratch::default(),
             shard_node,
             shard_worker,
             resident,
@@ -545,7 +545,9 @@ impl<'a> ServeEngine<'a> {
                 self.totals.background_jobs += 1;
             }
         }
-        let views: Vec<WorkerView> = (0..self.workers.len()).map(|w| self.view(w, t)).collect();
+        let mut views = std::mem::take(&mut self.scratch.views);
+        views.clear();
+        views.extend((0..self.workers.len()).map(|w| self.view(w, t)));
         let s = a.shard as usize;
         let rv = RequestView {
             id: a.id,
@@ -555,6 +557,7 @@ impl<'a> ServeEngine<'a> {
             now_ns: t / 1000,
         };
         let w = self.sched.pick(&rv, &views);
+        self.scratch.views = views;
         if w >= self.workers.len() {
             return Err(ServeError::BadPick(
                 self.sched.name(),
@@ -681,10 +684,19 @@ impl<'a> ServeEngine<'a> {
         let item_bytes = f.item_kb * 1024.0;
         let node = self.workers[w].node as usize;
         let n = (self.spec.request.batch as usize).min(self.workers[w].queue.len());
-        let queued: Vec<Queued> = self.workers[w].queue.drain(..n).collect();
-        let batch: Vec<(u64, Arrival)> = queued.iter().map(|q| (q.arrival_ps, q.a)).collect();
+        let mut sc = std::mem::take(&mut self.scratch);
+        let Scratch {
+            queued,
+            from_node,
+            cold,
+            spans,
+            items,
+            ..
+        } = &mut sc;
+        queued.clear();
+        queued.extend(self.workers[w].queue.drain(..n));
         let mut preload_wait = t;
-        for q in &queued {
+        for q in queued.iter() {
             preload_wait = preload_wait.max(q.preload_ready);
             let used = q
                 .preloaded
@@ -695,28 +707,29 @@ impl<'a> ServeEngine<'a> {
             window(&mut self.totals.windows, t).preload_item_hits += used;
         }
         let (mut batch_hits, mut batch_lookups, mut batch_addr) = (0u64, 0u64, 0.0f64);
-        let mut from_node = vec![0.0f64; self.m.nodes()];
+        from_node.clear();
+        from_node.resize(self.m.nodes(), 0.0);
         let mut far = 0.0f64;
-        let mut cold = vec![false; n];
+        cold.clear();
+        cold.resize(n, false);
         let mut state_wait = t;
         let mut compute_ps = ps_of_ns((self.spec.request.compute.batch_ms * 1e6) as u64);
         let mut input = 0.0f64;
         let shards = self.spec.shards.count as u64;
         // Every request's items first (its own stream; noise after them);
         // request i+1's sets are asked of the host while i probes.
-        let mut items = std::mem::take(&mut self.items_buf);
         items.clear();
-        let mut spans = Vec::with_capacity(n);
-        for (_, a) in &batch {
+        spans.clear();
+        for q in queued.iter() {
             let z = self
                 .spec
-                .request_items(a, &self.item_cdf, |item| items.push(item));
+                .request_items(&q.a, &self.item_cdf, |item| items.push(item));
             spans.push((items.len(), z));
         }
         let prefetch = |cache: &FeatureCache, i: usize| {
             if let Some(&(end, _)) = spans.get(i) {
                 let from = if i == 0 { 0 } else { spans[i - 1].0 };
-                let s = batch[i].1.shard as u64;
+                let s = queued[i].a.shard as u64;
                 for &item in &items[from..end] {
                     cache.prefetch(item as u64 * shards + s + 1);
                 }
@@ -724,7 +737,8 @@ impl<'a> ServeEngine<'a> {
         };
         prefetch(&self.caches[node], 0);
         let mut start = 0;
-        for (i, (arrival_ps, a)) in batch.iter().enumerate() {
+        for (i, q) in queued.iter().enumerate() {
+            let (arrival_ps, a) = (&q.arrival_ps, &q.a);
             let s = a.shard as usize;
             if !self.resident[s] {
                 // Cold: this batch fetches the shard's state; until it lands,
@@ -769,7 +783,6 @@ impl<'a> ServeEngine<'a> {
             if missed && let Some(bits) = &mut self.outcomes {
                 set_bit(bits, a.id);
             }
-            let q = &queued[i];
             let win = window(&mut self.totals.windows, t);
             win.feature_hits += (looked - misses) as u64;
             win.feature_misses += misses as u64;
@@ -797,7 +810,6 @@ impl<'a> ServeEngine<'a> {
             ));
             input += a.input_tokens as f64 * self.spec.request.token_bytes as f64;
         }
-        self.items_buf = items;
         let mut ready = state_wait.max(preload_wait);
         for (home, &b) in from_node.iter().enumerate() {
             if b > 0.0 {
@@ -851,24 +863,23 @@ impl<'a> ServeEngine<'a> {
             batch_ps: end - t,
         });
         wk.started_at = t;
-        wk.running = batch
-            .iter()
-            .enumerate()
-            .map(|(i, &(arrival_ps, a))| RequestRecord {
-                id: a.id,
-                shard: a.shard,
+        wk.running.clear();
+        wk.running
+            .extend(queued.iter().enumerate().map(|(i, q)| RequestRecord {
+                id: q.a.id,
+                shard: q.a.shard,
                 worker: w as u32,
                 node: node as u32,
-                arrival_ps,
+                arrival_ps: q.arrival_ps,
                 start_ps: t,
                 end_ps: end,
-                queue_ps: t - arrival_ps,
+                queue_ps: t - q.arrival_ps,
                 stall_ps: stall,
                 compute_ps: end - transferred,
                 transfer_ps: transferred - ready,
                 cold: cold[i],
-            })
-            .collect();
+            }));
+        self.scratch = sc;
         self.totals.batches += 1;
         self.totals.bubble_ps = self.totals.bubble_ps.saturating_add(transferred - t);
         self.totals.compute_ps = self.totals.compute_ps.saturating_add(end - transferred);

@@ -95,3 +95,22 @@ impl Worker {
         self.signals.fold();
     }
 }
+
+/// The engine's reused buffers for one dispatch or batch start: allocated
+/// once a run instead of seven times a batch (and once an arrival for the
+/// workers' views). Contents are meaningless between uses.
+#[derive(Default)]
+pub(super) struct Scratch {
+    /// Every worker's view at a dispatch.
+    pub views: Vec<crate::policy::WorkerView>,
+    /// The batch's requests, taken off the queue.
+    pub queued: Vec<Queued>,
+    /// Per memory node, the bytes the batch reads there.
+    pub from_node: Vec<f64>,
+    /// Per request of the batch: it fetched its shard's state.
+    pub cold: Vec<bool>,
+    /// Per request: the end of its items in `items` and its compute noise.
+    pub spans: Vec<(usize, f64)>,
+    /// The items of the batch's requests, one after another.
+    pub items: Vec<u32>,
+}
