@@ -2,7 +2,8 @@
 //! happened when each call's truth became known (its preload fired, or its
 //! batch ran): a confusion matrix, and the calls' probabilities binned by
 //! outcome so the ROC AUC comes out in bounded memory, whatever the run's
-//! length. Mergeable over seeds.
+//! length. Mergeable over seeds. Also the bitsets of what happened (a bit
+//! a request: it missed) that an oracle is told and calls are judged by.
 
 /// Probability bins for the AUC (a score's bin is ⌊p · BINS⌋, p = 1 in the last).
 pub const PROB_BINS: usize = 1000;
@@ -102,6 +103,21 @@ impl Judged {
 
 fn ratio(a: u64, b: u64) -> Option<f64> {
     (b > 0).then(|| a as f64 / b as f64)
+}
+
+/// Bit `id` of a bitset (the outcomes an oracle is told).
+pub(super) fn bit(bits: &[u64], id: u64) -> bool {
+    bits.get((id / 64) as usize)
+        .is_some_and(|w| w >> (id % 64) & 1 == 1)
+}
+
+/// Sets bit `id` of a bitset, growing it as needed.
+pub(super) fn set_bit(bits: &mut Vec<u64>, id: u64) {
+    let i = (id / 64) as usize;
+    if bits.len() <= i {
+        bits.resize(i + 1, 0);
+    }
+    bits[i] |= 1 << (id % 64);
 }
 
 #[cfg(test)]

@@ -60,6 +60,7 @@ use crate::queue::Queue;
 use crate::signals::Signals;
 use feature_cache::FeatureCache;
 pub use judged::{Judged, PROB_BINS};
+use judged::{bit, set_bit};
 pub use records::{
     BANDWIDTH_BIN_PS, DatasetRow, Decision, MONITOR_WINDOW_PS, RequestRecord, ServeError,
     ServeTotals, WindowTotals,
@@ -160,20 +161,6 @@ fn stretch(slow_down: Option<(u64, f64)>, start: u64, svc: u64) -> u64 {
         Some((at, k)) if start + svc > at => (at - start) + ((start + svc - at) as f64 * k) as u64,
         _ => svc,
     }
-}
-
-/// Bit `id` of a bitset.
-fn bit(bits: &[u64], id: u64) -> bool {
-    bits.get((id / 64) as usize)
-        .is_some_and(|w| w >> (id % 64) & 1 == 1)
-}
-
-fn set_bit(bits: &mut Vec<u64>, id: u64) {
-    let i = (id / 64) as usize;
-    if bits.len() <= i {
-        bits.resize(i + 1, 0);
-    }
-    bits[i] |= 1 << (id % 64);
 }
 
 /// Whole nanoseconds, the model's resolution, in the engine's ps.
