@@ -27,7 +27,7 @@ pub mod estimate;
 mod events;
 pub mod geometry;
 pub mod hierarchy;
-mod hint;
+use traces::hint;
 mod latency;
 pub mod machine;
 pub mod policy;

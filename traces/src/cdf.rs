@@ -2,6 +2,8 @@
 //! model's Zipf feature popularity, 32 draws a request): the one hot table
 //! of the request model besides its caches, kept exact and small.
 
+use crate::hint::prefetch;
+
 /// Cumulative Zipf weights over `n` ranks (rank 0 most popular), for
 /// inverse-transform sampling.
 pub fn zipf_cdf(n: u32, s: f64) -> Vec<f64> {
@@ -85,34 +87,65 @@ impl CdfSampler {
         base
     }
 
-    /// The ranks for several uniforms, each exactly [`CdfSampler::sample`]'s:
-    /// all guide entries are read before any CDF search starts, so the
-    /// host overlaps their cache misses instead of taking them one after
-    /// another (the tables of a 100 000-rank CDF are about 1.4 MB: a
-    /// 1 MiB guide and 400 KB of keys).
+    /// The ranks for several uniforms, each exactly [`CdfSampler::sample`]'s,
+    /// in chunks of [`CHUNK`] as a three-stage pipeline: while chunk c is
+    /// searched, chunk c + 1's guide entries are read and its keys
+    /// prefetched, and chunk c + 2's guide entries are prefetched — so the
+    /// host overlaps the tables' cache misses (a 100 000-rank CDF's are
+    /// about 1.4 MB: a 1 MiB guide and 400 KB of keys) with the searches
+    /// instead of taking them one after another.
     #[inline]
     pub fn sample_many(&self, us: &[f64], out: &mut [u32]) {
-        let mut bounds = [(0u32, 0u32); CHUNK];
-        for (chunk, outs) in us.chunks(CHUNK).zip(out.chunks_mut(CHUNK)) {
-            for (b, &u) in bounds.iter_mut().zip(chunk) {
-                let k = ((u * self.scale) as usize).min(self.guide.len() - 2);
-                *b = (self.guide[k], self.guide[k + 1]);
-            }
-            #[cfg(target_arch = "x86_64")]
-            for &(lo, _) in &bounds[..chunk.len()] {
-                // SAFETY: a prefetch is a hint that never faults and writes
-                // nothing (SSE, part of the x86-64 baseline); `lo` indexes
-                // the CDF or is its length, and the pointer is only formed.
-                unsafe {
-                    use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
-                    _mm_prefetch::<_MM_HINT_T0>(
-                        self.keys.as_ptr().wrapping_add(lo as usize) as *const i8
-                    );
-                }
-            }
-            for ((o, &u), &(lo, hi)) in outs.iter_mut().zip(chunk).zip(&bounds) {
+        let chunks = us.len().div_ceil(CHUNK);
+        let chunk = |c: usize| &us[(c * CHUNK).min(us.len())..((c + 1) * CHUNK).min(us.len())];
+        let mut bounds = [[(0u32, 0u32); CHUNK]; 2];
+        if chunks > 0 {
+            self.prefetch_guide(chunk(1));
+            self.bounds(chunk(0), &mut bounds[0]);
+        }
+        for c in 0..chunks {
+            self.prefetch_guide(chunk(c + 2));
+            let (now, next) = bounds.split_at_mut(1);
+            let (now, next) = if c % 2 == 0 {
+                (&now[0], &mut next[0])
+            } else {
+                (&next[0], &mut now[0])
+            };
+            self.bounds(chunk(c + 1), next);
+            let outs = &mut out[c * CHUNK..(c * CHUNK + CHUNK).min(us.len())];
+            for ((o, &u), &(lo, hi)) in outs.iter_mut().zip(chunk(c)).zip(now) {
                 let at = self.search(lo as usize, hi as usize, u);
                 *o = at.min(self.cdf.len() - 1) as u32;
+            }
+        }
+    }
+
+    /// The guide bucket of `u`.
+    #[inline(always)]
+    fn bucket(&self, u: f64) -> usize {
+        ((u * self.scale) as usize).min(self.guide.len() - 2)
+    }
+
+    /// Hints the host to fetch the guide entries of `us`. Changes nothing.
+    #[inline(always)]
+    fn prefetch_guide(&self, us: &[f64]) {
+        for &u in us {
+            prefetch(&self.guide[self.bucket(u)]);
+        }
+    }
+
+    /// Each uniform's search range from the guide; the keys where each
+    /// search starts are prefetched.
+    #[inline(always)]
+    fn bounds(&self, us: &[f64], out: &mut [(u32, u32); CHUNK]) {
+        for (b, &u) in out.iter_mut().zip(us) {
+            let k = self.bucket(u);
+            *b = (self.guide[k], self.guide[k + 1]);
+        }
+        for &(lo, _) in &out[..us.len()] {
+            // `lo` indexes the keys or is their length: one past the end.
+            if let Some(k) = self.keys.get(lo as usize) {
+                prefetch(k);
             }
         }
     }
@@ -120,7 +153,7 @@ impl CdfSampler {
     /// The rank for a uniform `u` in [0, 1).
     #[inline]
     pub fn sample(&self, u: f64) -> u32 {
-        let k = ((u * self.scale) as usize).min(self.guide.len() - 2);
+        let k = self.bucket(u);
         let at = self.search(self.guide[k] as usize, self.guide[k + 1] as usize, u);
         at.min(self.cdf.len() - 1) as u32
     }
@@ -134,7 +167,7 @@ fn key(c: f64) -> u32 {
     (c * 4_294_967_296.0) as u32
 }
 
-/// Draws sampled together by [`CdfSampler::sample_many`] callers.
+/// Draws whose table loads [`CdfSampler::sample_many`] overlaps.
 pub(crate) const CHUNK: usize = 16;
 
 #[cfg(test)]

@@ -552,6 +552,46 @@ impl WorkloadSpec {
         compute_noise(&mut rng)
     }
 
+    /// [`WorkloadSpec::request_items`] for a batch of requests at once:
+    /// every request's items go to `items`, one request after another, and
+    /// `spans` gets each request's end in `items` and its compute noise.
+    /// The draws of all the batch's requests are sampled in one
+    /// [`CdfSampler::sample_many`], so the tables' cache misses of one
+    /// request overlap with the next's; the same items, in the same order.
+    /// `us` is scratch. All three are cleared first.
+    pub fn batch_items<'b>(
+        &self,
+        batch: impl Iterator<Item = &'b Arrival>,
+        sampler: &CdfSampler,
+        us: &mut Vec<f64>,
+        items: &mut Vec<u32>,
+        spans: &mut Vec<(usize, f64)>,
+    ) {
+        us.clear();
+        items.clear();
+        spans.clear();
+        // The drawn items still to sample are the last `us.len()` of `items`.
+        let flush = |us: &mut Vec<f64>, items: &mut Vec<u32>| {
+            let from = items.len() - us.len();
+            sampler.sample_many(us, &mut items[from..]);
+            us.clear();
+        };
+        for a in batch {
+            let mut rng = a.seed;
+            if let Some(keys) = self.logged(a).and_then(|r| r.hash_ids.as_ref()) {
+                flush(us, items);
+                let n = self.request.features.items as u64;
+                items.extend(keys.iter().map(|&h| (h % n) as u32));
+            } else {
+                let n = self.request.features.lookups as usize;
+                us.extend((0..n).map(|_| unit(splitmix(&mut rng))));
+                items.resize(items.len() + n, 0);
+            }
+            spans.push((items.len(), compute_noise(&mut rng)));
+        }
+        flush(us, items);
+    }
+
     /// How many lookups request `a` makes.
     pub fn lookups_of(&self, a: &Arrival) -> u32 {
         match self.logged(a).and_then(|r| r.hash_ids.as_ref()) {
@@ -751,6 +791,53 @@ far_tier = { latency_ms = 5, bandwidth_gbps = 4 }
         assert!((s0 - 0.368).abs() < 0.02, "{s0}");
         assert_eq!(v, ArrivalGen::new(&spec, 1).unwrap().collect::<Vec<_>>());
         assert_ne!(v[0].seed, v[1].seed);
+    }
+
+    /// A batch's draws sampled together are each request's own: the same
+    /// items in the same order and the same noise, bit for bit, as
+    /// [`WorkloadSpec::request_items`] one request at a time — with logged
+    /// requests (their `hash_ids` the items) between drawn ones.
+    #[test]
+    fn a_batchs_items_are_each_requests_own() {
+        let mut s = small();
+        let log = crate::request_log::read(
+            "{\"timestamp\": 0, \"input_length\": 10, \"output_length\": 1}\n\
+             {\"timestamp\": 1, \"input_length\": 10, \"output_length\": 1}\n\
+             {\"timestamp\": 2, \"input_length\": 10, \"output_length\": 1, \"hash_ids\": [3, 7, 100009]}\n\
+             {\"timestamp\": 3, \"input_length\": 10, \"output_length\": 1}\n\
+             {\"timestamp\": 4, \"input_length\": 10, \"output_length\": 1, \"hash_ids\": []}\n\
+             {\"timestamp\": 5, \"input_length\": 10, \"output_length\": 1}\n"
+                .as_bytes(),
+            1.0,
+        )
+        .unwrap();
+        s.arrivals = Arrivals::Log {
+            log: "l.jsonl".into(),
+            time_scale: 1.0,
+            requests: Some(std::sync::Arc::new(log)),
+        };
+        let cdf = CdfSampler::new(zipf_cdf(100_000, 0.9));
+        let batch: Vec<Arrival> = (0..6u64)
+            .map(|id| Arrival {
+                id,
+                arrival_ns: id,
+                shard: 0,
+                seed: 0x1234_5678 ^ id.wrapping_mul(SPLITMIX_GAMMA),
+                input_tokens: 10,
+                output_tokens: 1,
+            })
+            .collect();
+        let (mut want, mut want_spans) = (Vec::new(), Vec::new());
+        for a in &batch {
+            let z = s.request_items(a, &cdf, |i| want.push(i));
+            want_spans.push((want.len(), z.to_bits()));
+        }
+        assert_eq!(&want[32..35], &[3, 7, 9], "the logged request's items");
+        let (mut us, mut items, mut spans) = (Vec::new(), vec![9; 3], Vec::new());
+        s.batch_items(batch.iter(), &cdf, &mut us, &mut items, &mut spans);
+        assert_eq!(items, want);
+        let spans: Vec<_> = spans.iter().map(|&(e, z)| (e, z.to_bits())).collect();
+        assert_eq!(spans, want_spans);
     }
 
     #[test]

@@ -678,6 +678,7 @@ impl<'a> ServeEngine<'a> {
             cold,
             spans,
             items,
+            us,
             ..
         } = &mut sc;
         queued.clear();
@@ -705,14 +706,8 @@ impl<'a> ServeEngine<'a> {
         let shards = self.spec.shards.count as u64;
         // Every request's items first (its own stream; noise after them);
         // request i+1's sets are asked of the host while i probes.
-        items.clear();
-        spans.clear();
-        for q in queued.iter() {
-            let z = self
-                .spec
-                .request_items(&q.a, &self.item_cdf, |item| items.push(item));
-            spans.push((items.len(), z));
-        }
+        let batch = queued.iter().map(|q| &q.a);
+        (self.spec).batch_items(batch, &self.item_cdf, us, items, spans);
         let prefetch = |cache: &FeatureCache, i: usize| {
             if let Some(&(end, _)) = spans.get(i) {
                 let from = if i == 0 { 0 } else { spans[i - 1].0 };

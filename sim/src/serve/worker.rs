@@ -113,4 +113,6 @@ pub(super) struct Scratch {
     pub spans: Vec<(usize, f64)>,
     /// The items of the batch's requests, one after another.
     pub items: Vec<u32>,
+    /// The uniforms behind the items' draws.
+    pub us: Vec<f64>,
 }

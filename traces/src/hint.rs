@@ -1,12 +1,12 @@
-//! Host-cache prefetch hints: the simulated caches and directory are larger
-//! than the host's caches, so the engine asks for the lines an upcoming
-//! access will touch while it works on the current one. A hint changes no
-//! value, only when memory arrives.
+//! Host-cache prefetch hints: the simulated caches, directory and sampling
+//! tables are larger than the host's caches, so the engines ask for the
+//! lines an upcoming access will touch while they work on the current one.
+//! A hint changes no value, only when memory arrives.
 
 /// Asks the host to bring the cache line holding `r` closer (a no-op off
 /// x86-64).
 #[inline(always)]
-pub(crate) fn prefetch<T>(r: &T) {
+pub fn prefetch<T>(r: &T) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: a prefetch is a hint that never faults and writes nothing;
     // SSE (which provides it) is part of the x86-64 baseline; `r` is a
