@@ -266,9 +266,9 @@ impl Cache {
     pub fn prefetch(&self, block: u64) {
         let set = self.set_of(block);
         let base = set * self.assoc;
-        crate::hint::prefetch(&self.tags[base]);
-        crate::hint::prefetch(&self.tags[base + self.assoc - 1]);
-        crate::hint::prefetch(&self.meta[set]);
+        traces::hint::prefetch(&self.tags[base]);
+        traces::hint::prefetch(&self.tags[base + self.assoc - 1]);
+        traces::hint::prefetch(&self.meta[set]);
     }
 
     /// True if the block is resident (no state change).

@@ -229,7 +229,7 @@ impl Cachegrind {
             // (without, the default two-thread replay ran slower than
             // `--single-thread`: docs/performance.md).
             if let Some(ahead) = batch.get(q * 4 + PREFETCH_RECORDS) {
-                crate::hint::prefetch(ahead);
+                traces::hint::prefetch(ahead);
             }
             for r in quad {
                 let size = (r.size as u64).min(min_line);

@@ -208,7 +208,7 @@ impl Directory {
     /// Hints the host to fetch the slot where the search for `line` starts.
     #[inline(always)]
     pub fn prefetch(&self, line: u64) {
-        crate::hint::prefetch(&self.slots[self.home(line)]);
+        traces::hint::prefetch(&self.slots[self.home(line)]);
     }
 
     /// The slot holding `line`.

@@ -27,7 +27,6 @@ pub mod estimate;
 mod events;
 pub mod geometry;
 pub mod hierarchy;
-use traces::hint;
 mod latency;
 pub mod machine;
 pub mod policy;

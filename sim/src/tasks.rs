@@ -70,8 +70,10 @@ use crate::timing::Engine;
 mod moves;
 mod preload;
 mod sampled;
+mod state;
 pub use moves::{Moves, ObjectStore, TaskMove};
 pub use preload::{PreloadError, PreloadStats, TaskPreload};
+use state::TaskSampling;
 
 /// One finished task (times in ps).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -264,43 +266,6 @@ pub struct TaskEngine<'m> {
     sampling: Option<Box<TaskSampling>>,
     /// Time of the last event run (ps).
     clock_ps: u64,
-}
-
-/// One unit's sums (ps).
-#[derive(Clone, Default)]
-struct Unit {
-    tasks: u64,
-    latency_ps: u128,
-    queue_ps: u128,
-    service_ps: u128,
-    accesses: u64,
-    memory_lines: u64,
-}
-
-/// A sampled task replay's shape and what it measured (`sampled.rs`).
-struct TaskSampling {
-    shape: crate::timing::Sample,
-    units: Vec<Unit>,
-    /// Every measured task: (unit, latency ps).
-    latencies: Vec<(u64, u64)>,
-    /// Tasks that ended in detail, and tasks warmed.
-    detailed: u64,
-    warmed: u64,
-    warming: bool,
-    /// Warming's queues: per worker, the ends (ps) of its warmed tasks
-    /// not yet over.
-    queues: Vec<VecDeque<u64>>,
-    /// The detailed stretch under way: its start (ps).
-    stretch_from: Option<u64>,
-    /// Measured tasks dispatched and not yet ended.
-    measuring: u64,
-    /// Cool-down tasks left after the latest unit (see `sampled.rs`).
-    cooling: u64,
-    /// The detailed stretches' total span (ps): what the summary's time
-    /// averages (utilisation, queue length) are over.
-    span_ps: u64,
-    /// Per worker, (busy ps in detailed stretches, end of its latest task).
-    busy: Vec<(u64, u64)>,
 }
 
 /// The task a member runs: a trace's, or (on a job worker) a job.

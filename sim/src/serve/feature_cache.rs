@@ -97,8 +97,8 @@ impl FeatureCache {
     #[inline(always)]
     pub fn prefetch(&self, block: u64) {
         let (i, _) = self.place(block);
-        crate::hint::prefetch(&self.tags[i].0[0]);
-        crate::hint::prefetch(&self.order[i]);
+        traces::hint::prefetch(&self.tags[i].0[0]);
+        traces::hint::prefetch(&self.order[i]);
     }
 
     /// True if `block` is resident (no state change).

@@ -60,7 +60,8 @@ use crate::estimate;
 use crate::results::Sampled;
 use crate::timing::{Phase, Sample};
 
-use super::{TaskEngine, TaskError, TaskRecord, TaskSampling, TaskTrace, Unit};
+use super::state::{TaskSampling, Unit};
+use super::{TaskEngine, TaskError, TaskRecord, TaskTrace};
 
 impl TaskEngine<'_> {
     /// Samples the run (see the module's doc). Bounded warming (the
@@ -88,6 +89,7 @@ impl TaskEngine<'_> {
             cooling: 0,
             span_ps: 0,
             busy: vec![(0, 0); self.served],
+            busy_total: 0,
         }));
         Ok(())
     }
@@ -163,8 +165,7 @@ impl TaskEngine<'_> {
         if let Some(s) = self.sampling.as_mut() {
             // The workers' busy time a detailed task: its service, or a
             // batch's duration over its members.
-            let busy: u128 = s.busy.iter().map(|b| b.0 as u128).sum();
-            let mean = busy.checked_div(s.detailed as u128).unwrap_or(0) as u64;
+            let mean = s.busy_total.checked_div(s.detailed as u128).unwrap_or(0) as u64;
             let q = &mut s.queues[w];
             let end = q.back().map_or(t, |&e| e.max(t)).saturating_add(mean);
             q.push_back(end);
@@ -239,8 +240,10 @@ impl TaskEngine<'_> {
         // A worker's busy time: the union of its tasks' runs (a batch's
         // members overlap).
         if let Some((busy, last)) = s.busy.get_mut(r.worker as usize) {
-            *busy = busy.saturating_add(r.end_ps.saturating_sub(r.start_ps.max(*last)));
+            let more = r.end_ps.saturating_sub(r.start_ps.max(*last));
+            *busy = busy.saturating_add(more);
             *last = (*last).max(r.end_ps);
+            s.busy_total += more as u128;
         }
         let Phase::Unit(k) = s.shape.phase(i as u64) else {
             return false;

@@ -194,11 +194,10 @@ impl<'m> Engine<'m> {
             })
             .collect::<Vec<_>>();
         let mem = Memory::new(m, placement);
-        let (channels, links) = mem.queue_counts();
+        let queues = mem.queue_counts();
         let stats = Stats::new(
             m,
-            channels,
-            links,
+            queues,
             cfg.window_ns,
             WindowLimits {
                 keep: cfg.timeseries,
@@ -208,7 +207,7 @@ impl<'m> Engine<'m> {
         let sampling = match cfg.sample {
             Some(shape) => {
                 shape.check()?;
-                let scratch = Stats::scratch(m, (channels, links), cfg.window_ns);
+                let scratch = Stats::scratch(m, queues, cfg.window_ns);
                 let slots = stats.counters.served.len();
                 Some(Box::new(Sampling::new(shape, scratch, slots)))
             }

@@ -254,7 +254,7 @@ impl Engine<'_> {
         // thread's queue is long and has left the host's caches).
         for k in [1, 2] {
             if let Some(r) = th.queue.get(k) {
-                crate::hint::prefetch(r);
+                traces::hint::prefetch(r);
             }
         }
         if self.shortcut(th.core, &a).is_some() {

@@ -87,14 +87,14 @@ impl Stats {
             keep: false,
             max: 1,
         };
-        Stats::new(m, queues.0, queues.1, window_ns, limits)
+        Stats::new(m, queues, window_ns, limits)
     }
 
-    /// Books for `m`, with `channels` memory channels and `links` links.
+    /// Books for `m`, with `(channels, links)` memory channels and links
+    /// (as [`super::memory::Memory::queue_counts`] gives them).
     pub fn new(
         m: &Machine,
-        channels: usize,
-        links: usize,
+        (channels, links): (usize, usize),
         window_ns: u64,
         limits: WindowLimits,
     ) -> Stats {
