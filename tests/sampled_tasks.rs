@@ -238,14 +238,19 @@ fn sampled_intervals_hold_the_full_runs_task_latency() {
         );
         assert!(span < 0.5 * elapsed, "span {span} of {elapsed} ns");
         // Each channel's utilisation is its busy time over that span (over
-        // the elapsed time it would be under half of it).
+        // the elapsed time it would be under half of it), and at most 1
+        // (busy time leaking in from warming would push it past).
         let channels = s["memory"]["channels"].as_array().unwrap();
-        assert!(!channels.is_empty());
+        assert!(
+            channels
+                .iter()
+                .any(|c| c["busy_ns"].as_f64().unwrap() > 0.0)
+        );
         for c in channels {
             let busy = c["busy_ns"].as_f64().unwrap();
             let u = c["utilization"].as_f64().unwrap();
-            assert!(busy > 0.0, "{c}");
             assert!((u - busy / span).abs() <= 1e-9 * u, "{c}: span {span} ns");
+            assert!(u <= 1.0, "{c}");
         }
         assert_eq!(s["tasks"]["measured_only"], true);
         for (name, v, width) in want {

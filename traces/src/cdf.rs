@@ -93,9 +93,11 @@ impl CdfSampler {
     /// prefetched, and chunk c + 2's guide entries are prefetched — so the
     /// host overlaps the tables' cache misses (a 100 000-rank CDF's are
     /// about 1.4 MB: a 1 MiB guide and 400 KB of keys) with the searches
-    /// instead of taking them one after another.
+    /// instead of taking them one after another. `out` has one slot per
+    /// uniform.
     #[inline]
     pub fn sample_many(&self, us: &[f64], out: &mut [u32]) {
+        assert_eq!(us.len(), out.len(), "a rank for every uniform");
         let chunks = us.len().div_ceil(CHUNK);
         let chunk = |c: usize| &us[(c * CHUNK).min(us.len())..((c + 1) * CHUNK).min(us.len())];
         let mut bounds = [[(0u32, 0u32); CHUNK]; 2];
