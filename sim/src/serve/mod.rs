@@ -707,7 +707,8 @@ impl<'a> ServeEngine<'a> {
         // Every request's items first (its own stream; noise after them);
         // request i+1's sets are asked of the host while i probes.
         let batch = queued.iter().map(|q| &q.a);
-        (self.spec).batch_items(batch, &self.item_cdf, us, items, spans);
+        self.spec
+            .batch_items(batch, &self.item_cdf, us, items, spans);
         let prefetch = |cache: &FeatureCache, i: usize| {
             if let Some(&(end, _)) = spans.get(i) {
                 let from = if i == 0 { 0 } else { spans[i - 1].0 };
@@ -720,7 +721,7 @@ impl<'a> ServeEngine<'a> {
         prefetch(&self.caches[node], 0);
         let mut start = 0;
         for (i, q) in queued.iter().enumerate() {
-            let (arrival_ps, a) = (&q.arrival_ps, &q.a);
+            let a = &q.a;
             let s = a.shard as usize;
             if !self.resident[s] {
                 // Cold: this batch fetches the shard's state; until it lands,
@@ -777,7 +778,7 @@ impl<'a> ServeEngine<'a> {
                 && let Some(feat) = &q.features
             {
                 self.dataset.push(DatasetRow {
-                    time_ps: *arrival_ps,
+                    time_ps: q.arrival_ps,
                     id: a.id,
                     features: feat.clone(),
                     label: missed,
