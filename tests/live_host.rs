@@ -318,7 +318,9 @@ fn the_fingerprint_sees_a_prefetcher_on_a_unit_stride_walk_and_none_on_a_random_
 /// confirmation count fitted by simulation — and gets the file back byte
 /// for byte (the fit is deterministic, and refit and calibrate share it).
 /// The fixture's machine file is reviewed like an expected file; the count
-/// 4 is what `live calibrate` fitted when it recorded the fixture.
+/// 4 is what `live calibrate` fitted when it recorded the fixture (the
+/// stride table's 4 fills from the LLC in flight, `l=4`, were fitted by
+/// `live refit` on 2026-12-04, when that fit was added).
 #[test]
 fn live_refit_of_a_recorded_fingerprint_gives_back_its_machine_file() {
     let dir = tempfile::tempdir().unwrap();
@@ -336,6 +338,10 @@ fn live_refit_of_a_recorded_fingerprint_gives_back_its_machine_file() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let stdout = String::from_utf8_lossy(&o.stdout);
     assert!(stdout.contains("confirmation count 4"), "{stdout}");
+    assert!(
+        stdout.contains("from the LLC in flight per core: 4"),
+        "{stdout}"
+    );
     assert_eq!(
         std::fs::read_to_string(&out).unwrap(),
         std::fs::read_to_string(fx.join("epyc-vm-2026-12-01.toml")).unwrap()

@@ -461,3 +461,87 @@ fn prefetchers_at_two_levels_report_separately() {
     let err = one_line_error(&o);
     assert!(err.contains("L1D") && err.contains("L2"), "{err}");
 }
+
+/// ns per load of dependent loads (one in flight) walking `lines` twice
+/// over with `prefetch` at L1D on xeon-2s (LLC hit 20 ns), timed over the
+/// second pass: the first brings the set into the LLC.
+fn dependent_walk_ns(lines: &[u64], prefetch: &str) -> f64 {
+    let m = Machine::from_toml(sim::presets::preset("xeon-2s").unwrap()).unwrap();
+    let ctx = policies::registry::Ctx::for_machine(&m);
+    let mut e = Engine::new(
+        &m,
+        Config {
+            mlp: Some(1),
+            ..Config::default()
+        },
+        policies::placement::PLACEMENTS
+            .build("first-touch", &ctx)
+            .unwrap(),
+    )
+    .unwrap();
+    e.add_prefetcher(
+        policies::prefetch::PREFETCHERS
+            .build(prefetch, &ctx)
+            .unwrap(),
+        0,
+    )
+    .unwrap();
+    let fields = Fields {
+        pc: true,
+        time: false,
+    };
+    let mut before = (0, 0);
+    for pass in 0..2 {
+        if pass == 1 {
+            before = e.latency_totals();
+        }
+        for chunk in lines.chunks(4096) {
+            let mut b = Batch::new(fields);
+            for &l in chunk {
+                b.push(Record::access(0, Kind::Load, 0x4000_0000 + l * 64, 8).with_pc(0x401000));
+            }
+            e.feed(&b).unwrap();
+        }
+        e.finish().unwrap();
+    }
+    let after = e.latency_totals();
+    (after.1 - before.1) as f64 / 1000.0 / (after.0 - before.0) as f64
+}
+
+/// The stride table's limit on fills from the LLC (`l=N`) against
+/// Little's law: a walk whose lines the LLC holds, prefetched 16 lines
+/// ahead, runs at N lines per LLC latency once the fills, not the
+/// lookahead, bound it — LLC / N per load when the N fills land evenly
+/// spaced, up to (LLC + (N − 1) · L1) / N when they land together (the
+/// N − 1 loads after the first of them pay an L1 hit each): on xeon-2s
+/// (LLC 20 ns, L1 1.5 ns) 20, 10–10.75, 5–6.125 ns for N = 1, 2, 4, ranges
+/// that no neighbouring N meets. With no limit its lines are in L1 when
+/// loaded (under 2 ns). A walk of 2-line steps (the region streamer's near
+/// step) is not held to the limit.
+#[test]
+fn llc_fill_slots_bound_a_stride_walk_by_littles_law() {
+    // 8 MiB (over L2's 1 MiB, inside the LLC's 32 MiB), a prime number of
+    // lines so that a stride of 4 lines visits each once per pass.
+    let p = 131_071u64;
+    let walk = |s: u64| (0..p).map(|k| k * s % p).collect::<Vec<_>>();
+    let four = walk(4);
+    let free = dependent_walk_ns(&four, "ip-stride-table:1=16:64=16");
+    assert!(free < 2.0, "no limit: {free:.2} ns per load");
+    let (llc, l1) = (20.0, 1.5);
+    for n in [1u32, 2, 4] {
+        let ns = dependent_walk_ns(&four, &format!("ip-stride-table:l={n}:1=16:64=16"));
+        let lo = llc / n as f64;
+        let hi = (llc + (n - 1) as f64 * l1) / n as f64;
+        eprintln!("l={n}: {ns:.3} ns per load, Little's law {lo:.3}–{hi:.3}");
+        assert!(
+            ns >= lo - 0.01 && ns <= hi + 0.01,
+            "l={n}: {ns:.3} ns per load against {lo:.3}–{hi:.3}"
+        );
+    }
+    let two = walk(2);
+    let (held, not) = (
+        dependent_walk_ns(&two, "ip-stride-table:l=1:1=16:64=16"),
+        dependent_walk_ns(&two, "ip-stride-table:1=16:64=16"),
+    );
+    assert_eq!(held, not, "2-line steps are the streamer's");
+}

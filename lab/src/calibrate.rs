@@ -390,9 +390,10 @@ pub fn machine(
 
 /// The sources notes of [`prefetch_model`] (each starts so) that a refit
 /// replaces; "core.mlp raised to" stays, as the raised `core.mlp` does.
-const PREFETCH_NOTES: [&str; 3] = [
+const PREFETCH_NOTES: [&str; 4] = [
     "Prefetchers (",
     "prefetchers' confirmation count",
+    "stride table's fills from the LLC",
     "Prefetched lines land",
 ];
 
@@ -431,7 +432,9 @@ fn landing_note(spec: &MachineSpec, fp: &Fingerprint) -> Option<String> {
 /// The host's prefetchers from a fingerprint into `spec`: the verdict and
 /// its model (`live::fingerprint::apply`), `core.mlp` at least the unit
 /// walk's lookahead, the confirmation count fitted to the ramp walks
-/// ([`crate::confirm_fit`]); returns the notes for its sources.
+/// ([`crate::confirm_fit`]), the stride table's LLC fills in flight fitted
+/// to the ascending walks inside the LLC ([`crate::llc_fit`]); returns the
+/// notes for its sources.
 fn prefetch_model(
     spec: &mut MachineSpec,
     fp: &Fingerprint,
@@ -452,6 +455,15 @@ fn prefetch_model(
     }
     if let Some(fit) = crate::confirm_fit::fit(spec, fp)? {
         live::fingerprint::apply_confirm(spec, fp, fit.confirm);
+        let model = spec.core.prefetch.as_ref().map(|p| p.model.join(" "));
+        notes.push(format!(
+            "{}; modelled as {}",
+            fit.note,
+            model.unwrap_or_default()
+        ));
+    }
+    if let Some(fit) = crate::llc_fit::fit(spec, fp)? {
+        live::fingerprint::apply_llc_fills(spec, fp, fit.fills);
         let model = spec.core.prefetch.as_ref().map(|p| p.model.join(" "));
         notes.push(format!(
             "{}; modelled as {}",

@@ -65,6 +65,7 @@ pub mod input;
 pub mod inputs;
 pub mod kinds;
 pub mod lines;
+pub mod llc_fit;
 pub mod loaded_latency;
 pub mod machines;
 pub mod manifest;

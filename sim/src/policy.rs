@@ -104,6 +104,15 @@ pub trait Prefetcher: Send {
     fn take_cost_ps(&mut self) -> u64 {
         0
     }
+    /// How many fills from the LLC, of the lines the last
+    /// [`Prefetcher::on_access`] named, may be in flight at once for one
+    /// core (`None`: as many as the prefetch queue lets through): a fill
+    /// the LLC holds waits for the earliest of them to finish. A host runs
+    /// a stride further ahead from memory than from its LLC (issue 29);
+    /// this is the model's reading of that, by Little's law.
+    fn llc_fills(&self) -> Option<usize> {
+        None
+    }
 
     /// The prefetcher's tables for a checkpoint (see [`Placement::save_state`]).
     fn save_state(&self) -> Vec<u8> {

@@ -7,7 +7,7 @@
 //! (F = 0, the default: they are not followed) — the reach and the
 //! lookahead beyond it that `numasim live calibrate` measures on the host.
 //!
-//! `ip-stride-table[:c=C][:r=R]:S=A[:S=A...]`: the same table, with a
+//! `ip-stride-table[:c=C][:r=R][:l=L]:S=A[:S=A...]`: the same table, with a
 //! lookahead per stride: a confirmed stride of s lines prefetches A(s)
 //! lines along it, from one stride ahead, A interpolated linearly in log2 s
 //! between the listed strides (ascending, in lines; the first entry's A
@@ -18,7 +18,12 @@
 //! `live calibrate` fits to the host's ramp walks. A stride longer than R
 //! lines is not followed (R = 0, the default: every stride is) — the
 //! largest stride the host's walks show it following when a longer one
-//! walked was not.
+//! walked was not. The LLC serves at most L of its fills at once per core
+//! (L = 0, the default: as many as the prefetch queue holds) along a
+//! stride longer than the region streamer's near step — how far ahead a
+//! host runs a stride whose lines its LLC holds, which `live calibrate`
+//! fits to the host's stride walks inside the LLC (a host's streamer runs
+//! the near strides far ahead from the LLC too).
 
 // Checkpointed: a fixed hasher, so that saved state repeats byte for byte.
 use sim::directory::DetMap as HashMap;
@@ -51,9 +56,17 @@ pub struct IpStride {
     confirm: u8,
     /// Per core: PC → entry. Bounded per core (a real table has 256 entries).
     table: Vec<HashMap<u64, PcEntry>>,
+    /// Fills from the LLC in flight per core (0: no limit) for strides
+    /// longer than [`super::NEAR_STEP_LINES`].
+    llc_fills: u8,
+    /// The last access's lines are held to `llc_fills`.
+    limited: bool,
 }
 
 const TABLE_ENTRIES: usize = 1024;
+
+/// The most LLC fills in flight per core `l=` takes.
+pub const MAX_LLC_FILLS: u8 = 64;
 
 impl IpStride {
     pub fn new(degree: u32, distance: u32, line_bits: u32, cores: usize) -> Self {
@@ -66,6 +79,8 @@ impl IpStride {
             line_bits,
             confirm: 1,
             table: vec![HashMap::default(); cores.max(1)],
+            llc_fills: 0,
+            limited: false,
         }
     }
 }
@@ -122,7 +137,12 @@ impl Prefetcher for IpStride {
             } else {
                 format!("r={}:", self.reach >> self.line_bits)
             };
-            format!("ip-stride-table:{c}{r}{}", pts.join(":"))
+            let l = if self.llc_fills == 0 {
+                String::new()
+            } else {
+                format!("l={}:", self.llc_fills)
+            };
+            format!("ip-stride-table:{c}{r}{l}{}", pts.join(":"))
         } else if self.reach == 0 {
             format!("ip-stride:{}:{}", self.degree, self.distance)
         } else {
@@ -157,6 +177,7 @@ impl Prefetcher for IpStride {
             return;
         }
         let step = e.stride;
+        self.limited = step.unsigned_abs() > (super::NEAR_STEP_LINES as u64) << self.line_bits;
         let degree = if !self.curve.is_empty() {
             if self.reach > 0 && step.unsigned_abs() > self.reach {
                 return;
@@ -183,6 +204,10 @@ impl Prefetcher for IpStride {
                 out.push(line.wrapping_add((dir * (self.distance as i64 + k)) as u64));
             }
         }
+    }
+
+    fn llc_fills(&self) -> Option<usize> {
+        (self.llc_fills > 0 && self.limited).then_some(self.llc_fills as usize)
     }
 
     fn save_state(&self) -> Vec<u8> {
@@ -226,8 +251,8 @@ fn build(spec: &Spec, ctx: &Ctx) -> Result<Box<dyn Prefetcher>, PolicyError> {
 /// Registry entry of the per-stride form.
 pub const TABLE_ENTRY: Entry<dyn Prefetcher> = Entry {
     name: "ip-stride-table",
-    params: "[:c=C][:r=R]:S=A[:S=A...]",
-    help: "ip-stride with A(s) lines ahead for a stride of s lines, interpolated in log2 s (a calibrated curve); a stride followed once repeated C times (default 1), none longer than R lines (default: no limit)",
+    params: "[:c=C][:r=R][:l=L]:S=A[:S=A...]",
+    help: "ip-stride with A(s) lines ahead for a stride of s lines, interpolated in log2 s (a calibrated curve); a stride followed once repeated C times (default 1), none longer than R lines (default: no limit), at most L fills from the LLC in flight per core along strides over 2 lines (default: no limit)",
     build: build_table,
 };
 
@@ -235,7 +260,7 @@ fn build_table(spec: &Spec, ctx: &Ctx) -> Result<Box<dyn Prefetcher>, PolicyErro
     let bad = |why: &'static str| spec.error("prefetcher", SpecProblem::StrideTable(why));
     let rest = spec.rest.ok_or_else(|| bad("no curve"))?;
     let mut curve: Vec<(f64, f64)> = Vec::new();
-    let (mut confirm, mut reach) = (1, 0);
+    let (mut confirm, mut reach, mut llc_fills) = (1, 0, 0);
     for (i, pt) in rest.split(':').enumerate() {
         let (st, a) = pt.split_once('=').ok_or_else(|| bad("an entry without '='"))?;
         if st == "c" {
@@ -250,8 +275,18 @@ fn build_table(spec: &Spec, ctx: &Ctx) -> Result<Box<dyn Prefetcher>, PolicyErro
             reach = a
                 .parse::<u64>()
                 .ok()
-                .filter(|&r| curve.is_empty() && reach == 0 && (1..=1 << 20).contains(&r))
+                .filter(|&r| {
+                    curve.is_empty() && reach == 0 && llc_fills == 0 && (1..=1 << 20).contains(&r)
+                })
                 .ok_or_else(|| bad("r= after a stride, twice, or not 1..=1048576"))?;
+            continue;
+        }
+        if st == "l" {
+            llc_fills = a
+                .parse::<u8>()
+                .ok()
+                .filter(|&l| curve.is_empty() && llc_fills == 0 && (1..=MAX_LLC_FILLS).contains(&l))
+                .ok_or_else(|| bad("l= after a stride, twice, or not 1..=64"))?;
             continue;
         }
         let st: u64 = st.parse().map_err(|_| bad("a stride that is not a number"))?;
@@ -272,6 +307,7 @@ fn build_table(spec: &Spec, ctx: &Ctx) -> Result<Box<dyn Prefetcher>, PolicyErro
         .with_confirm(confirm)
         .with_reach(reach, 0);
     p.curve = curve;
+    p.llc_fills = llc_fills;
     Ok(Box::new(p))
 }
 
@@ -339,9 +375,33 @@ mod tests {
             "ip-stride-table:r=0:1=2",
             "ip-stride-table:r=4:r=8:1=2",
             "ip-stride-table:r=4:c=3:1=2",
+            "ip-stride-table:l=0:1=2",
+            "ip-stride-table:l=65:1=2",
+            "ip-stride-table:1=2:l=3",
+            "ip-stride-table:l=2:r=4:1=2",
+            "ip-stride-table:l=2:l=3:1=2",
         ] {
             assert!(create(bad, 64, 1).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn the_llc_fill_limit_is_a_parameter_of_the_table() {
+        let spec = "ip-stride-table:c=2:r=63:l=4:1=18:32=2";
+        let mut p = create(spec, 64, 1).unwrap();
+        assert_eq!(p.name(), spec);
+        // Along a stride of 3 lines, held to 4; of 2 lines (the region
+        // streamer's near step), not.
+        let mut out = Vec::new();
+        for (stride, want) in [(3u64, Some(4)), (2, None)] {
+            for k in 0..4u64 {
+                let a = 0x10000 + k * stride * 64;
+                p.on_access(seen(Some(0x400), a, true), a >> 6, &mut out);
+            }
+            assert_eq!(p.llc_fills(), want, "stride {stride}");
+        }
+        let p = create("ip-stride-table:1=18", 64, 1).unwrap();
+        assert_eq!(p.llc_fills(), None);
     }
 
     #[test]

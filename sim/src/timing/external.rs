@@ -88,6 +88,9 @@ impl Engine<'_> {
             for q in &mut slot.inflight {
                 q.clear();
             }
+            for f in &mut slot.llc_free {
+                f.fill(0);
+            }
         }
         self.clear_stats();
     }

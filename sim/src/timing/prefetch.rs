@@ -119,8 +119,9 @@ impl Engine<'_> {
         self.pf[k].p.on_access(seen, line, &mut want);
         let cost = self.pf[k].p.take_cost_ps();
         self.pf[k].stats.predict_cost_ps += cost;
+        let fills = self.pf[k].p.llc_fills();
         for &target in &want {
-            self.issue_prefetch(k, core, target, t);
+            self.issue_prefetch(k, core, target, t, fills);
         }
         self.pf_bufs.push(want);
         cost
@@ -128,8 +129,15 @@ impl Engine<'_> {
 
     /// Brings `line` into `core`'s level of prefetcher `k` (and the levels
     /// below it) unless it is already there, in flight, or modified in
-    /// another core.
-    pub(super) fn issue_prefetch(&mut self, k: usize, core: usize, line: u64, t: u64) {
+    /// another core; from the LLC within `fills` in flight, if limited.
+    pub(super) fn issue_prefetch(
+        &mut self,
+        k: usize,
+        core: usize,
+        line: u64,
+        t: u64,
+        fills: Option<usize>,
+    ) {
         let lvl = self.pf[k].level;
         if self.cores[core].levels[..=lvl]
             .iter()
@@ -187,7 +195,7 @@ impl Engine<'_> {
             .as_mut()
             .is_some_and(|c| c.probe(line, false))
         {
-            self.llc_ps[node]
+            self.llc_fill(k, core, t, self.llc_ps[node], fills)
         } else {
             let home = self.mem.home_of(self.m, &mut self.stats, line, node);
             let l = self
@@ -210,6 +218,24 @@ impl Engine<'_> {
         }
         let ready = self.prefetch_ready(t, latency);
         self.pf[k].lines.insert(line, (ready, core as u16));
+    }
+
+    /// The latency of a fill from the LLC issued at `t` for prefetcher `k`
+    /// of `core`: `llc` once the earliest of its `fills` slots is free
+    /// ([`crate::policy::Prefetcher::llc_fills`]); at once with no limit,
+    /// or in functional warming, which has no time.
+    fn llc_fill(&mut self, k: usize, core: usize, t: u64, llc: u64, fills: Option<usize>) -> u64 {
+        let Some(n) = fills.filter(|&n| n > 0 && !self.mem.functional) else {
+            return llc;
+        };
+        let free = &mut self.pf[k].llc_free[core];
+        if free.len() < n {
+            free.resize(n, 0);
+        }
+        let first = (0..n).min_by_key(|&i| free[i]).unwrap_or(0);
+        let done = free[first].max(t).saturating_add(llc);
+        free[first] = done;
+        done - t
     }
 
     /// When a prefetch issued at `t` lands: after its latency, except in
