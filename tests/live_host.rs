@@ -319,8 +319,8 @@ fn the_fingerprint_sees_a_prefetcher_on_a_unit_stride_walk_and_none_on_a_random_
 /// for byte (the fit is deterministic, and refit and calibrate share it).
 /// The fixture's machine file is reviewed like an expected file; the count
 /// 4 is what `live calibrate` fitted when it recorded the fixture (the
-/// stride table's 4 fills from the LLC in flight, `l=4`, were fitted by
-/// `live refit` on 2026-12-04, when that fit was added).
+/// stride table's fills in flight, 3 from L2 and 4 from the LLC, were
+/// fitted by `live refit` on 2026-12-04, when that fit was added).
 #[test]
 fn live_refit_of_a_recorded_fingerprint_gives_back_its_machine_file() {
     let dir = tempfile::tempdir().unwrap();
@@ -339,7 +339,8 @@ fn live_refit_of_a_recorded_fingerprint_gives_back_its_machine_file() {
     let stdout = String::from_utf8_lossy(&o.stdout);
     assert!(stdout.contains("confirmation count 4"), "{stdout}");
     assert!(
-        stdout.contains("from the LLC in flight per core: 4"),
+        stdout.contains("from L2 in flight per core: 3")
+            && stdout.contains("from LLC in flight per core: 4"),
         "{stdout}"
     );
     assert_eq!(

@@ -508,7 +508,7 @@ fn dependent_walk_ns(lines: &[u64], prefetch: &str) -> f64 {
     (after.1 - before.1) as f64 / 1000.0 / (after.0 - before.0) as f64
 }
 
-/// The stride table's limit on fills from the LLC (`l=N`) against
+/// The stride table's limit on fills from the LLC (`f.LLC=N`) against
 /// Little's law: a walk whose lines the LLC holds, prefetched 16 lines
 /// ahead, runs at N lines per LLC latency once the fills, not the
 /// lookahead, bound it — LLC / N per load when the N fills land evenly
@@ -529,7 +529,7 @@ fn llc_fill_slots_bound_a_stride_walk_by_littles_law() {
     assert!(free < 2.0, "no limit: {free:.2} ns per load");
     let (llc, l1) = (20.0, 1.5);
     for n in [1u32, 2, 4] {
-        let ns = dependent_walk_ns(&four, &format!("ip-stride-table:l={n}:1=16:64=16"));
+        let ns = dependent_walk_ns(&four, &format!("ip-stride-table:f.LLC={n}:1=16:64=16"));
         let lo = llc / n as f64;
         let hi = (llc + (n - 1) as f64 * l1) / n as f64;
         eprintln!("l={n}: {ns:.3} ns per load, Little's law {lo:.3}–{hi:.3}");
@@ -540,7 +540,7 @@ fn llc_fill_slots_bound_a_stride_walk_by_littles_law() {
     }
     let two = walk(2);
     let (held, not) = (
-        dependent_walk_ns(&two, "ip-stride-table:l=1:1=16:64=16"),
+        dependent_walk_ns(&two, "ip-stride-table:f.LLC=1:1=16:64=16"),
         dependent_walk_ns(&two, "ip-stride-table:1=16:64=16"),
     );
     assert_eq!(held, not, "2-line steps are the streamer's");

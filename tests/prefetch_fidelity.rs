@@ -108,9 +108,9 @@ fn recorded(host: &str) -> (live::fingerprint::Fingerprint, sim::Machine) {
     let confirm = spec.core.prefetch.as_ref().unwrap().confirm;
     live::fingerprint::apply(&mut spec, &f, &format!("{host}.json"));
     live::fingerprint::apply_confirm(&mut spec, &f, confirm);
-    if let Some(fit) = lab::llc_fit::fit(&spec, &f).unwrap() {
+    for fit in lab::fill_fit::fit(&spec, &f).unwrap() {
         eprintln!("{host}: {}", fit.note);
-        live::fingerprint::apply_llc_fills(&mut spec, &f, fit.fills);
+        live::fingerprint::apply_fills(&mut spec, &f, &fit.level, fit.fills);
     }
     (f, sim::Machine::new(spec).unwrap())
 }
@@ -269,8 +269,8 @@ fn the_fitted_confirmation_count_reproduces_the_recorded_ramp_walks() {
 }
 
 /// Of the walks `live calibrate` recorded inside each cache level of
-/// `host` and did not fit to (those [`live::fingerprint::llc_fit_walks`]
-/// names are printed, not counted), how many the model walks within 25%
+/// `host` and did not fit to (those [`lab::fill_fit::fitted`] names are
+/// printed, not counted), how many the model walks within 25%
 /// of the host's, at the same footprint in the same order (line k·s mod
 /// p), and of how many.
 fn level_walks_within(
@@ -278,13 +278,12 @@ fn level_walks_within(
     m: &sim::Machine,
     f: &live::fingerprint::Fingerprint,
 ) -> (usize, usize) {
-    let llc = &m.spec.nodes[0].llc.as_ref().unwrap().name;
-    let fitted = live::fingerprint::llc_fit_walks(f, llc);
+    let fitted = lab::fill_fit::fitted(&m.spec, f);
     let (mut within, mut all) = (0, 0);
     for lw in &f.levels {
         let p = (lw.bytes / 64) as i64;
         for &(s, live_ns) in &lw.walks {
-            let fit = &lw.level == llc && fitted.iter().any(|w| w.0 == s);
+            let fit = fitted.iter().any(|w| w.0 == lw.level && w.1 == s);
             let walk = |k| (k as i64 * s).rem_euclid(p) as u64;
             let sim_ns = model_walk_after(m, walk, (p as u64).max(20_000), 20_000);
             let err = (sim_ns - live_ns) / live_ns;
@@ -305,11 +304,22 @@ fn level_walks_within(
     (within, all)
 }
 
-/// `m` with no limit on the stride table's fills from the LLC (as
-/// calibrated before that limit was fitted).
+/// `m` with no limit on the stride table's fills from its caches (as
+/// calibrated before those limits were fitted).
 fn unlimited(m: &sim::Machine, f: &live::fingerprint::Fingerprint) -> sim::Machine {
     let mut spec = m.spec.clone();
-    live::fingerprint::apply_llc_fills(&mut spec, f, 0);
+    let levels: Vec<String> = spec
+        .core
+        .prefetch
+        .as_ref()
+        .unwrap()
+        .fills
+        .keys()
+        .cloned()
+        .collect();
+    for level in levels {
+        live::fingerprint::apply_fills(&mut spec, f, &level, 0);
+    }
     sim::Machine::new(spec).unwrap()
 }
 
@@ -369,20 +379,20 @@ fn streamer_only(m: &sim::Machine) -> sim::Machine {
 fn the_calibrated_prefetchers_reproduce_the_walks_inside_each_level() {
     // (host, level walks held out, at least this many within 25%, at least
     // this many more than with the streamer alone, at least this many more
-    // than with no limit on the stride table's fills from the LLC)
+    // than with no limit on the stride table's fills from its caches)
     let mut failed = Vec::new();
     for (host, walks, least, over_streamer, over_unlimited) in [
-        ("xeon-vm-2026-12-03", 37, 28, 8, 0),
-        ("xeon-llc7m-vm-2026-12-03", 64, 45, 22, 0),
-        ("xeon-llc7m-vm-2026-12-04", 159, 117, 40, 0),
-        ("xeon-llc14m-vm-2026-12-04", 159, 118, 41, 13),
+        ("xeon-vm-2026-12-03", 34, 25, 5, 0),
+        ("xeon-llc7m-vm-2026-12-03", 40, 32, 9, 0),
+        ("xeon-llc7m-vm-2026-12-04", 135, 116, 39, 8),
+        ("xeon-llc14m-vm-2026-12-04", 135, 114, 37, 21),
     ] {
         let (f, m) = recorded(host);
         let (within, all) = level_walks_within(host, &m, &f);
         let (streamer, _) = level_walks_within("streamer only", &streamer_only(&m), &f);
-        let (unlimited, _) = level_walks_within("no LLC limit", &unlimited(&m, &f), &f);
+        let (unlimited, _) = level_walks_within("no fill limit", &unlimited(&m, &f), &f);
         eprintln!(
-            "{host}: {within} of {all} held-out level walks within 25%; the streamer alone {streamer}; no limit on the LLC fills {unlimited}"
+            "{host}: {within} of {all} held-out level walks within 25%; the streamer alone {streamer}; no limit on the fills from caches {unlimited}"
         );
         if all != walks
             || within < least
@@ -390,7 +400,7 @@ fn the_calibrated_prefetchers_reproduce_the_walks_inside_each_level() {
             || within < unlimited + over_unlimited
         {
             failed.push(format!(
-                "{host}: {within} of {all} within 25% (want {walks} walks, at least {least}); streamer alone {streamer} (want {over_streamer} fewer); no LLC limit {unlimited} (want {over_unlimited} fewer)"
+                "{host}: {within} of {all} within 25% (want {walks} walks, at least {least}); streamer alone {streamer} (want {over_streamer} fewer); no fill limit {unlimited} (want {over_unlimited} fewer)"
             ));
         }
     }

@@ -393,7 +393,7 @@ pub fn machine(
 const PREFETCH_NOTES: [&str; 4] = [
     "Prefetchers (",
     "prefetchers' confirmation count",
-    "stride table's fills from the LLC",
+    "stride table's fills from ",
     "Prefetched lines land",
 ];
 
@@ -432,9 +432,9 @@ fn landing_note(spec: &MachineSpec, fp: &Fingerprint) -> Option<String> {
 /// The host's prefetchers from a fingerprint into `spec`: the verdict and
 /// its model (`live::fingerprint::apply`), `core.mlp` at least the unit
 /// walk's lookahead, the confirmation count fitted to the ramp walks
-/// ([`crate::confirm_fit`]), the stride table's LLC fills in flight fitted
-/// to the ascending walks inside the LLC ([`crate::llc_fit`]); returns the
-/// notes for its sources.
+/// ([`crate::confirm_fit`]), the stride table's fills in flight from each
+/// cache level fitted to the ascending walks inside it
+/// ([`crate::fill_fit`]); returns the notes for its sources.
 fn prefetch_model(
     spec: &mut MachineSpec,
     fp: &Fingerprint,
@@ -462,8 +462,8 @@ fn prefetch_model(
             model.unwrap_or_default()
         ));
     }
-    if let Some(fit) = crate::llc_fit::fit(spec, fp)? {
-        live::fingerprint::apply_llc_fills(spec, fp, fit.fills);
+    for fit in crate::fill_fit::fit(spec, fp)? {
+        live::fingerprint::apply_fills(spec, fp, &fit.level, fit.fills);
         let model = spec.core.prefetch.as_ref().map(|p| p.model.join(" "));
         notes.push(format!(
             "{}; modelled as {}",

@@ -509,8 +509,8 @@ fn stride_steps(f: &Fingerprint, followed: &[i64]) -> (u32, u64, u32) {
 ///   prefetcher's (a region streamer stops at a page and counts near
 ///   steps only): `ip-stride-table:r=R:1=A:2=A…@L1D`, each ascending
 ///   stride walked with its lookahead (`curve`), none beyond the reach R
-///   (`stride_reach`; no `r=` when none was measured), at most
-///   `llc_fills` of its fills from the LLC in flight (`l=`; none when 0);
+///   (`stride_reach`; no `r=` when none was measured), at most `fills`
+///   of its fills in flight from each level named (`f.LEVEL=N`);
 /// - the unit-stride walk's lookahead A (`ahead_lines`) is a region
 ///   streamer's: `stream:A:1:N@LEVEL` when N > 1 streams were followed at
 ///   once (`stream:A:1@LEVEL` for one), at `stream_level` (the caller's
@@ -519,7 +519,7 @@ fn stride_steps(f: &Fingerprint, followed: &[i64]) -> (u32, u64, u32) {
 /// - the other half of a 128-byte pair brought: `adjacent:mem@L2` (the
 ///   pairs walk measures lines from memory); else the
 ///   next line brought: `next-line:1@L1D`.
-pub fn model(v: &Verdict, stream_level: &str, confirm: u8, llc_fills: u8) -> Vec<String> {
+pub fn model(v: &Verdict, stream_level: &str, confirm: u8, fills: &Fills) -> Vec<String> {
     let mut m = Vec::new();
     if !v.detected {
         return m;
@@ -527,8 +527,8 @@ pub fn model(v: &Verdict, stream_level: &str, confirm: u8, llc_fills: u8) -> Vec
     let ahead = v.ahead_lines.max(1);
     if (v.crosses_pages || v.max_stride_lines > STREAM_STEP_LINES) && !v.curve.is_empty() {
         let mut pts: Vec<String> = v.curve.iter().map(|(s, a)| format!("{s}={a}")).collect();
-        if llc_fills > 0 {
-            pts.insert(0, format!("l={llc_fills}"));
+        for (i, (level, n)) in fills.iter().enumerate() {
+            pts.insert(i, format!("f.{level}={n}"));
         }
         if v.stride_reach > 0 {
             pts.insert(0, format!("r={}", v.stride_reach));
@@ -635,36 +635,53 @@ pub fn landing(f: &Fingerprint, levels: &[(String, f64)]) -> Vec<Landing> {
 /// file [`apply`] wrote (`core.prefetch.confirm` and the `model` specs);
 /// nothing when it has no `core.prefetch`.
 pub fn apply_confirm(spec: &mut sim::machine::MachineSpec, f: &Fingerprint, confirm: u8) {
-    let fills = spec.core.prefetch.as_ref().map_or(0, |p| p.llc_fills);
+    let fills = spec
+        .core
+        .prefetch
+        .as_ref()
+        .map(|p| p.fills.clone())
+        .unwrap_or_default();
     apply_fits(spec, f, confirm, fills);
 }
 
-/// Sets the stride table's LLC fills in flight per core in a machine file
-/// [`apply`] wrote (`core.prefetch.llc_fills` and the `model` specs; 0: no
-/// limit); nothing when it has no `core.prefetch`.
-pub fn apply_llc_fills(spec: &mut sim::machine::MachineSpec, f: &Fingerprint, fills: u8) {
-    let confirm = spec.core.prefetch.as_ref().map_or(1, |p| p.confirm);
+/// Sets the stride table's fills in flight per core from the cache level
+/// named `level` in a machine file [`apply`] wrote (`core.prefetch.fills`
+/// and the `model` specs; 0: no limit); nothing when it has no
+/// `core.prefetch`.
+pub fn apply_fills(spec: &mut sim::machine::MachineSpec, f: &Fingerprint, level: &str, n: u8) {
+    let Some(p) = spec.core.prefetch.as_ref() else {
+        return;
+    };
+    let (confirm, mut fills) = (p.confirm, p.fills.clone());
+    if n == 0 {
+        fills.remove(level);
+    } else {
+        fills.insert(level.to_string(), n);
+    }
     apply_fits(spec, f, confirm, fills);
 }
 
-fn apply_fits(spec: &mut sim::machine::MachineSpec, f: &Fingerprint, confirm: u8, fills: u8) {
+/// Fills in flight per core by the cache level they come from.
+pub type Fills = std::collections::BTreeMap<String, u8>;
+
+fn apply_fits(spec: &mut sim::machine::MachineSpec, f: &Fingerprint, confirm: u8, fills: Fills) {
     let v = verdict(f);
     let level = stream_level(spec, &v);
     if let Some(p) = spec.core.prefetch.as_mut() {
         p.confirm = confirm;
-        p.llc_fills = fills;
-        p.model = model(&v, &level, confirm, fills);
+        p.model = model(&v, &level, confirm, &fills);
+        p.fills = fills;
     }
 }
 
-/// The walks the stride table's LLC fills in flight are fitted to
-/// (`lab`'s `llc_fit`): of the walks inside the level named `llc`, the
-/// ascending strides the stride table follows (longer than
+/// The walks the stride table's fills in flight from the cache level
+/// named `level` are fitted to (`lab`'s `fill_fit`): of the walks inside
+/// that level, the ascending strides the stride table follows (longer than
 /// [`STREAM_STEP_LINES`], up to its reach). The descending walks, the
 /// streamer's strides and the walks beyond the reach stay held out.
-pub fn llc_fit_walks(f: &Fingerprint, llc: &str) -> Vec<(i64, f64)> {
+pub fn fill_fit_walks(f: &Fingerprint, level: &str) -> Vec<(i64, f64)> {
     let v = verdict(f);
-    let Some(set) = f.levels.iter().find(|l| l.level == llc) else {
+    let Some(set) = f.levels.iter().find(|l| l.level == level) else {
         return Vec::new();
     };
     set.walks
@@ -685,7 +702,7 @@ pub fn llc_fit_walks(f: &Fingerprint, llc: &str) -> Vec<(i64, f64)> {
 /// same machine file.
 pub fn apply(spec: &mut sim::machine::MachineSpec, f: &Fingerprint, measured: &str) -> String {
     let v = verdict(f);
-    let model = model(&v, &stream_level(spec, &v), 1, 0);
+    let model = model(&v, &stream_level(spec, &v), 1, &Fills::new());
     let r2 = |x: f64| (x * 100.0).round() / 100.0;
     spec.core.prefetch = Some(sim::machine::HostPrefetch {
         detected: v.detected,
@@ -702,7 +719,7 @@ pub fn apply(spec: &mut sim::machine::MachineSpec, f: &Fingerprint, measured: &s
         next_line: v.next_line,
         adjacent_line: v.adjacent_line,
         confirm: 1,
-        llc_fills: 0,
+        fills: Fills::new(),
         model: model.clone(),
         measured: measured.to_string(),
     });
@@ -892,7 +909,7 @@ mod tests {
         // Streams of 2 and 4 cost 6 and 8 ns: the least, 6.
         assert_eq!(v.streams_ns, 6.0);
         assert_eq!(
-            model(&v, "L2", 1, 0),
+            model(&v, "L2", 1, &Fills::new()),
             [
                 "ip-stride-table:1=20:2=10:4=8:16=10:64=8:256=4:1024=5@L1D",
                 "stream:20:1:4@L2",
@@ -901,7 +918,7 @@ mod tests {
         );
         // Confirmed after 3 repeats: both the stride table and the streamer.
         assert_eq!(
-            model(&v, "L2", 3, 0)[..2],
+            model(&v, "L2", 3, &Fills::new())[..2],
             [
                 "ip-stride-table:c=3:1=20:2=10:4=8:16=10:64=8:256=4:1024=5@L1D",
                 "stream:20:1:4:3@L2"
@@ -915,7 +932,7 @@ mod tests {
         let v = verdict(&flat);
         assert_eq!((v.stride_ahead, v.reach_lines, v.far_ahead), (10, 0, 0));
         assert_eq!(
-            model(&v, "L2", 1, 0)[0],
+            model(&v, "L2", 1, &Fills::new())[0],
             "ip-stride-table:1=20:2=10:64=9:1024=11@L1D"
         );
         // Followed up to 32 lines within a page, 63 partly, 64 not at
@@ -940,7 +957,7 @@ mod tests {
         assert!(!v.crosses_pages);
         assert_eq!((v.max_stride_lines, v.stride_reach), (32, 63));
         assert_eq!(
-            model(&v, "L2", 2, 0)[0],
+            model(&v, "L2", 2, &Fills::new())[0],
             "ip-stride-table:c=2:r=63:1=20:2=10:4=2:32=3@L1D"
         );
         // Only unit and 2-line strides followed: the streamer alone.
@@ -950,7 +967,7 @@ mod tests {
         };
         let v = verdict(&near);
         assert_eq!((v.max_stride_lines, v.stride_reach), (2, 2));
-        assert!(model(&v, "L2", 1, 0)[0].starts_with("stream:"));
+        assert!(model(&v, "L2", 1, &Fills::new())[0].starts_with("stream:"));
         // The sample follows every walk beyond its longest followed stride
         // partly or fully: no reach.
         assert_eq!(verdict(&f).stride_reach, 0);
@@ -966,7 +983,7 @@ mod tests {
         let v = verdict(&none);
         assert!(!v.detected && !v.backward && !v.crosses_pages && v.max_stride_lines == 0);
         assert_eq!((v.streams, v.ahead_lines), (0, 0));
-        assert!(model(&v, "L2", 1, 0).is_empty());
+        assert!(model(&v, "L2", 1, &Fills::new()).is_empty());
     }
 
     /// The streamer fills L2 only when the several-streams walk costs

@@ -104,13 +104,15 @@ pub trait Prefetcher: Send {
     fn take_cost_ps(&mut self) -> u64 {
         0
     }
-    /// How many fills from the LLC, of the lines the last
+    /// How many fills from the cache level named `from` (a private level
+    /// below the prefetcher's, or the LLC), of the lines the last
     /// [`Prefetcher::on_access`] named, may be in flight at once for one
-    /// core (`None`: as many as the prefetch queue lets through): a fill
-    /// the LLC holds waits for the earliest of them to finish. A host runs
-    /// a stride further ahead from memory than from its LLC (issue 29);
-    /// this is the model's reading of that, by Little's law.
-    fn llc_fills(&self) -> Option<usize> {
+    /// core (`None`: as many as the prefetch queue lets through): such a
+    /// fill waits for the earliest of them to finish. A host runs a stride
+    /// less far ahead from its caches than from memory (issue 29); this is
+    /// the model's reading of that, by Little's law.
+    fn fills_from(&self, from: &str) -> Option<usize> {
+        let _ = from;
         None
     }
 

@@ -425,7 +425,7 @@ mod tests {
             next_line: false,
             adjacent_line: false,
             confirm: 1,
-            llc_fills: 0,
+            fills: Default::default(),
             model: vec![],
             measured: String::new(),
         }

@@ -123,22 +123,19 @@ pub struct HostPrefetch {
     /// (runs of lines at random places), 1 when not fitted.
     #[serde(default = "one")]
     pub confirm: u8,
-    /// Fills from the LLC the stride table keeps in flight per core (its
-    /// `l=` parameter): fitted by simulation to the fingerprint's ascending
-    /// stride walks inside the LLC, 0 (no limit but the prefetch queue)
-    /// when not fitted or when no limit fits better.
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub llc_fills: u8,
+    /// Fills the stride table keeps in flight per core from each cache
+    /// level named (its `f.LEVEL=` parameters): fitted by simulation to
+    /// the fingerprint's ascending stride walks inside the level; a level
+    /// not named has no limit but the prefetch queue (not fitted, or no
+    /// limit fits better).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub fills: std::collections::BTreeMap<String, u8>,
     /// The prefetchers the model runs for this host (`SPEC@LEVEL`, as
     /// `--prefetch` takes them); `numasim validate` runs these by default.
     #[serde(default)]
     pub model: Vec<String>,
     /// The file beside the machine file with the measurements.
     pub measured: String,
-}
-
-fn is_zero(n: &u8) -> bool {
-    *n == 0
 }
 
 fn one() -> u8 {

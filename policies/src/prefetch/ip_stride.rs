@@ -7,7 +7,7 @@
 //! (F = 0, the default: they are not followed) — the reach and the
 //! lookahead beyond it that `numasim live calibrate` measures on the host.
 //!
-//! `ip-stride-table[:c=C][:r=R][:l=L]:S=A[:S=A...]`: the same table, with a
+//! `ip-stride-table[:c=C][:r=R][:f.LEVEL=N...]:S=A[:S=A...]`: the same table, with a
 //! lookahead per stride: a confirmed stride of s lines prefetches A(s)
 //! lines along it, from one stride ahead, A interpolated linearly in log2 s
 //! between the listed strides (ascending, in lines; the first entry's A
@@ -18,12 +18,13 @@
 //! `live calibrate` fits to the host's ramp walks. A stride longer than R
 //! lines is not followed (R = 0, the default: every stride is) — the
 //! largest stride the host's walks show it following when a longer one
-//! walked was not. The LLC serves at most L of its fills at once per core
-//! (L = 0, the default: as many as the prefetch queue holds) along a
-//! stride longer than the region streamer's near step — how far ahead a
-//! host runs a stride whose lines its LLC holds, which `live calibrate`
-//! fits to the host's stride walks inside the LLC (a host's streamer runs
-//! the near strides far ahead from the LLC too).
+//! walked was not. The cache level named LEVEL (a private level below
+//! the table's, or the LLC) serves at most N of its fills at once per core
+//! (default: as many as the prefetch queue holds) along a stride longer
+//! than the region streamer's near step — how far ahead a host runs a
+//! stride whose lines that level holds, which `live calibrate` fits to
+//! the host's stride walks inside the level (a host's streamer runs the
+//! near strides far ahead from its caches too).
 
 // Checkpointed: a fixed hasher, so that saved state repeats byte for byte.
 use sim::directory::DetMap as HashMap;
@@ -56,17 +57,17 @@ pub struct IpStride {
     confirm: u8,
     /// Per core: PC → entry. Bounded per core (a real table has 256 entries).
     table: Vec<HashMap<u64, PcEntry>>,
-    /// Fills from the LLC in flight per core (0: no limit) for strides
-    /// longer than [`super::NEAR_STEP_LINES`].
-    llc_fills: u8,
-    /// The last access's lines are held to `llc_fills`.
+    /// Fills in flight per core from each level named (no entry: no
+    /// limit) for strides longer than [`super::NEAR_STEP_LINES`].
+    fills: Vec<(String, u8)>,
+    /// The last access's lines are held to `fills`.
     limited: bool,
 }
 
 const TABLE_ENTRIES: usize = 1024;
 
-/// The most LLC fills in flight per core `l=` takes.
-pub const MAX_LLC_FILLS: u8 = 64;
+/// The most fills in flight per core `f.LEVEL=` takes.
+pub const MAX_FILLS: u8 = 64;
 
 impl IpStride {
     pub fn new(degree: u32, distance: u32, line_bits: u32, cores: usize) -> Self {
@@ -79,7 +80,7 @@ impl IpStride {
             line_bits,
             confirm: 1,
             table: vec![HashMap::default(); cores.max(1)],
-            llc_fills: 0,
+            fills: Vec::new(),
             limited: false,
         }
     }
@@ -137,11 +138,11 @@ impl Prefetcher for IpStride {
             } else {
                 format!("r={}:", self.reach >> self.line_bits)
             };
-            let l = if self.llc_fills == 0 {
-                String::new()
-            } else {
-                format!("l={}:", self.llc_fills)
-            };
+            let l: String = self
+                .fills
+                .iter()
+                .map(|(level, n)| format!("f.{level}={n}:"))
+                .collect();
             format!("ip-stride-table:{c}{r}{l}{}", pts.join(":"))
         } else if self.reach == 0 {
             format!("ip-stride:{}:{}", self.degree, self.distance)
@@ -206,8 +207,12 @@ impl Prefetcher for IpStride {
         }
     }
 
-    fn llc_fills(&self) -> Option<usize> {
-        (self.llc_fills > 0 && self.limited).then_some(self.llc_fills as usize)
+    fn fills_from(&self, from: &str) -> Option<usize> {
+        if !self.limited {
+            return None;
+        }
+        let n = self.fills.iter().find(|f| f.0 == from)?.1;
+        Some(n as usize)
     }
 
     fn save_state(&self) -> Vec<u8> {
@@ -251,8 +256,8 @@ fn build(spec: &Spec, ctx: &Ctx) -> Result<Box<dyn Prefetcher>, PolicyError> {
 /// Registry entry of the per-stride form.
 pub const TABLE_ENTRY: Entry<dyn Prefetcher> = Entry {
     name: "ip-stride-table",
-    params: "[:c=C][:r=R][:l=L]:S=A[:S=A...]",
-    help: "ip-stride with A(s) lines ahead for a stride of s lines, interpolated in log2 s (a calibrated curve); a stride followed once repeated C times (default 1), none longer than R lines (default: no limit), at most L fills from the LLC in flight per core along strides over 2 lines (default: no limit)",
+    params: "[:c=C][:r=R][:f.LEVEL=N...]:S=A[:S=A...]",
+    help: "ip-stride with A(s) lines ahead for a stride of s lines, interpolated in log2 s (a calibrated curve); a stride followed once repeated C times (default 1), none longer than R lines (default: no limit), at most N fills in flight per core from the cache level LEVEL along strides over 2 lines (default: no limit)",
     build: build_table,
 };
 
@@ -260,7 +265,8 @@ fn build_table(spec: &Spec, ctx: &Ctx) -> Result<Box<dyn Prefetcher>, PolicyErro
     let bad = |why: &'static str| spec.error("prefetcher", SpecProblem::StrideTable(why));
     let rest = spec.rest.ok_or_else(|| bad("no curve"))?;
     let mut curve: Vec<(f64, f64)> = Vec::new();
-    let (mut confirm, mut reach, mut llc_fills) = (1, 0, 0);
+    let (mut confirm, mut reach) = (1, 0);
+    let mut fills: Vec<(String, u8)> = Vec::new();
     for (i, pt) in rest.split(':').enumerate() {
         let (st, a) = pt.split_once('=').ok_or_else(|| bad("an entry without '='"))?;
         if st == "c" {
@@ -276,17 +282,23 @@ fn build_table(spec: &Spec, ctx: &Ctx) -> Result<Box<dyn Prefetcher>, PolicyErro
                 .parse::<u64>()
                 .ok()
                 .filter(|&r| {
-                    curve.is_empty() && reach == 0 && llc_fills == 0 && (1..=1 << 20).contains(&r)
+                    curve.is_empty() && reach == 0 && fills.is_empty() && (1..=1 << 20).contains(&r)
                 })
                 .ok_or_else(|| bad("r= after a stride, twice, or not 1..=1048576"))?;
             continue;
         }
-        if st == "l" {
-            llc_fills = a
+        if let Some(level) = st.strip_prefix("f.") {
+            let n = a
                 .parse::<u8>()
                 .ok()
-                .filter(|&l| curve.is_empty() && llc_fills == 0 && (1..=MAX_LLC_FILLS).contains(&l))
-                .ok_or_else(|| bad("l= after a stride, twice, or not 1..=64"))?;
+                .filter(|&n| {
+                    curve.is_empty()
+                        && !level.is_empty()
+                        && !fills.iter().any(|f| f.0 == level)
+                        && (1..=MAX_FILLS).contains(&n)
+                })
+                .ok_or_else(|| bad("f.LEVEL= after a stride, twice for a level, or not 1..=64"))?;
+            fills.push((level.to_string(), n));
             continue;
         }
         let st: u64 = st.parse().map_err(|_| bad("a stride that is not a number"))?;
@@ -307,7 +319,7 @@ fn build_table(spec: &Spec, ctx: &Ctx) -> Result<Box<dyn Prefetcher>, PolicyErro
         .with_confirm(confirm)
         .with_reach(reach, 0);
     p.curve = curve;
-    p.llc_fills = llc_fills;
+    p.fills = fills;
     Ok(Box::new(p))
 }
 
@@ -375,33 +387,36 @@ mod tests {
             "ip-stride-table:r=0:1=2",
             "ip-stride-table:r=4:r=8:1=2",
             "ip-stride-table:r=4:c=3:1=2",
-            "ip-stride-table:l=0:1=2",
-            "ip-stride-table:l=65:1=2",
-            "ip-stride-table:1=2:l=3",
-            "ip-stride-table:l=2:r=4:1=2",
-            "ip-stride-table:l=2:l=3:1=2",
+            "ip-stride-table:f.LLC=0:1=2",
+            "ip-stride-table:f.LLC=65:1=2",
+            "ip-stride-table:1=2:f.LLC=3",
+            "ip-stride-table:f.LLC=2:r=4:1=2",
+            "ip-stride-table:f.LLC=2:f.LLC=3:1=2",
+            "ip-stride-table:f.=2:1=2",
         ] {
             assert!(create(bad, 64, 1).is_err(), "{bad}");
         }
     }
 
     #[test]
-    fn the_llc_fill_limit_is_a_parameter_of_the_table() {
-        let spec = "ip-stride-table:c=2:r=63:l=4:1=18:32=2";
+    fn fill_limits_per_level_are_parameters_of_the_table() {
+        let spec = "ip-stride-table:c=2:r=63:f.L2=2:f.LLC=4:1=18:32=2";
         let mut p = create(spec, 64, 1).unwrap();
         assert_eq!(p.name(), spec);
-        // Along a stride of 3 lines, held to 4; of 2 lines (the region
-        // streamer's near step), not.
+        // Along a stride of 3 lines, held to 2 from L2 and 4 from the
+        // LLC; of 2 lines (the region streamer's near step), not.
         let mut out = Vec::new();
-        for (stride, want) in [(3u64, Some(4)), (2, None)] {
+        for (stride, l2, llc) in [(3u64, Some(2), Some(4)), (2, None, None)] {
             for k in 0..4u64 {
                 let a = 0x10000 + k * stride * 64;
                 p.on_access(seen(Some(0x400), a, true), a >> 6, &mut out);
             }
-            assert_eq!(p.llc_fills(), want, "stride {stride}");
+            assert_eq!(p.fills_from("L2"), l2, "stride {stride}");
+            assert_eq!(p.fills_from("LLC"), llc, "stride {stride}");
+            assert_eq!(p.fills_from("L3"), None, "stride {stride}");
         }
         let p = create("ip-stride-table:1=18", 64, 1).unwrap();
-        assert_eq!(p.llc_fills(), None);
+        assert_eq!(p.fills_from("LLC"), None);
     }
 
     #[test]

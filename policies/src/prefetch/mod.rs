@@ -23,9 +23,9 @@ registry! {
 pub use sim::ranges::MAX_CONFIRM;
 
 /// The region streamer's near step (lines): a step this long or shorter
-/// continues a stream (`stream`); the stride table's LLC fill limit holds
-/// only longer strides (`ip-stride-table`'s `l=`), as a host's streamer
-/// runs the near ones far ahead from its LLC. `live`'s
+/// continues a stream (`stream`); the stride table's fill limits hold
+/// only longer strides (`ip-stride-table`'s `f.LEVEL=`), as a host's
+/// streamer runs the near ones far ahead from its caches. `live`'s
 /// `STREAM_STEP_LINES` is the same step read off a host's walks.
 pub const NEAR_STEP_LINES: i64 = 2;
 
@@ -129,7 +129,7 @@ pub(crate) mod tests {
         assert!(create("ip-stride:x", 64, 4).is_err());
         assert_eq!(
             create("ghost", 64, 4).err().unwrap().to_string(),
-            "unknown prefetcher \"ghost\"; expected one of next-line[:D], ip-stride[:D[:K[:R[:F]]]], ip-stride-table[:c=C][:r=R][:l=L]:S=A[:S=A...], stream[:D[:K[:T[:C]]]], adjacent[:mem], delta[:D], learned:FILE[:BASE]"
+            "unknown prefetcher \"ghost\"; expected one of next-line[:D], ip-stride[:D[:K[:R[:F]]]], ip-stride-table[:c=C][:r=R][:f.LEVEL=N...]:S=A[:S=A...], stream[:D[:K[:T[:C]]]], adjacent[:mem], delta[:D], learned:FILE[:BASE]"
         );
         for (bad, why) in [
             ("ip-stride:1:1:1:1:1", "at most four numbers, :D:K:R:F"),

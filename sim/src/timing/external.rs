@@ -88,7 +88,7 @@ impl Engine<'_> {
             for q in &mut slot.inflight {
                 q.clear();
             }
-            for f in &mut slot.llc_free {
+            for f in slot.fill_free.iter_mut().flatten() {
                 f.fill(0);
             }
         }

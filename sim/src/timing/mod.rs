@@ -273,7 +273,7 @@ impl<'m> Engine<'m> {
             lines: U64Map::default(),
             inflight: vec![BinaryHeap::new(); self.cores.len()],
             evicted_inflight: U64Map::default(),
-            llc_free: vec![Vec::new(); self.cores.len()],
+            fill_free: vec![Vec::new(); self.cores.len()],
         });
         // A prefetcher sees every load from now on: no shortcut around it.
         for c in &mut self.cores {

@@ -119,9 +119,8 @@ impl Engine<'_> {
         self.pf[k].p.on_access(seen, line, &mut want);
         let cost = self.pf[k].p.take_cost_ps();
         self.pf[k].stats.predict_cost_ps += cost;
-        let fills = self.pf[k].p.llc_fills();
         for &target in &want {
-            self.issue_prefetch(k, core, target, t, fills);
+            self.issue_prefetch(k, core, target, t);
         }
         self.pf_bufs.push(want);
         cost
@@ -129,15 +128,9 @@ impl Engine<'_> {
 
     /// Brings `line` into `core`'s level of prefetcher `k` (and the levels
     /// below it) unless it is already there, in flight, or modified in
-    /// another core; from the LLC within `fills` in flight, if limited.
-    pub(super) fn issue_prefetch(
-        &mut self,
-        k: usize,
-        core: usize,
-        line: u64,
-        t: u64,
-        fills: Option<usize>,
-    ) {
+    /// another core; from a cache, within the fills in flight the
+    /// prefetcher allows from it.
+    pub(super) fn issue_prefetch(&mut self, k: usize, core: usize, line: u64, t: u64) {
         let lvl = self.pf[k].level;
         if self.cores[core].levels[..=lvl]
             .iter()
@@ -168,7 +161,7 @@ impl Engine<'_> {
         // A private level below the prefetch level has it: an on-chip copy
         // up, at that level's latency, no memory traffic.
         if let Some(h) = (lvl + 1..nlev).find(|&i| self.cores[core].levels[i].contains(line)) {
-            let latency = self.cores[core].level_ps[h];
+            let latency = self.cache_fill(k, core, h, t, self.cores[core].level_ps[h]);
             self.pf[k].stats.issued += 1;
             for i in (lvl..h).rev() {
                 if let Some(v) = self.cores[core].levels[i].fill(line, false) {
@@ -195,7 +188,7 @@ impl Engine<'_> {
             .as_mut()
             .is_some_and(|c| c.probe(line, false))
         {
-            self.llc_fill(k, core, t, self.llc_ps[node], fills)
+            self.cache_fill(k, core, nlev, t, self.llc_ps[node])
         } else {
             let home = self.mem.home_of(self.m, &mut self.stats, line, node);
             let l = self
@@ -220,20 +213,37 @@ impl Engine<'_> {
         self.pf[k].lines.insert(line, (ready, core as u16));
     }
 
-    /// The latency of a fill from the LLC issued at `t` for prefetcher `k`
-    /// of `core`: `llc` once the earliest of its `fills` slots is free
-    /// ([`crate::policy::Prefetcher::llc_fills`]); at once with no limit,
+    /// The latency of a fill issued at `t` for prefetcher `k` of `core`
+    /// from cache level `from` (a private level's index, or their count for
+    /// the LLC) of latency `lat`: `lat` once the earliest of the fill slots
+    /// the prefetcher allows from that level is free
+    /// ([`crate::policy::Prefetcher::fills_from`]); at once with no limit,
     /// or in functional warming, which has no time.
-    fn llc_fill(&mut self, k: usize, core: usize, t: u64, llc: u64, fills: Option<usize>) -> u64 {
-        let Some(n) = fills.filter(|&n| n > 0 && !self.mem.functional) else {
-            return llc;
+    fn cache_fill(&mut self, k: usize, core: usize, from: usize, t: u64, lat: u64) -> u64 {
+        if self.mem.functional {
+            return lat;
+        }
+        let caches = &self.m.spec.core.caches;
+        let name = match caches.get(from) {
+            Some(c) => c.name.as_str(),
+            None => match &self.m.spec.nodes[self.cores[core].node as usize].llc {
+                Some(l) => l.name.as_str(),
+                None => return lat,
+            },
         };
-        let free = &mut self.pf[k].llc_free[core];
+        let Some(n) = self.pf[k].p.fills_from(name).filter(|&n| n > 0) else {
+            return lat;
+        };
+        let levels = &mut self.pf[k].fill_free[core];
+        if levels.len() <= from {
+            levels.resize(from + 1, Vec::new());
+        }
+        let free = &mut levels[from];
         if free.len() < n {
             free.resize(n, 0);
         }
         let first = (0..n).min_by_key(|&i| free[i]).unwrap_or(0);
-        let done = free[first].max(t).saturating_add(llc);
+        let done = free[first].max(t).saturating_add(lat);
         free[first] = done;
         done - t
     }

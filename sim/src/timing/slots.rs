@@ -18,7 +18,7 @@ pub(super) struct PfSlotState {
     lines: U64Map<(u64, u16)>,
     inflight: Vec<BinaryHeap<Reverse<u64>>>,
     evicted_inflight: U64Map<(u64, u16)>,
-    llc_free: Vec<Vec<u64>>,
+    fill_free: Vec<Vec<Vec<u64>>>,
     tables: Vec<u8>,
 }
 
@@ -32,7 +32,7 @@ impl PfSlot {
             lines: self.lines.clone(),
             inflight: self.inflight.clone(),
             evicted_inflight: self.evicted_inflight.clone(),
-            llc_free: self.llc_free.clone(),
+            fill_free: self.fill_free.clone(),
             tables: self.p.save_state(),
         }
     }
@@ -47,14 +47,14 @@ impl PfSlot {
         }
         let cores = (s.inflight.len(), self.inflight.len());
         crate::checkpoint::same_len("cores with prefetches in flight", cores.0, cores.1)?;
-        let fills = (s.llc_free.len(), self.llc_free.len());
-        crate::checkpoint::same_len("cores with LLC fills in flight", fills.0, fills.1)?;
+        let fills = (s.fill_free.len(), self.fill_free.len());
+        crate::checkpoint::same_len("cores with fills in flight", fills.0, fills.1)?;
         self.p.load_state(&s.tables)?;
         self.stats = s.stats;
         self.lines = s.lines;
         self.inflight = s.inflight;
         self.evicted_inflight = s.evicted_inflight;
-        self.llc_free = s.llc_free;
+        self.fill_free = s.fill_free;
         Ok(())
     }
 }
@@ -73,7 +73,8 @@ pub(super) struct PfSlot {
     /// (fill completion, core). The copy below is in flight too, so a
     /// demand that finds it there waits for the fill.
     pub evicted_inflight: U64Map<(u64, u16)>,
-    /// Per core: when each of its LLC fill slots is free (as many as
-    /// [`Prefetcher::llc_fills`] has asked for; none: no such limit).
-    pub llc_free: Vec<Vec<u64>>,
+    /// Per core, per level a fill comes from (the private levels, then
+    /// the LLC): when each of its fill slots there is free (as many as
+    /// [`Prefetcher::fills_from`] has asked for; none: no such limit).
+    pub fill_free: Vec<Vec<Vec<u64>>>,
 }

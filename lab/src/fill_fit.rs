@@ -1,0 +1,158 @@
+//! Fits how many fills the stride table keeps in flight per core from each
+//! cache level below it (`core.prefetch.fills`, the table's `f.LEVEL=N`)
+//! to the fingerprint's stride walks inside that level, by simulating
+//! them. A host runs a stride whose lines a cache holds less far ahead
+//! than one from memory (a walk inside its 7 MB LLC at 13 ns per load
+//! against a 42 ns LLC hit: three lines in flight, where the walks over
+//! memory say 5–26 ahead); the model's lookahead comes from the memory
+//! walks, so without a limit its lines from the caches arrive in time
+//! where the host's do not. For each level in turn (the private levels
+//! below the table's, then the LLC), each limit from none through
+//! [`MAX_FILLS`] runs the level's walks
+//! ([`live::fingerprint::fill_fit_walks`]: ascending strides the table
+//! follows) through the model, and the one nearest the host (least sum of
+//! |log(sim/live)|; none on a tie) stands. The descending walks, the
+//! streamer's strides and the other walks are not fitted to: they are the
+//! held-out check (`tests/prefetch_fidelity.rs`). Deterministic: the same
+//! fingerprint and machine give the same limits.
+
+use crate::dependent::{ReplayError, walk_ns};
+
+/// The largest limit tried (the hosts recorded fit up to 4).
+pub const MAX_FILLS: u8 = 8;
+
+/// Timed loads per walk (after a warm-up of the whole set).
+const TIMED: u64 = 20_000;
+
+/// One level's fitted limit (0: none), and a note of what the host and
+/// the model gave.
+pub struct Fit {
+    pub level: String,
+    pub fills: u8,
+    pub note: String,
+}
+
+/// The levels a fill may come from, below the stride table's (the first
+/// private level): the other private levels, then the first node's LLC.
+fn sources(spec: &sim::machine::MachineSpec) -> Vec<String> {
+    let private = spec.core.caches.iter().skip(1).map(|c| c.name.clone());
+    let llc = spec.nodes.first().and_then(|n| n.llc.as_ref());
+    private.chain(llc.map(|l| l.name.clone())).collect()
+}
+
+/// The (level, stride) walks the fit reads: not held out.
+pub fn fitted(
+    spec: &sim::machine::MachineSpec,
+    fp: &live::fingerprint::Fingerprint,
+) -> Vec<(String, i64)> {
+    sources(spec)
+        .into_iter()
+        .flat_map(|l| {
+            live::fingerprint::fill_fit_walks(fp, &l)
+                .into_iter()
+                .map(move |w| (l.clone(), w.0))
+        })
+        .collect()
+}
+
+/// The fit of every level with walks to fit, each with the fits of the
+/// levels before it in force; none when the machine has no calibrated
+/// prefetchers.
+pub fn fit(
+    spec: &sim::machine::MachineSpec,
+    fp: &live::fingerprint::Fingerprint,
+) -> Result<Vec<Fit>, ReplayError> {
+    if !spec.core.prefetch.as_ref().is_some_and(|p| p.detected) {
+        return Ok(Vec::new());
+    }
+    let mut spec = spec.clone();
+    let mut fits = Vec::new();
+    for level in sources(&spec) {
+        if let Some(f) = fit_level(&spec, fp, &level)? {
+            live::fingerprint::apply_fills(&mut spec, fp, &level, f.fills);
+            fits.push(f);
+        }
+    }
+    Ok(fits)
+}
+
+fn fit_level(
+    spec: &sim::machine::MachineSpec,
+    fp: &live::fingerprint::Fingerprint,
+    level: &str,
+) -> Result<Option<Fit>, ReplayError> {
+    let walks = live::fingerprint::fill_fit_walks(fp, level);
+    let set = fp.levels.iter().find(|l| l.level == level);
+    let (Some(set), false) = (set, walks.is_empty()) else {
+        return Ok(None);
+    };
+    let p = (set.bytes / 64).max(1) as i64;
+    // Warm-up and timed halves alike (`walk_ns` times the second half):
+    // the warm-up covers the whole set, so that it sits in the level.
+    let half = (p as u64).max(TIMED);
+    let orders: Vec<Vec<u32>> = walks
+        .iter()
+        .map(|&(s, _)| {
+            (0..2 * half)
+                .map(|k| (k as i64 * s).rem_euclid(p) as u32)
+                .collect()
+        })
+        .collect();
+    let mut errors = Vec::new();
+    let mut sims = Vec::new();
+    for fills in 0..=MAX_FILLS {
+        let mut s = spec.clone();
+        live::fingerprint::apply_fills(&mut s, fp, level, fills);
+        let model = s
+            .core
+            .prefetch
+            .as_ref()
+            .map(|p| p.model.clone())
+            .unwrap_or_default();
+        let m = sim::Machine::new(s).map_err(ReplayError::Machine)?;
+        let ns = orders
+            .iter()
+            .map(|o| walk_ns(&m, &model, o))
+            .collect::<Result<Vec<_>, _>>()?;
+        let err = ns
+            .iter()
+            .zip(&walks)
+            .map(|(s, l)| (s / l.1).ln().abs())
+            .sum::<f64>();
+        errors.push(err);
+        sims.push(ns);
+    }
+    let best = (0..errors.len())
+        .min_by(|&a, &b| errors[a].total_cmp(&errors[b]))
+        .unwrap_or(0);
+    let median = |v: &[f64]| live::fingerprint::median(v.to_vec());
+    let host = median(&walks.iter().map(|w| w.1).collect::<Vec<_>>());
+    let fills = best as u8;
+    let (limit, model) = if fills == 0 {
+        (
+            "no limit".to_string(),
+            format!(
+                "model with no limit {:.1}, nearer than with any of 1–{MAX_FILLS}",
+                median(&sims[0])
+            ),
+        )
+    } else {
+        (
+            fills.to_string(),
+            format!(
+                "model with no limit {:.1}, with {fills} {:.1}",
+                median(&sims[0]),
+                median(&sims[best])
+            ),
+        )
+    };
+    let note = format!(
+        "stride table's fills from {level} in flight per core: {limit} (fitted by simulation to the {} ascending stride walks inside {level} it follows, median ns per load: host {host:.1}; {model}; the descending walks are held out)",
+        walks.len(),
+    );
+    Ok(Some(Fit {
+        level: level.to_string(),
+        fills,
+        note,
+    }))
+}
