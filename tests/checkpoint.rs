@@ -141,6 +141,19 @@ fn every_engine_path_resumes() {
     let lackey = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/hello.lackey");
     let flags = ["--machine", "xeon-2s", "--prefetch", "ip-stride:2:1@L1D"];
     resumes_exactly(lackey, &flags, &[997]);
+    // A stride table with fills limited per level: a 3-line stride from
+    // one PC twice over 4 MiB (over L2, inside the LLC), resumed in the
+    // second pass, when its fills from the LLC wait for free slots.
+    let walk = dir.path().join("walk.csv");
+    let mut csv = String::from("thread,op,addr,size,pc\n");
+    for k in 0..2 * 65_536u64 {
+        let line = k * 3 % 65_536;
+        csv += &format!("0,L,{:#x},8,0x401000\n", 0x1000_0000 + line * 64);
+    }
+    std::fs::write(&walk, csv).unwrap();
+    let table = "ip-stride-table:f.L2=2:f.LLC=2:1=8:64=8@L1D";
+    let flags = ["--machine", "xeon-2s", "--prefetch", table];
+    resumes_exactly(&walk.display().to_string(), &flags, &[70_001]);
     let t = shared(dir.path());
     let flags = ["--machine", "xeon-2s", "--sample", "200:3000"];
     resumes_exactly(&t, &flags, &[4_100, 15_000]);

@@ -453,23 +453,18 @@ fn prefetch_model(
         ));
         spec.core.mlp = ahead;
     }
+    // Each fit's note, with the model it leaves.
+    let modelled = |spec: &MachineSpec, note: &str| {
+        let model = spec.core.prefetch.as_ref().map(|p| p.model.join(" "));
+        format!("{note}; modelled as {}", model.unwrap_or_default())
+    };
     if let Some(fit) = crate::confirm_fit::fit(spec, fp)? {
         live::fingerprint::apply_confirm(spec, fp, fit.confirm);
-        let model = spec.core.prefetch.as_ref().map(|p| p.model.join(" "));
-        notes.push(format!(
-            "{}; modelled as {}",
-            fit.note,
-            model.unwrap_or_default()
-        ));
+        notes.push(modelled(spec, &fit.note));
     }
     for fit in crate::fill_fit::fit(spec, fp)? {
         live::fingerprint::apply_fills(spec, fp, &fit.level, fit.fills);
-        let model = spec.core.prefetch.as_ref().map(|p| p.model.join(" "));
-        notes.push(format!(
-            "{}; modelled as {}",
-            fit.note,
-            model.unwrap_or_default()
-        ));
+        notes.push(modelled(spec, &fit.note));
     }
     Ok(notes)
 }

@@ -8,7 +8,7 @@
 //! walks, so without a limit its lines from the caches arrive in time
 //! where the host's do not. For each level in turn (the private levels
 //! below the table's, then the LLC), each limit from none through
-//! [`MAX_FILLS`] runs the level's walks
+//! [`TRIED_UP_TO`] runs the level's walks
 //! ([`live::fingerprint::fill_fit_walks`]: ascending strides the table
 //! follows) through the model, and the one nearest the host (least sum of
 //! |log(sim/live)|; none on a tie) stands. The descending walks, the
@@ -19,7 +19,7 @@
 use crate::dependent::{ReplayError, walk_ns};
 
 /// The largest limit tried (the hosts recorded fit up to 4).
-pub const MAX_FILLS: u8 = 8;
+pub const TRIED_UP_TO: u8 = 8;
 
 /// Timed loads per walk (after a warm-up of the whole set).
 const TIMED: u64 = 20_000;
@@ -40,11 +40,19 @@ fn sources(spec: &sim::machine::MachineSpec) -> Vec<String> {
     private.chain(llc.map(|l| l.name.clone())).collect()
 }
 
-/// The (level, stride) walks the fit reads: not held out.
+fn detected(spec: &sim::machine::MachineSpec) -> bool {
+    spec.core.prefetch.as_ref().is_some_and(|p| p.detected)
+}
+
+/// The (level, stride) walks the fit reads: not held out (none when the
+/// machine has no calibrated prefetchers, as [`fit`] fits nothing then).
 pub fn fitted(
     spec: &sim::machine::MachineSpec,
     fp: &live::fingerprint::Fingerprint,
 ) -> Vec<(String, i64)> {
+    if !detected(spec) {
+        return Vec::new();
+    }
     sources(spec)
         .into_iter()
         .flat_map(|l| {
@@ -62,7 +70,7 @@ pub fn fit(
     spec: &sim::machine::MachineSpec,
     fp: &live::fingerprint::Fingerprint,
 ) -> Result<Vec<Fit>, ReplayError> {
-    if !spec.core.prefetch.as_ref().is_some_and(|p| p.detected) {
+    if !detected(spec) {
         return Ok(Vec::new());
     }
     let mut spec = spec.clone();
@@ -100,7 +108,7 @@ fn fit_level(
         .collect();
     let mut errors = Vec::new();
     let mut sims = Vec::new();
-    for fills in 0..=MAX_FILLS {
+    for fills in 0..=TRIED_UP_TO {
         let mut s = spec.clone();
         live::fingerprint::apply_fills(&mut s, fp, level, fills);
         let model = s
@@ -132,7 +140,7 @@ fn fit_level(
         (
             "no limit".to_string(),
             format!(
-                "model with no limit {:.1}, nearer than with any of 1–{MAX_FILLS}",
+                "model with no limit {:.1}, nearer than with any of 1–{TRIED_UP_TO}",
                 median(&sims[0])
             ),
         )

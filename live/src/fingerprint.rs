@@ -88,7 +88,7 @@ pub const PARTLY: f64 = 0.75;
 /// The longest step (lines) the model's region streamer counts towards a
 /// stream (`policies/src/prefetch/stream.rs`): a longer stride followed on
 /// the host needs the model's stride table.
-pub const STREAM_STEP_LINES: u64 = 2;
+pub const STREAM_STEP_LINES: u64 = sim::ranges::NEAR_STEP_LINES;
 
 /// What was measured: the random chase and each stride walk (ns per load).
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]

@@ -107,8 +107,9 @@ pub trait Prefetcher: Send {
     /// How many fills from the cache level named `from` (a private level
     /// below the prefetcher's, or the LLC), of the lines the last
     /// [`Prefetcher::on_access`] named, may be in flight at once for one
-    /// core (`None`: as many as the prefetch queue lets through): such a
-    /// fill waits for the earliest of them to finish. A host runs a stride
+    /// core (`None`: no limit; fills from the LLC are still bounded by the
+    /// prefetch queue): such a fill waits for the earliest of them to
+    /// finish. A host runs a stride
     /// less far ahead from its caches than from memory (issue 29); this is
     /// the model's reading of that, by Little's law.
     fn fills_from(&self, from: &str) -> Option<usize> {

@@ -22,6 +22,18 @@ use crate::spec::{CacheSpec, MachineSpec};
 /// prefetchers clamp to it; `policies::prefetch` re-exports it).
 pub const MAX_CONFIRM: u8 = 8;
 
+/// Most fills in flight per core a calibrated stride table may be held to
+/// from one cache level (`core.prefetch.fills`, `ip-stride-table`'s
+/// `f.LEVEL=N`).
+pub const MAX_FILLS: u8 = 64;
+
+/// The region streamer's near step (lines): a step this long or shorter
+/// continues a stream (`policies`' `stream`); the stride table's fill
+/// limits hold only longer strides, as a host's streamer runs the near
+/// ones far ahead from its caches; `live` reads the same step off a
+/// host's walks.
+pub const NEAR_STEP_LINES: u64 = 2;
+
 /// What a field may hold.
 #[derive(Clone, Copy, Debug)]
 pub enum Rule {
@@ -130,6 +142,13 @@ pub const RULES: &[(&str, Rule)] = &[
         Rule::Int {
             lo: 1,
             hi: MAX_CONFIRM as i128,
+        },
+    ),
+    (
+        "core.prefetch.fills.LEVEL",
+        Rule::Int {
+            lo: 1,
+            hi: MAX_FILLS as i128,
         },
     ),
     ("nodes[].cores", Rule::Int { lo: 0, hi: 255 }),
@@ -315,6 +334,13 @@ pub fn visit(spec: &MachineSpec, mut f: impl FnMut(&str, &str, Value)) {
         ] {
             f(&pf(name), &pf(name), v);
         }
+        for (level, &n) in &p.fills {
+            f(
+                "core.prefetch.fills.LEVEL",
+                &format!("core.prefetch.fills.{level}"),
+                int(n as u64),
+            );
+        }
     }
     for (i, node) in spec.nodes.iter().enumerate() {
         let at = |name: &str| format!("nodes[{i}].{name}");
@@ -425,7 +451,7 @@ mod tests {
             next_line: false,
             adjacent_line: false,
             confirm: 1,
-            fills: Default::default(),
+            fills: [("LLC".to_string(), 3)].into(),
             model: vec![],
             measured: String::new(),
         }

@@ -125,9 +125,9 @@ pub struct HostPrefetch {
     pub confirm: u8,
     /// Fills the stride table keeps in flight per core from each cache
     /// level named (its `f.LEVEL=` parameters): fitted by simulation to
-    /// the fingerprint's ascending stride walks inside the level; a level
-    /// not named has no limit but the prefetch queue (not fitted, or no
-    /// limit fits better).
+    /// the fingerprint's ascending stride walks inside the level (1 to
+    /// [`crate::ranges::MAX_FILLS`]); a level not named has no limit (not
+    /// fitted, or no limit fits better).
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub fills: std::collections::BTreeMap<String, u8>,
     /// The prefetchers the model runs for this host (`SPEC@LEVEL`, as

@@ -20,7 +20,8 @@
 //! largest stride the host's walks show it following when a longer one
 //! walked was not. The cache level named LEVEL (a private level below
 //! the table's, or the LLC) serves at most N of its fills at once per core
-//! (default: as many as the prefetch queue holds) along a stride longer
+//! (default: no limit; fills from the LLC are still bounded by the
+//! prefetch queue, as fills from memory are) along a stride longer
 //! than the region streamer's near step — how far ahead a host runs a
 //! stride whose lines that level holds, which `live calibrate` fits to
 //! the host's stride walks inside the level (a host's streamer runs the
@@ -31,7 +32,7 @@ use sim::directory::DetMap as HashMap;
 
 use sim::policy::{AccessView, Prefetcher};
 
-use super::MAX_CONFIRM;
+use super::{MAX_CONFIRM, MAX_FILLS};
 use crate::error::{Bound, PolicyError, SpecProblem};
 use crate::registry::{Ctx, Entry, Spec};
 
@@ -66,8 +67,7 @@ pub struct IpStride {
 
 const TABLE_ENTRIES: usize = 1024;
 
-/// The most fills in flight per core `f.LEVEL=` takes.
-pub const MAX_FILLS: u8 = 64;
+
 
 impl IpStride {
     pub fn new(degree: u32, distance: u32, line_bits: u32, cores: usize) -> Self {
@@ -158,6 +158,7 @@ impl Prefetcher for IpStride {
     }
 
     fn on_access(&mut self, seen: AccessView, line: u64, out: &mut Vec<u64>) {
+        self.limited = false;
         let Some(pc) = seen.pc else { return };
         let n = self.table.len();
         let t = &mut self.table[seen.core % n];
@@ -178,7 +179,7 @@ impl Prefetcher for IpStride {
             return;
         }
         let step = e.stride;
-        self.limited = step.unsigned_abs() > (super::NEAR_STEP_LINES as u64) << self.line_bits;
+        self.limited = step.unsigned_abs() > super::NEAR_STEP_LINES << self.line_bits;
         let degree = if !self.curve.is_empty() {
             if self.reach > 0 && step.unsigned_abs() > self.reach {
                 return;
@@ -297,7 +298,7 @@ fn build_table(spec: &Spec, ctx: &Ctx) -> Result<Box<dyn Prefetcher>, PolicyErro
                         && !fills.iter().any(|f| f.0 == level)
                         && (1..=MAX_FILLS).contains(&n)
                 })
-                .ok_or_else(|| bad("f.LEVEL= after a stride, twice for a level, or not 1..=64"))?;
+                .ok_or_else(|| bad("f.LEVEL= after a stride, twice for a level, or not 1..=64 (MAX_FILLS)"))?;
             fills.push((level.to_string(), n));
             continue;
         }

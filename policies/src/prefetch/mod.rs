@@ -22,12 +22,7 @@ registry! {
 /// prefetcher takes (defined beside the machine file's range for it).
 pub use sim::ranges::MAX_CONFIRM;
 
-/// The region streamer's near step (lines): a step this long or shorter
-/// continues a stream (`stream`); the stride table's fill limits hold
-/// only longer strides (`ip-stride-table`'s `f.LEVEL=`), as a host's
-/// streamer runs the near ones far ahead from its caches. `live`'s
-/// `STREAM_STEP_LINES` is the same step read off a host's walks.
-pub const NEAR_STEP_LINES: i64 = 2;
+pub use sim::ranges::{MAX_FILLS, NEAR_STEP_LINES};
 
 /// A prefetcher's `[:D[:K]]`: degree D (1..=64, default `default_degree`)
 /// and distance K (default 1).

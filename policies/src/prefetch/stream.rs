@@ -100,7 +100,7 @@ impl Prefetcher for Stream {
             return;
         }
         let dir = d.signum();
-        if d.abs() <= super::NEAR_STEP_LINES && dir == t.dir {
+        if d.unsigned_abs() <= super::NEAR_STEP_LINES && dir == t.dir {
             t.confidence = (t.confidence + 1).min(self.confirm.max(3));
         } else {
             t.dir = dir;
