@@ -525,39 +525,32 @@ fn dependent_walk_ns(lines: &[u64], prefetch: &str) -> f64 {
 fn fill_slots_bound_a_stride_walk_by_littles_law() {
     // 8 MiB (over L2's 1 MiB, inside the LLC's 32 MiB), a prime number of
     // lines so that a stride of 4 lines visits each once per pass.
+    // A walk of stride 4 lines over `p` lines (a prime: each line once a
+    // pass): with no limit under 2 ns a load; with N fills from `level`
+    // (hit latency `lat`) within Little's law's range.
+    let l1 = 1.5;
+    let check = |p: u64, level: &str, lat: f64, limits: &[u32]| {
+        let lines: Vec<u64> = (0..p).map(|k| k * 4 % p).collect();
+        let free = dependent_walk_ns(&lines, "ip-stride-table:1=16:64=16");
+        assert!(free < 2.0, "{level}, no limit: {free:.2} ns per load");
+        for &n in limits {
+            let spec = format!("ip-stride-table:f.{level}={n}:1=16:64=16");
+            let ns = dependent_walk_ns(&lines, &spec);
+            let lo = lat / n as f64;
+            let hi = (lat + (n - 1) as f64 * l1) / n as f64;
+            eprintln!("f.{level}={n}: {ns:.3} ns per load, Little's law {lo:.3}–{hi:.3}");
+            assert!(
+                ns >= 0.99 * lo && ns <= 1.01 * hi,
+                "f.{level}={n}: {ns:.3} ns per load against {lo:.3}–{hi:.3}"
+            );
+        }
+    };
+    // 8 MiB (over L2's 1 MiB, inside the LLC's 32 MiB; LLC hit 20 ns).
     let p = 131_071u64;
-    let walk = |s: u64| (0..p).map(|k| k * s % p).collect::<Vec<_>>();
-    let four = walk(4);
-    let free = dependent_walk_ns(&four, "ip-stride-table:1=16:64=16");
-    assert!(free < 2.0, "no limit: {free:.2} ns per load");
-    let (llc, l1) = (20.0, 1.5);
-    for n in [1u32, 2, 4] {
-        let ns = dependent_walk_ns(&four, &format!("ip-stride-table:f.LLC={n}:1=16:64=16"));
-        let lo = llc / n as f64;
-        let hi = (llc + (n - 1) as f64 * l1) / n as f64;
-        eprintln!("f.LLC={n}: {ns:.3} ns per load, Little's law {lo:.3}–{hi:.3}");
-        assert!(
-            ns >= 0.99 * lo && ns <= 1.01 * hi,
-            "f.LLC={n}: {ns:.3} ns per load against {lo:.3}–{hi:.3}"
-        );
-    }
-    // The same inside L2 (512 KiB: over L1D's 32 KiB; L2 hit 5.2 ns),
-    // its fills from L2 limited instead.
-    let p2 = 8_191u64;
-    let in_l2: Vec<u64> = (0..p2).map(|k| k * 4 % p2).collect();
-    assert!(dependent_walk_ns(&in_l2, "ip-stride-table:1=16:64=16") < 2.0);
-    let l2 = 5.2;
-    for n in [1u32, 2] {
-        let ns = dependent_walk_ns(&in_l2, &format!("ip-stride-table:f.L2={n}:1=16:64=16"));
-        let lo = l2 / n as f64;
-        let hi = (l2 + (n - 1) as f64 * l1) / n as f64;
-        eprintln!("f.L2={n}: {ns:.3} ns per load, Little's law {lo:.3}–{hi:.3}");
-        assert!(
-            ns >= 0.99 * lo && ns <= 1.01 * hi,
-            "f.L2={n}: {ns:.3} ns per load against {lo:.3}–{hi:.3}"
-        );
-    }
-    let two = walk(2);
+    check(p, "LLC", 20.0, &[1, 2, 4]);
+    // 512 KiB (over L1D's 32 KiB, inside L2; L2 hit 5.2 ns).
+    check(8_191, "L2", 5.2, &[1, 2]);
+    let two: Vec<u64> = (0..p).map(|k| k * 2 % p).collect();
     let (held, not) = (
         dependent_walk_ns(&two, "ip-stride-table:f.LLC=1:1=16:64=16"),
         dependent_walk_ns(&two, "ip-stride-table:1=16:64=16"),

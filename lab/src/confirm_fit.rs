@@ -8,7 +8,7 @@
 //! lets each new stream get ahead sooner than on the host. Deterministic:
 //! the same fingerprint and machine give the same count.
 
-use crate::dependent::{ReplayError, walk_ns};
+use crate::dependent::{ReplayError, sweep};
 
 /// Run lengths (lines) the fit compares: long enough that the stream is
 /// established within the run, so the run's cost is the ramp, not the
@@ -47,33 +47,14 @@ pub fn fit(
             o
         })
         .collect();
-    let mut errors = Vec::new();
-    let mut sims = Vec::new();
-    for c in 1..=policies::prefetch::MAX_CONFIRM {
-        let mut s = spec.clone();
-        live::fingerprint::apply_confirm(&mut s, fp, c);
-        let model = s
-            .core
-            .prefetch
-            .as_ref()
-            .map(|p| p.model.clone())
-            .unwrap_or_default();
-        let m = sim::Machine::new(s).map_err(ReplayError::Machine)?;
-        let ns = orders
-            .iter()
-            .map(|o| walk_ns(&m, &model, o))
-            .collect::<Result<Vec<_>, _>>()?;
-        let err = ns
-            .iter()
-            .zip(&live_ns)
-            .map(|(s, l)| (s / l.1).ln().abs())
-            .sum::<f64>();
-        errors.push((c, err));
-        sims.push(ns);
-    }
-    let best = (0..errors.len())
-        .min_by(|&a, &b| errors[a].1.total_cmp(&errors[b].1))
-        .unwrap_or(0);
+    let host: Vec<f64> = live_ns.iter().map(|l| l.1).collect();
+    let (best, sims) = sweep(
+        spec,
+        1..=policies::prefetch::MAX_CONFIRM,
+        |s, c| live::fingerprint::apply_confirm(s, fp, c),
+        &orders,
+        &host,
+    )?;
     let show = |ns: &[f64]| {
         live_ns
             .iter()
@@ -82,8 +63,9 @@ pub fn fit(
             .collect::<Vec<_>>()
             .join(", ")
     };
-    let host = show(&live_ns.iter().map(|l| l.1).collect::<Vec<_>>());
-    let confirm = errors[best].0;
+    let host = show(&host);
+    // The counts tried run from 1.
+    let confirm = best as u8 + 1;
     let note = format!(
         "prefetchers' confirmation count {confirm} (fitted by simulation to the ramp walks, runs of lines at random places, ns per load: host {host}; model with 1: {}; with {confirm}: {})",
         show(&sims[0]),

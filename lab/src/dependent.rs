@@ -110,3 +110,46 @@ pub fn walk_ns(m: &sim::Machine, prefetch: &[String], lines: &[u32]) -> Result<f
     let (n, ns) = r.run(timed)?;
     Ok(if n == 0 { 0.0 } else { ns / n as f64 })
 }
+
+/// A calibration fit's sweep: for each value of `candidates`, `spec` with
+/// `set(spec, value)` applied walks each of `orders` through the model
+/// with its calibrated prefetchers ([`walk_ns`]). Returns the index of the
+/// value nearest the host — least sum over the walks of |log(sim/live)|
+/// against `live` (ns per load, one per walk; the first on a tie) — and
+/// every value's ns per load on each walk.
+pub fn sweep<T: Copy>(
+    spec: &sim::machine::MachineSpec,
+    candidates: impl IntoIterator<Item = T>,
+    set: impl Fn(&mut sim::machine::MachineSpec, T),
+    orders: &[Vec<u32>],
+    live: &[f64],
+) -> Result<(usize, Vec<Vec<f64>>), ReplayError> {
+    let mut errors = Vec::new();
+    let mut sims = Vec::new();
+    for value in candidates {
+        let mut s = spec.clone();
+        set(&mut s, value);
+        let model = s
+            .core
+            .prefetch
+            .as_ref()
+            .map(|p| p.model.clone())
+            .unwrap_or_default();
+        let m = sim::Machine::new(s).map_err(ReplayError::Machine)?;
+        let ns = orders
+            .iter()
+            .map(|o| walk_ns(&m, &model, o))
+            .collect::<Result<Vec<_>, _>>()?;
+        errors.push(
+            ns.iter()
+                .zip(live)
+                .map(|(s, l)| (s / l).ln().abs())
+                .sum::<f64>(),
+        );
+        sims.push(ns);
+    }
+    let best = (0..errors.len())
+        .min_by(|&a, &b| errors[a].total_cmp(&errors[b]))
+        .unwrap_or(0);
+    Ok((best, sims))
+}

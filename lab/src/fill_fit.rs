@@ -16,7 +16,7 @@
 //! held-out check (`tests/prefetch_fidelity.rs`). Deterministic: the same
 //! fingerprint and machine give the same limits.
 
-use crate::dependent::{ReplayError, walk_ns};
+use crate::dependent::{ReplayError, sweep};
 
 /// The largest limit tried (the hosts recorded fit up to 4).
 pub const TRIED_UP_TO: u8 = 8;
@@ -106,35 +106,16 @@ fn fit_level(
                 .collect()
         })
         .collect();
-    let mut errors = Vec::new();
-    let mut sims = Vec::new();
-    for fills in 0..=TRIED_UP_TO {
-        let mut s = spec.clone();
-        live::fingerprint::apply_fills(&mut s, fp, level, fills);
-        let model = s
-            .core
-            .prefetch
-            .as_ref()
-            .map(|p| p.model.clone())
-            .unwrap_or_default();
-        let m = sim::Machine::new(s).map_err(ReplayError::Machine)?;
-        let ns = orders
-            .iter()
-            .map(|o| walk_ns(&m, &model, o))
-            .collect::<Result<Vec<_>, _>>()?;
-        let err = ns
-            .iter()
-            .zip(&walks)
-            .map(|(s, l)| (s / l.1).ln().abs())
-            .sum::<f64>();
-        errors.push(err);
-        sims.push(ns);
-    }
-    let best = (0..errors.len())
-        .min_by(|&a, &b| errors[a].total_cmp(&errors[b]))
-        .unwrap_or(0);
+    let host: Vec<f64> = walks.iter().map(|w| w.1).collect();
+    let (best, sims) = sweep(
+        spec,
+        0..=TRIED_UP_TO,
+        |s, n| live::fingerprint::apply_fills(s, fp, level, n),
+        &orders,
+        &host,
+    )?;
     let median = |v: &[f64]| live::fingerprint::median(v.to_vec());
-    let host = median(&walks.iter().map(|w| w.1).collect::<Vec<_>>());
+    let host = median(&host);
     let fills = best as u8;
     let (limit, model) = if fills == 0 {
         (
