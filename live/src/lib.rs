@@ -11,6 +11,7 @@
 //! schema, so simulated and measured runs compare directly.
 
 pub mod calibrate;
+pub mod chase;
 pub mod fingerprint;
 pub mod os;
 pub mod replay;

@@ -21,6 +21,8 @@
 //!   the data, and each load's address is its op plus the previous load's
 //!   value times zero.
 //!
+//! Both loops have one load instruction ([`crate::chase`]), so the host's
+//! PC-indexed prefetchers see the trace's own strides, as the model does.
 //! Neither loop has a branch on a loaded value: on an EPYC VM a bounds
 //! check on each loaded index made strided walks 2–3× slower than the
 //! same walk unchecked (27 against 9.5 ns at 2 lines; random walks
@@ -30,15 +32,13 @@
 use std::collections::HashMap;
 use std::time::Instant;
 
+use crate::chase::{self, WRITE};
 use crate::tsc;
 
 use traces::{Access, Kind};
 
 use crate::LiveError;
 use crate::os::{PageBuf, pin_current_thread};
-
-/// The store flag of an op (the rest is the word index).
-const WRITE: u32 = 1 << 31;
 
 /// Accesses per timed chunk.
 pub const CHUNK: usize = 256;
@@ -225,14 +225,13 @@ fn run_chain(
             let len = left.min(CHUNK);
             left -= len;
             let t = tsc::start();
-            for _ in 0..len {
-                // Unchecked, as in the calibration's chases: a bounds check
-                // on each loaded index made strided walks 2–3× slower on an
-                // EPYC VM (9.5 against 27 ns at 2 lines; random walks
-                // unchanged), which no plain pointer chase pays.
-                // SAFETY: `j` is a slot (see above).
-                j = unsafe { *w.get_unchecked(j) } as usize;
-            }
+            // Unchecked, as in the calibration's chases: a bounds check
+            // on each loaded index made strided walks 2–3× slower on an
+            // EPYC VM (9.5 against 27 ns at 2 lines; random walks
+            // unchanged), which no plain pointer chase pays.
+            // SAFETY: `j` is a slot and every slot's word holds a slot
+            // (see above).
+            j = unsafe { chase::chase(w.as_ptr(), j, len) };
             if pass == warm {
                 chunks.push(tsc::ns(t, tsc::stop()) / len as f64);
             }
@@ -296,19 +295,11 @@ fn run_ops(
     for pass in 0..=warm {
         for c in ops.chunks(CHUNK) {
             let t = tsc::start();
-            for &op in c {
-                // `dep & zero` is 0 but the CPU cannot know: each
-                // load waits for the one before it.
-                let j = (op & !WRITE) as usize + (dep & zero);
-                // SAFETY: `j` is an op's word (see above); unchecked as in
-                // the chain harness.
-                let x = unsafe { w.get_unchecked_mut(j) };
-                if op & WRITE != 0 {
-                    *x = x.wrapping_add(1);
-                } else {
-                    dep = *x as usize;
-                }
-            }
+            // `dep & zero` is 0 but the CPU cannot know: each load waits
+            // for the one before it.
+            // SAFETY: every op's word is in the buffer (see above), `zero`
+            // is 0; unchecked as in the chain harness.
+            dep = unsafe { chase::run_ops(w.as_mut_ptr(), c, dep, zero) };
             if pass == warm {
                 chunks.push(tsc::ns(t, tsc::stop()) / c.len() as f64);
             }
