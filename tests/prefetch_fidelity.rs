@@ -118,12 +118,13 @@ fn recorded(host: &str) -> (live::fingerprint::Fingerprint, sim::Machine) {
 }
 
 /// The hosts recorded.
-const HOSTS: [&str; 5] = [
+const HOSTS: [&str; 6] = [
     "epyc-vm-2026-12-01",
     "xeon-vm-2026-12-03",
     "xeon-llc7m-vm-2026-12-03",
     "xeon-llc7m-vm-2026-12-04",
     "xeon-llc14m-vm-2026-12-04",
+    "xeon-onepc-vm-2026-12-05",
 ];
 
 /// The classes of a host's curve the model misses by more than 25%,
@@ -344,17 +345,28 @@ fn streamer_only(m: &sim::Machine) -> sim::Machine {
 /// and the LLC are fitted to (its fills in flight per level,
 /// `lab::fill_fit`), and those are not counted here. The bar,
 /// every walk within 25%, is **not met**. What this asserts (floors at
-/// the counts measured on 2026-12-04, the model deterministic): per host,
+/// the counts measured on 2026-12-05, the model deterministic): per host,
 /// the held-out walks within 25%; at least so many more than the region
-/// streamer alone (the stride table's share); and, where a limit was
-/// fitted, at least so many more than with no limits (the fills' share).
+/// streamer alone (the stride table's share); and the count with no fill
+/// limits beside it (the fills' share; on one host the limits lose 3).
+///
+/// The first four hosts were recorded with the unrolled loops of before
+/// `live::chase` (each load one of 8 instructions, so a PC-indexed
+/// prefetcher saw 8× the stride); the last with today's one-load loop.
+/// Since the lookahead became Little's law's (`live::fingerprint::
+/// lookahead`: lines in flight less the demand, where it was the lines in
+/// flight) and partly followed strides entered the curve, the unrolled
+/// hosts' counts fell (25 → 22, 32 → 27, 116 → 100, 114 → 110; with
+/// the old lookahead kept they stay, but the one-load host's held-out
+/// traces fall from 28 to 20 of 45 within 15%, `docs/live.md`).
 ///
 /// | host | held out | within 25% | streamer alone | no fill limits | limits fitted |
 /// |---|---:|---:|---:|---:|---|
-/// | xeon-vm-2026-12-03 | 34 | 25 | 20 | 25 | none |
-/// | xeon-llc7m-vm-2026-12-03 | 40 | 32 | 23 | 32 | L2 3 |
-/// | xeon-llc7m-vm-2026-12-04 | 135 | 116 | 77 | 108 | L2 3 |
-/// | xeon-llc14m-vm-2026-12-04 | 135 | 114 | 77 | 93 | L2 3, LLC 3 |
+/// | xeon-vm-2026-12-03 | 30 | 22 | 20 | 22 | none |
+/// | xeon-llc7m-vm-2026-12-03 | 40 | 27 | 23 | 30 | L2 2 |
+/// | xeon-llc7m-vm-2026-12-04 | 135 | 100 | 77 | 98 | L2 2 |
+/// | xeon-llc14m-vm-2026-12-04 | 135 | 110 | 77 | 96 | L2 3, LLC 3 |
+/// | xeon-onepc-vm-2026-12-05 | 127 | 111 | 88 | 76 | L2 1, LLC 2 |
 /// | epyc-vm-2026-12-01 (printed, not asserted) | 14 | 11 | | | L2 3, LLC 4 |
 ///
 /// What stays beyond 25%, by mechanism:
@@ -383,13 +395,15 @@ fn streamer_only(m: &sim::Machine) -> sim::Machine {
 fn the_calibrated_prefetchers_reproduce_the_walks_inside_each_level() {
     // (host, level walks held out, at least this many within 25%, at least
     // this many more than with the streamer alone, at least this many more
-    // than with no limit on the stride table's fills from its caches)
+    // than with no limit on the stride table's fills from its caches —
+    // fewer, when negative)
     let mut failed = Vec::new();
     for (host, walks, least, over_streamer, over_unlimited) in [
-        ("xeon-vm-2026-12-03", 34, 25, 5, 0),
-        ("xeon-llc7m-vm-2026-12-03", 40, 32, 9, 0),
-        ("xeon-llc7m-vm-2026-12-04", 135, 116, 39, 8),
-        ("xeon-llc14m-vm-2026-12-04", 135, 114, 37, 21),
+        ("xeon-vm-2026-12-03", 30, 22, 2, 0),
+        ("xeon-llc7m-vm-2026-12-03", 40, 27, 4, -3),
+        ("xeon-llc7m-vm-2026-12-04", 135, 100, 23, 2),
+        ("xeon-llc14m-vm-2026-12-04", 135, 110, 33, 14),
+        ("xeon-onepc-vm-2026-12-05", 127, 111, 23, 35),
     ] {
         let (f, m) = recorded(host);
         let (within, all) = level_walks_within(host, &m, &f);
@@ -401,7 +415,7 @@ fn the_calibrated_prefetchers_reproduce_the_walks_inside_each_level() {
         if all != walks
             || within < least
             || within < streamer + over_streamer
-            || within < unlimited + over_unlimited
+            || (within as i64) < unlimited as i64 + over_unlimited
         {
             failed.push(format!(
                 "{host}: {within} of {all} within 25% (want {walks} walks, at least {least}); streamer alone {streamer} (want {over_streamer} fewer); no fill limit {unlimited} (want {over_unlimited} fewer)"

@@ -9,7 +9,8 @@
 //!
 //! With `FP=host.prefetch.json` the machine's prefetchers are derived
 //! again from that recorded fingerprint by today's `live calibrate`
-//! mapping (its recorded confirmation count kept); SPEC@LEVEL arguments
+//! mapping (its recorded confirmation count kept, the fill limits fitted
+//! again); SPEC@LEVEL arguments
 //! replace them. `FILTER=a|b` keeps the traces whose names contain a or b.
 
 use std::path::Path;
@@ -30,6 +31,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let confirm = spec.core.prefetch.as_ref().map_or(1, |p| p.confirm);
         live::fingerprint::apply(&mut spec, &f, &fp);
         live::fingerprint::apply_confirm(&mut spec, &f, confirm);
+        for fit in lab::fill_fit::fit(&spec, &f)? {
+            println!("{}", fit.note);
+            live::fingerprint::apply_fills(&mut spec, &f, &fit.level, fit.fills);
+        }
         m = sim::Machine::new(spec)?;
     }
     let pf: Vec<String> = if a.len() > 4 {

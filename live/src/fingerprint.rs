@@ -85,6 +85,23 @@ pub const FOLLOWED: f64 = 0.5;
 /// chase (a stride the prefetcher still runs ahead of, a line or two).
 pub const PARTLY: f64 = 0.75;
 
+/// The fewest lines in flight (random chase / walk, Little's law) for which
+/// a walk enters the stride table's curve: from 1.5 the lookahead rounds
+/// to a line ahead ([`lookahead`]). Walks between this and [`FOLLOWED`]
+/// are partly followed: the Xeon VM of 2026-12-05 walked every stride of
+/// 28–256 lines over memory at 80–90 ns against a 161 ns random chase
+/// (one line ahead), which the model, with no curve point there, ran at
+/// the lookahead of the nearest followed stride.
+pub const CURVE_IN_FLIGHT: f64 = 1.5;
+
+/// The stride table's lookahead for a walk that keeps `in_flight` lines in
+/// flight (random chase / walk): one fewer, rounded, 1..=64. The table A
+/// lines ahead keeps A + 1 in flight (the demand load and A prefetches), so
+/// a dependent walk costs a memory access / (A + 1) a load.
+pub fn lookahead(in_flight: f64) -> u32 {
+    (in_flight - 1.0).round().clamp(1.0, 64.0) as u32
+}
+
 /// The longest step (lines) the model's region streamer counts towards a
 /// stream (`policies/src/prefetch/stream.rs`): a longer stride followed on
 /// the host needs the model's stride table.
@@ -181,9 +198,10 @@ pub struct Verdict {
     /// `.prefetch.json` recorded before there was a reach).
     #[serde(default)]
     pub stride_reach: u64,
-    /// Every ascending stride followed (lines) with its lookahead
-    /// (random chase / walk, rounded, 1..=64): the curve the model's
-    /// `ip-stride-table` runs.
+    /// Every ascending stride up to the reach walked with at least
+    /// [`CURVE_IN_FLIGHT`] lines in flight (followed or partly), with its
+    /// lookahead ([`lookahead`] of random chase / walk): the curve the
+    /// model's `ip-stride-table` runs.
     pub curve: Vec<(u64, u32)>,
     /// A miss brings the next line (2k → 2k+1 costs one miss, not two).
     pub next_line: bool,
@@ -385,17 +403,23 @@ pub fn verdict(f: &Fingerprint) -> Verdict {
         .collect();
     let streams_ns = multi.into_iter().reduce(f64::min).unwrap_or(0.0);
     let (stride_ahead, reach_lines, far_ahead) = stride_steps(f, &followed);
+    let max_stride_lines = followed.iter().map(|s| s.unsigned_abs()).max().unwrap_or(0);
+    let stride_reach = stride_reach(f, max_stride_lines);
     let mut curve: Vec<(u64, u32)> = f
         .walks
         .iter()
-        .filter(|(s, ns)| *s >= 1 && followed.contains(s) && *ns > 0.0)
-        .map(|&(s, ns)| (s as u64, (f.random_ns / ns).round().clamp(1.0, 64.0) as u32))
+        .filter(|&&(s, ns)| {
+            s >= 1
+                && ns > 0.0
+                && f.random_ns / ns >= CURVE_IN_FLIGHT
+                && (stride_reach == 0 || s as u64 <= stride_reach)
+        })
+        .map(|&(s, ns)| (s as u64, lookahead(f.random_ns / ns)))
         .collect();
     curve.sort_unstable();
     curve.dedup_by_key(|p| p.0);
-    let max_stride_lines = followed.iter().map(|s| s.unsigned_abs()).max().unwrap_or(0);
     Verdict {
-        stride_reach: stride_reach(f, max_stride_lines),
+        stride_reach,
         streams_ns,
         curve,
         stride_ahead,
@@ -525,7 +549,12 @@ pub fn model(v: &Verdict, stream_level: &str, confirm: u8, fills: &Fills) -> Vec
         return m;
     }
     let ahead = v.ahead_lines.max(1);
-    if (v.crosses_pages || v.max_stride_lines > STREAM_STEP_LINES) && !v.curve.is_empty() {
+    let beyond_stream = |s: u64| s > STREAM_STEP_LINES;
+    if (v.crosses_pages
+        || beyond_stream(v.max_stride_lines)
+        || v.curve.iter().any(|p| beyond_stream(p.0)))
+        && !v.curve.is_empty()
+    {
         let mut pts: Vec<String> = v.curve.iter().map(|(s, a)| format!("{s}={a}")).collect();
         for (i, (level, n)) in fills.iter().enumerate() {
             pts.insert(i, format!("f.{level}={n}"));
@@ -676,7 +705,7 @@ fn apply_fits(spec: &mut sim::machine::MachineSpec, f: &Fingerprint, confirm: u8
 
 /// The walks the stride table's fills in flight from the cache level
 /// named `level` are fitted to (`lab`'s `fill_fit`): of the walks inside
-/// that level, the ascending strides the stride table follows (longer than
+/// that level, the ascending strides in the stride table's curve (longer than
 /// [`STREAM_STEP_LINES`], up to its reach). The descending walks, the
 /// streamer's strides and the walks beyond the reach stay held out.
 pub fn fill_fit_walks(f: &Fingerprint, level: &str) -> Vec<(i64, f64)> {
@@ -689,7 +718,7 @@ pub fn fill_fit_walks(f: &Fingerprint, level: &str) -> Vec<(i64, f64)> {
         .filter(|&&(s, ns)| {
             s > STREAM_STEP_LINES as i64
                 && (v.stride_reach == 0 || s as u64 <= v.stride_reach)
-                && v.followed.contains(&s)
+                && v.curve.iter().any(|p| p.0 as i64 == s)
                 && ns > 0.0
         })
         .copied()
@@ -911,7 +940,7 @@ mod tests {
         assert_eq!(
             model(&v, "L2", 1, &Fills::new()),
             [
-                "ip-stride-table:1=20:2=10:4=8:16=10:64=8:256=4:1024=5@L1D",
+                "ip-stride-table:1=19:2=9:4=7:16=9:64=7:256=3:1024=4@L1D",
                 "stream:20:1:4@L2",
                 "next-line:1@L1D"
             ]
@@ -920,7 +949,7 @@ mod tests {
         assert_eq!(
             model(&v, "L2", 3, &Fills::new())[..2],
             [
-                "ip-stride-table:c=3:1=20:2=10:4=8:16=10:64=8:256=4:1024=5@L1D",
+                "ip-stride-table:c=3:1=19:2=9:4=7:16=9:64=7:256=3:1024=4@L1D",
                 "stream:20:1:4:3@L2"
             ]
         );
@@ -933,10 +962,11 @@ mod tests {
         assert_eq!((v.stride_ahead, v.reach_lines, v.far_ahead), (10, 0, 0));
         assert_eq!(
             model(&v, "L2", 1, &Fills::new())[0],
-            "ip-stride-table:1=20:2=10:64=9:1024=11@L1D"
+            "ip-stride-table:1=19:2=9:64=8:1024=10@L1D"
         );
-        // Followed up to 32 lines within a page, 63 partly, 64 not at
-        // all (128 partly, but after 64: beyond the reach), shaped like
+        // Followed up to 32 lines within a page, 63 partly (1.8 lines
+        // in flight: in the curve, one ahead), 64 not at all (128
+        // partly, but after 64: beyond the reach), shaped like
         // the Xeon VM's walks of 2026-12-03: the region streamer
         // counts steps of 2 lines, so the stride table runs the longer
         // strides, up to 63 lines.
@@ -955,10 +985,13 @@ mod tests {
         };
         let v = verdict(&in_page);
         assert!(!v.crosses_pages);
+        // Lookahead one fewer than the lines in flight: 100/5 = 20 → 19,
+        // 100/40 = 2.5 → 2 (half away from zero), 100/55 = 1.8 → 1.
+        assert_eq!(v.curve, [(1, 19), (2, 9), (4, 1), (32, 2), (63, 1)]);
         assert_eq!((v.max_stride_lines, v.stride_reach), (32, 63));
         assert_eq!(
             model(&v, "L2", 2, &Fills::new())[0],
-            "ip-stride-table:c=2:r=63:1=20:2=10:4=2:32=3@L1D"
+            "ip-stride-table:c=2:r=63:1=19:2=9:4=1:32=2:63=1@L1D"
         );
         // Only unit and 2-line strides followed: the streamer alone.
         let near = Fingerprint {
