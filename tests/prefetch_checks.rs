@@ -557,3 +557,37 @@ fn fill_slots_bound_a_stride_walk_by_littles_law() {
     );
     assert_eq!(held, not, "2-line steps are the streamer's");
 }
+
+/// A fill limit names a cache level the machine has below its first (a
+/// private level after L1D, or the LLC): `f.L3` on a machine without an
+/// L3 is refused, in a prefetcher spec and in a machine file, naming it
+/// (before, both ran as if no limit had been asked).
+#[test]
+fn a_fill_limit_from_a_level_the_machine_lacks_is_refused() {
+    let m = Machine::from_toml(sim::presets::preset("xeon-2s").unwrap()).unwrap();
+    let ctx = policies::registry::Ctx::for_machine(&m);
+    let build = |s: &str| {
+        policies::prefetch::PREFETCHERS
+            .build(s, &ctx)
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    };
+    assert_eq!(build("ip-stride-table:f.L2=2:f.LLC=3:1=4"), Ok(()));
+    for bad in ["ip-stride-table:f.L3=2:1=4", "ip-stride-table:f.L1D=2:1=4"] {
+        let e = build(bad).unwrap_err();
+        assert!(e.contains("names no cache level"), "{bad}: {e}");
+    }
+    let text = std::fs::read_to_string(root(
+        "tests/fixtures/prefetch/xeon-onepc-vm-2026-12-05.toml",
+    ))
+    .unwrap();
+    let mut spec = Machine::from_toml(&text).unwrap().spec;
+    let fills = &mut spec.core.prefetch.as_mut().unwrap().fills;
+    assert_eq!(fills.keys().collect::<Vec<_>>(), ["L2", "LLC"]);
+    fills.insert("L3".to_string(), 2);
+    let e = Machine::new(spec).unwrap_err().to_string();
+    assert_eq!(
+        e,
+        "core.prefetch.fills.L3: the machine has no cache level L3 below its first (levels: L2, LLC)"
+    );
+}

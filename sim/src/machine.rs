@@ -65,6 +65,10 @@ pub enum MachineError {
     MissingEdge,
     #[error(transparent)]
     Range(Box<crate::ranges::RangeError>),
+    #[error(
+        "core.prefetch.fills.{level}: the machine has no cache level {level} below its first (levels: {levels})"
+    )]
+    FillsLevel { level: String, levels: String },
     #[error("cache {name}: {source}")]
     Geometry {
         name: String,
@@ -167,6 +171,17 @@ impl Machine {
         }
         if let Some(c) = &spec.core.l1i {
             check_cache("core.l1i", c)?;
+        }
+        if let Some(p) = &spec.core.prefetch
+            && let Some(level) = p
+                .fills
+                .keys()
+                .find(|l| !fill_levels(&spec).contains(&l.as_str()))
+        {
+            return Err(MachineError::FillsLevel {
+                level: level.clone(),
+                levels: fill_levels(&spec).join(", "),
+            });
         }
         let mut cores = 0u32;
         let mut core_node = Vec::new();
@@ -374,4 +389,18 @@ impl fmt::Display for Machine {
         }
         Ok(())
     }
+}
+
+/// The cache levels a prefetcher's fills may come from: the private
+/// levels below the first, then the nodes' LLCs (`core.prefetch.fills`,
+/// `ip-stride-table:f.LEVEL=N`).
+pub fn fill_levels(spec: &MachineSpec) -> Vec<&str> {
+    let private = spec.core.caches.iter().skip(1).map(|c| c.name.as_str());
+    let llcs = spec
+        .nodes
+        .iter()
+        .filter_map(|n| n.llc.as_ref().map(|l| l.name.as_str()));
+    let mut v: Vec<&str> = private.chain(llcs).collect();
+    v.dedup();
+    v
 }
