@@ -300,7 +300,7 @@ fn build_table(spec: &Spec, ctx: &Ctx) -> Result<Box<dyn Prefetcher>, PolicyErro
                 })
                 .ok_or_else(|| bad("f.LEVEL= after a stride, twice for a level, or not 1..=64 (MAX_FILLS)"))?;
             if let Some(m) = ctx.machine
-                && !sim::machine::fill_levels(&m.spec).iter().any(|l| *l == level)
+                && !sim::machine::fill_levels(&m.spec).contains(&level)
             {
                 return Err(bad("f.LEVEL= names no cache level of the machine below its first"));
             }
