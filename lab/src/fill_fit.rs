@@ -9,8 +9,8 @@
 //! where the host's do not. For each level in turn (the private levels
 //! below the table's, then the LLC), each limit from none through
 //! [`TRIED_UP_TO`] runs the level's walks
-//! ([`live::fingerprint::fill_fit_walks`]: ascending strides the table
-//! follows) through the model, and the one nearest the host (least sum of
+//! ([`live::fingerprint::fill_fit_walks`]: ascending strides of the
+//! table's curve) through the model, and the one nearest the host (least sum of
 //! |log(sim/live)|; none on a tie) stands. The descending walks, the
 //! streamer's strides and the other walks are not fitted to: they are the
 //! held-out check (`tests/prefetch_fidelity.rs`). Deterministic: the same
@@ -136,7 +136,7 @@ fn fit_level(
         )
     };
     let note = format!(
-        "stride table's fills from {level} in flight per core: {limit} (fitted by simulation to the {} ascending stride walks inside {level} it follows, median ns per load: host {host:.1}; {model}; the descending walks are held out)",
+        "stride table's fills from {level} in flight per core: {limit} (fitted by simulation to the {} ascending stride walks inside {level} in its curve, median ns per load: host {host:.1}; {model}; the descending walks are held out)",
         walks.len(),
     );
     Ok(Some(Fit {

@@ -21,8 +21,8 @@ pub const WRITE: u32 = 1 << 31;
 ///
 /// # Safety
 /// Every word the chain reaches from `j` in `n` steps, `j` included, must be
-/// an index of a word of the `words`-long buffer at `w` (the caller checks
-/// its slots before it lays them).
+/// the index of a word of the buffer at `w` (the caller checks its slots
+/// before it lays them).
 #[inline(never)]
 pub unsafe fn chase(w: *const u64, mut j: usize, n: usize) -> usize {
     if n == 0 {
@@ -55,7 +55,11 @@ pub unsafe fn chase(w: *const u64, mut j: usize, n: usize) -> usize {
 /// (`WRITE` set) adds 1 to it; each access's address waits for the value
 /// of the load before it (`dep & zero`, 0 though the CPU cannot know, with
 /// `zero` 0 from the caller through `black_box`). Returns the last load's
-/// value.
+/// value. Loads and stores read their word through the same instruction
+/// (a store then writes it back with a plain store), so the trace's
+/// accesses reach the host's PC-indexed prefetchers from one PC, as in the
+/// model; the op list itself is read by a second load, a unit-stride
+/// stream beside the data that the model does not see.
 ///
 /// # Safety
 /// Every op's word index (`op & !WRITE`) must be a word of the buffer at `w`,
@@ -77,12 +81,14 @@ pub unsafe fn run_ops(w: *mut u64, ops: &[u32], mut dep: usize, zero: usize) -> 
             "mov {t}, {dep}",
             "and {t}, {zero}",
             "add {j}, {t}",
+            "mov {t}, qword ptr [{w} + {j}*8]",
             "test {op:e}, {op:e}",
             "js 3f",
-            "mov {dep}, qword ptr [{w} + {j}*8]",
+            "mov {dep}, {t}",
             "jmp 4f",
             "3:",
-            "add qword ptr [{w} + {j}*8], 1",
+            "add {t}, 1",
+            "mov qword ptr [{w} + {j}*8], {t}",
             "4:",
             "add {p}, 4",
             "dec {n}",

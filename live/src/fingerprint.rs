@@ -88,7 +88,7 @@ pub const PARTLY: f64 = 0.75;
 /// The fewest lines in flight (random chase / walk, Little's law) for which
 /// a walk enters the stride table's curve: from 1.5 the lookahead rounds
 /// to a line ahead ([`lookahead`]). Walks between this and [`FOLLOWED`]
-/// are partly followed: the Xeon VM of 2026-12-05 walked every stride of
+/// are partly followed: the Xeon VM of 2026-12-05 walked most strides of
 /// 28–256 lines over memory at 80–90 ns against a 161 ns random chase
 /// (one line ahead), which the model, with no curve point there, ran at
 /// the lookahead of the nearest followed stride.
@@ -528,11 +528,12 @@ fn stride_steps(f: &Fingerprint, followed: &[i64]) -> (u32, u64, u32) {
 
 /// The prefetchers the model runs for a verdict (`SPEC@LEVEL`, as
 /// `--prefetch` takes them), pure:
-/// - a stride followed across pages, or longer than the region
-///   streamer's step ([`STREAM_STEP_LINES`]), is an instruction-stride
-///   prefetcher's (a region streamer stops at a page and counts near
-///   steps only): `ip-stride-table:r=R:1=A:2=A…@L1D`, each ascending
-///   stride walked with its lookahead (`curve`), none beyond the reach R
+/// - a stride followed across pages, or a stride in the curve (followed
+///   or partly) longer than the region streamer's step
+///   ([`STREAM_STEP_LINES`]), is an instruction-stride prefetcher's (a
+///   region streamer stops at a page and counts near steps only):
+///   `ip-stride-table:r=R:1=A:2=A…@L1D`, each ascending stride of the
+///   curve with its lookahead (`curve`), none beyond the reach R
 ///   (`stride_reach`; no `r=` when none was measured), at most `fills`
 ///   of its fills in flight from each level named (`f.LEVEL=N`);
 /// - the unit-stride walk's lookahead A (`ahead_lines`) is a region

@@ -180,7 +180,10 @@ impl Machine {
         {
             return Err(MachineError::FillsLevel {
                 level: level.clone(),
-                levels: fill_levels(&spec).join(", "),
+                levels: match fill_levels(&spec).join(", ") {
+                    l if l.is_empty() => "none".to_string(),
+                    l => l,
+                },
             });
         }
         let mut cores = 0u32;
@@ -400,7 +403,11 @@ pub fn fill_levels(spec: &MachineSpec) -> Vec<&str> {
         .nodes
         .iter()
         .filter_map(|n| n.llc.as_ref().map(|l| l.name.as_str()));
-    let mut v: Vec<&str> = private.chain(llcs).collect();
-    v.dedup();
+    let mut v: Vec<&str> = Vec::new();
+    for l in private.chain(llcs) {
+        if !v.contains(&l) {
+            v.push(l);
+        }
+    }
     v
 }
