@@ -137,7 +137,7 @@ mod tests {
     #[test]
     fn ops_load_and_store_their_words() {
         let mut w = [10u64, 20, 30, 40];
-        let ops = [1, 3 | WRITE, 3 | WRITE, 2, 0 | WRITE, 3];
+        let ops = [1, 3 | WRITE, 3 | WRITE, 2, WRITE, 3];
         // SAFETY: every op's word is in `w`; zero is 0.
         let last = unsafe { run_ops(w.as_mut_ptr(), &ops, 0, 0) };
         assert_eq!(w, [11, 20, 30, 42]);
