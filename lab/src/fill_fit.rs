@@ -32,14 +32,6 @@ pub struct Fit {
     pub note: String,
 }
 
-/// The levels a fill may come from, below the stride table's (the first
-/// private level): the other private levels, then the first node's LLC.
-fn sources(spec: &sim::machine::MachineSpec) -> Vec<String> {
-    let private = spec.core.caches.iter().skip(1).map(|c| c.name.clone());
-    let llc = spec.nodes.first().and_then(|n| n.llc.as_ref());
-    private.chain(llc.map(|l| l.name.clone())).collect()
-}
-
 fn detected(spec: &sim::machine::MachineSpec) -> bool {
     spec.core.prefetch.as_ref().is_some_and(|p| p.detected)
 }
@@ -53,12 +45,12 @@ pub fn fitted(
     if !detected(spec) {
         return Vec::new();
     }
-    sources(spec)
+    sim::machine::fill_levels(spec)
         .into_iter()
         .flat_map(|l| {
-            live::fingerprint::fill_fit_walks(fp, &l)
+            live::fingerprint::fill_fit_walks(fp, l)
                 .into_iter()
-                .map(move |w| (l.clone(), w.0))
+                .map(move |w| (l.to_string(), w.0))
         })
         .collect()
 }
@@ -75,7 +67,11 @@ pub fn fit(
     }
     let mut spec = spec.clone();
     let mut fits = Vec::new();
-    for level in sources(&spec) {
+    let levels: Vec<String> = sim::machine::fill_levels(&spec)
+        .into_iter()
+        .map(str::to_string)
+        .collect();
+    for level in levels {
         if let Some(f) = fit_level(&spec, fp, &level)? {
             live::fingerprint::apply_fills(&mut spec, fp, &level, f.fills);
             fits.push(f);

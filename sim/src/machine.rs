@@ -172,19 +172,17 @@ impl Machine {
         if let Some(c) = &spec.core.l1i {
             check_cache("core.l1i", c)?;
         }
-        if let Some(p) = &spec.core.prefetch
-            && let Some(level) = p
-                .fills
-                .keys()
-                .find(|l| !fill_levels(&spec).contains(&l.as_str()))
-        {
-            return Err(MachineError::FillsLevel {
-                level: level.clone(),
-                levels: match fill_levels(&spec).join(", ") {
-                    l if l.is_empty() => "none".to_string(),
-                    l => l,
-                },
-            });
+        if let Some(p) = &spec.core.prefetch {
+            let levels = fill_levels(&spec);
+            if let Some(level) = p.fills.keys().find(|l| !levels.contains(&l.as_str())) {
+                return Err(MachineError::FillsLevel {
+                    level: level.clone(),
+                    levels: match levels.join(", ") {
+                        l if l.is_empty() => "none".to_string(),
+                        l => l,
+                    },
+                });
+            }
         }
         let mut cores = 0u32;
         let mut core_node = Vec::new();
