@@ -591,3 +591,82 @@ fn a_fill_limit_from_a_level_the_machine_lacks_is_refused() {
         "core.prefetch.fills.L3: the machine has no cache level L3 below its first (levels: L2, LLC)"
     );
 }
+
+/// ns per load of a dependent (one demand in flight) unit-stride walk of
+/// `n` cold lines on xeon-2s, with `prefetchers` (SPEC, level index) and a
+/// prefetch queue of `queue`, and that machine's memory latency (ns).
+fn queued_walk(prefetchers: &[(&str, usize)], queue: Option<usize>, n: u64) -> (f64, f64) {
+    let m = Machine::from_toml(sim::presets::preset("xeon-2s").unwrap()).unwrap();
+    let ctx = policies::registry::Ctx::for_machine(&m);
+    let mut e = Engine::new(
+        &m,
+        Config {
+            mlp: Some(1),
+            prefetch_queue: queue,
+            ..Config::default()
+        },
+        policies::placement::PLACEMENTS
+            .build("first-touch", &ctx)
+            .unwrap(),
+    )
+    .unwrap();
+    for &(spec, level) in prefetchers {
+        e.add_prefetcher(
+            policies::prefetch::PREFETCHERS.build(spec, &ctx).unwrap(),
+            level,
+        )
+        .unwrap();
+    }
+    let fields = Fields {
+        pc: true,
+        time: false,
+    };
+    let recs: Vec<Record> = (0..n)
+        .map(|i| Record::access(0, Kind::Load, 0x4000_0000 + i * 64, 8).with_pc(0x401000))
+        .collect();
+    for chunk in recs.chunks(4096) {
+        let mut b = Batch::new(fields);
+        for r in chunk {
+            b.push(*r);
+        }
+        e.feed(&b).unwrap();
+    }
+    e.finish().unwrap();
+    let (loads, ps) = e.latency_totals();
+    (
+        ps as f64 / 1000.0 / loads as f64,
+        m.spec.nodes[0].memory.as_ref().unwrap().latency_ns,
+    )
+}
+
+/// The prefetch queue is the core's fill buffers: the fills of every
+/// prefetcher it runs count against one limit. Two streamers at two levels
+/// fetch different lines of a unit-stride walk over memory (L1D 1–16
+/// lines ahead, L2 17–32); with a queue of Q, Little's law lets the core
+/// bring at most Q prefetched lines and one demand line per memory
+/// latency L, so a dependent walk costs at least L / (Q + 1) per load — a
+/// queue for each prefetcher would let it run at L / (2Q + 1). (A
+/// calibrated machine runs an L1D stride table and an L2 streamer: with a
+/// queue each, its unit-stride walk outran the host's one-thread
+/// bandwidth.)
+#[test]
+fn one_prefetch_queue_per_core_bounds_all_its_prefetchers() {
+    let two = [("stream:16:1", 0), ("stream:16:17", 1)];
+    let q = 4;
+    let n = 20_000;
+    let (ns, mem) = queued_walk(&two, Some(q), n);
+    let floor = mem / (q + 1) as f64;
+    assert!(
+        ns >= 0.95 * floor,
+        "{ns:.1} ns per load with a queue of {q}: under L/(Q+1) = {floor:.1} ns"
+    );
+    // The queue is what binds: without it the same two run far faster, and
+    // one streamer covering both ranges with the same queue costs the same.
+    let (free, _) = queued_walk(&two, None, n);
+    assert!(free < 0.5 * floor, "no queue: {free:.1} ns per load");
+    let (one, _) = queued_walk(&[("stream:32:1", 1)], Some(q), n);
+    assert!(
+        (ns - one).abs() <= 0.15 * one,
+        "two streamers {ns:.1} ns, one {one:.1} ns per load"
+    );
+}

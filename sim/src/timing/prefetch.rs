@@ -172,14 +172,20 @@ impl Engine<'_> {
             self.pf[k].lines.insert(line, (ready, core as u16));
             return;
         }
-        // Beyond the private levels: only as many in flight as the queue holds.
-        // (Warming has no time: nothing stays in flight, nothing is dropped.)
+        // Beyond the private levels: only as many in flight as the core's
+        // queue holds — one queue for all its prefetchers, as a core has one
+        // set of fill buffers. (Warming has no time: nothing stays in
+        // flight, nothing is dropped.)
         if let Some(limit) = self.cfg.prefetch_queue.filter(|_| !self.mem.functional) {
-            let q = &mut self.pf[k].inflight[core];
-            while q.peek().is_some_and(|&Reverse(d)| d <= t) {
-                q.pop();
+            let mut busy = 0;
+            for slot in &mut self.pf {
+                let q = &mut slot.inflight[core];
+                while q.peek().is_some_and(|&Reverse(d)| d <= t) {
+                    q.pop();
+                }
+                busy += q.len();
             }
-            if q.len() >= limit.max(1) {
+            if busy >= limit.max(1) {
                 self.pf[k].stats.dropped += 1;
                 return;
             }

@@ -67,7 +67,8 @@ pub(super) struct PfSlot {
     pub stats: PrefetchStats,
     /// Lines it prefetched, not yet used or lost: (fill completion, core).
     pub lines: U64Map<(u64, u16)>,
-    /// Per core: completion times of its fills in flight beyond the private levels.
+    /// Per core: completion times of its fills in flight beyond the private
+    /// levels (the core's prefetch queue counts every prefetcher's).
     pub inflight: Vec<BinaryHeap<Reverse<u64>>>,
     /// Lines evicted from its level while their fill was still in flight:
     /// (fill completion, core). The copy below is in flight too, so a
