@@ -345,8 +345,8 @@ fn streamer_only(m: &sim::Machine) -> sim::Machine {
 /// limits beside it (the fills' share; on one host the limits lose 3).
 ///
 /// Every host but xeon-onepc-vm-2026-12-05 and xeon-l3big-vm-2026-12-05
-/// (the same VM type two hours later, slower: LLC 57.9 ns against 37.7,
-/// memory 204 against 182) was recorded with the
+/// (the same VM type two hours later, slower: LLC 57.9 ns against 37.1,
+/// memory 204 against 165) was recorded with the
 /// unrolled loops of before `live::chase` (each load one of 8
 /// instructions, so a PC-indexed prefetcher saw 8× the stride); those two
 /// with today's one-load loop. Since the lookahead became Little's law's
@@ -398,7 +398,7 @@ fn streamer_only(m: &sim::Machine) -> sim::Machine {
 ///   same host's `dram_rows` probe reads the partner of a random line up
 ///   to 8 KiB away at 0.04–0.19 of a random load (`docs/live.md`): a
 ///   spatial prefetcher the fingerprint does not walk. Its L2 walks of
-///   ±1, ±2 lines read 3.3 ns, the model 1.4.
+///   ±1, ±2 lines read 3.3–3.4 ns, the model 1.4.
 #[test]
 fn the_calibrated_prefetchers_reproduce_the_walks_inside_each_level() {
     // (host, level walks held out, at least this many within 25%, at least

@@ -13,8 +13,9 @@
 //! - `issued`: prefetches sent (a line already cached at the prefetch level
 //!   or in flight is not re-issued); one that a lower private level holds is
 //!   copied up at that level's latency; one that must go to the LLC or memory
-//!   takes a slot of the core's prefetch queue (`Config::prefetch_queue`) and
-//!   is `dropped` when the queue is full;
+//!   takes a slot of the core's prefetch queue (`Config::prefetch_queue`,
+//!   one for all the core's prefetchers) and is `dropped` (counted for the
+//!   prefetcher refused) when the queue is full;
 //! - `useful`: prefetched lines a demand access used; `late` of them were
 //!   used before their fill completed (the demand waited for the rest);
 //! - `useless`: prefetched lines evicted (`early`) or still unused at the end;
