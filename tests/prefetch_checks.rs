@@ -37,6 +37,12 @@ fn run_cfg(recs: &[Record], prefetch: Option<&str>, cfg: Config) -> Summary {
         )
         .unwrap();
     }
+    feed_all(&mut e, recs);
+    e.summary()
+}
+
+/// Feeds `recs` (with their PCs) to `e` in batches, then finishes it.
+fn feed_all(e: &mut Engine<'_>, recs: &[Record]) {
     let fields = Fields {
         pc: true,
         time: false,
@@ -49,7 +55,6 @@ fn run_cfg(recs: &[Record], prefetch: Option<&str>, cfg: Config) -> Summary {
         e.feed(&b).unwrap();
     }
     e.finish().unwrap();
-    e.summary()
 }
 
 /// Two interleaved strided streams at different PCs (256 B and −192 B), over
@@ -617,21 +622,10 @@ fn queued_walk(prefetchers: &[(&str, usize)], queue: Option<usize>, n: u64) -> (
         )
         .unwrap();
     }
-    let fields = Fields {
-        pc: true,
-        time: false,
-    };
     let recs: Vec<Record> = (0..n)
         .map(|i| Record::access(0, Kind::Load, 0x4000_0000 + i * 64, 8).with_pc(0x401000))
         .collect();
-    for chunk in recs.chunks(4096) {
-        let mut b = Batch::new(fields);
-        for r in chunk {
-            b.push(*r);
-        }
-        e.feed(&b).unwrap();
-    }
-    e.finish().unwrap();
+    feed_all(&mut e, &recs);
     let (loads, ps) = e.latency_totals();
     (
         ps as f64 / 1000.0 / loads as f64,
