@@ -1,6 +1,7 @@
 //! Exactness against Valgrind cachegrind: for each test program and cache
-//! geometry, numasim's replay of a lackey trace must give cachegrind's nine
-//! counts exactly.
+//! geometry, numasim's replay of a lackey trace, and of the same trace
+//! converted to the native format (whose mapped records the model reads in
+//! place), must give cachegrind's nine counts exactly.
 //!
 //! The programs (tests/programs/*.c) are compiled with gcc at test time,
 //! traced with `valgrind --tool=lackey --trace-mem=yes`, and run under
@@ -109,6 +110,21 @@ fn check_program(name: &str) {
         .arg(format!("./{name}"));
     run_ok(v, "valgrind lackey");
 
+    // The same trace in the native format: replayed from the mapped file,
+    // whose records the cache model reads in place (not copied).
+    let native = dir.path().join(format!("{name}.nst"));
+    let conv = common::cmd()
+        .args(["trace", "convert"])
+        .arg(&lackey)
+        .arg(&native)
+        .output()
+        .expect("numasim trace convert runs");
+    assert!(
+        conv.status.success(),
+        "{}",
+        String::from_utf8_lossy(&conv.stderr)
+    );
+
     for (label, i1, d1, ll) in GEOMETRIES {
         let cg_out = dir.path().join(format!("cg.{label}.out"));
         let mut v = Command::new("valgrind");
@@ -127,30 +143,35 @@ fn check_program(name: &str) {
         run_ok(v, "valgrind cachegrind");
         let expected = cachegrind_counts(&cg_out);
 
-        let out = common::cmd()
-            .arg("replay")
-            .arg(&lackey)
-            .arg(format!("--I1={i1}"))
-            .arg(format!("--D1={d1}"))
-            .arg(format!("--LL={ll}"))
-            .arg("--json")
-            .output()
-            .expect("numasim runs");
-        assert!(
-            out.status.success(),
-            "numasim replay failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
-        for ev in EVENTS {
-            let got = v["events"][ev]
-                .as_u64()
-                .unwrap_or_else(|| panic!("events.{ev} missing"));
-            assert_eq!(
-                got, expected[ev],
-                "{name} / {label} ({i1} {d1} {ll}): {ev} numasim {got} vs cachegrind {}; all cachegrind: {expected:?}; numasim: {}",
-                expected[ev], v["events"]
+        for trace in [&lackey, &native] {
+            let out = common::cmd()
+                .arg("replay")
+                .arg(trace)
+                .arg(format!("--I1={i1}"))
+                .arg(format!("--D1={d1}"))
+                .arg(format!("--LL={ll}"))
+                .arg("--json")
+                .output()
+                .expect("numasim runs");
+            assert!(
+                out.status.success(),
+                "numasim replay failed: {}",
+                String::from_utf8_lossy(&out.stderr)
             );
+            let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
+            for ev in EVENTS {
+                let got = v["events"][ev]
+                    .as_u64()
+                    .unwrap_or_else(|| panic!("events.{ev} missing"));
+                assert_eq!(
+                    got,
+                    expected[ev],
+                    "{name} / {label} ({i1} {d1} {ll}), {}: {ev} numasim {got} vs cachegrind {}; all cachegrind: {expected:?}; numasim: {}",
+                    trace.display(),
+                    expected[ev],
+                    v["events"]
+                );
+            }
         }
         assert!(
             expected["D1mr"] > 0 && expected["DLmr"] > 0,

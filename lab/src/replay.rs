@@ -93,12 +93,19 @@ pub fn cache(
         None => Model::Cachegrind(Box::new(Cachegrind::new(cfg))),
         Some(policy) => Model::Hierarchy(Box::new(Hierarchy::new(cfg, policy, seed)?)),
     };
-    let mut run_batch = |batch: &Batch| match &mut model {
-        Model::Cachegrind(m) => m.run(&batch.acc),
-        Model::Hierarchy(m) => m.run(&batch.acc),
+    // Only cachegrind's model reads records in place (`Batch::in_place`).
+    let mut run_batch = |batch: &Batch| match (&mut model, batch.in_place()) {
+        (Model::Cachegrind(m), Some(cores)) => m.run(cores),
+        (Model::Cachegrind(m), None) => m.run(&batch.acc),
+        (Model::Hierarchy(m), _) => m.run(&batch.acc),
     };
     if decode_ahead {
         let mut batches = source.into_batches();
+        if replacement.is_none() {
+            // A mapped native trace's records are then not copied: they
+            // are checked and simulated where they lie.
+            batches.allow_in_place();
+        }
         while let Some(batch) = batches.next_batch() {
             let batch = batch.map_err(ReplayError::Trace)?;
             run_batch(&batch);

@@ -19,6 +19,7 @@
 //! allocated per access.
 
 use serde::{Deserialize, Serialize};
+use traces::record::Core;
 use traces::{Access, Kind};
 
 use crate::geometry::Geometry;
@@ -217,7 +218,10 @@ impl Cachegrind {
     /// predictor learns the instruction and data hit patterns separately.
     /// Most fetches fall in the block the previous fetch looked up: those
     /// are settled by one compare (see `last_i`).
-    pub fn run(&mut self, batch: &[Access]) {
+    ///
+    /// Generic over the record core's form: decoded [`Access`] values or
+    /// cores read in place from a mapped file ([`traces::record::RawCore`]).
+    pub fn run<C: Core>(&mut self, batch: &[C]) {
         let (mut ir, mut dr, mut dw) = (0u64, 0u64, 0u64);
         let min_line = self.min_line;
         let mut last_i = self.last_i;
@@ -232,6 +236,7 @@ impl Cachegrind {
                 traces::hint::prefetch(ahead);
             }
             for r in quad {
+                let r = r.access();
                 let size = (r.size as u64).min(min_line);
                 match r.kind {
                     Kind::IFetch => {

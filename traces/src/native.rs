@@ -600,6 +600,22 @@ impl Place {
     }
 }
 
+/// The error for core `i` of `cores`, the cores of the records from `lo`
+/// of a block's payload (`at`: where record `lo` is), which
+/// [`cores::first_bad`] found invalid.
+pub(crate) fn bad_core(layout: &Layout, cores: &[u8], lo: usize, i: usize, at: Place) -> TraceError {
+    let c = &cores[i * 16..(i + 1) * 16];
+    let problem = if c[14] > 3 {
+        Problem::KindCode(c[14])
+    } else if u16::from_le_bytes([c[12], c[13]]) == 0 {
+        Problem::ZeroSize
+    } else {
+        Problem::Block(Block::Flags(c[15]))
+    };
+    let offset = at.offset(layout, (lo + i) * 16);
+    TraceError::at_offset(offset, at.record + i as u64, problem)
+}
+
 /// Decodes records `range` of a block's raw (decompressed) payload `raw`
 /// of `n` records into `out`: the 16-byte cores are copied, then checked
 /// where they landed, and only then become records; then the PC and time
@@ -615,16 +631,7 @@ fn decode_records(
     let (lo, hi) = (range.start, range.end);
     let cores = &raw[lo * 16..hi * 16];
     if let Err(i) = push_cores(cores, layout.allowed_flags(), &mut out.acc) {
-        let c = &cores[i * 16..(i + 1) * 16];
-        let problem = if c[14] > 3 {
-            Problem::KindCode(c[14])
-        } else if u16::from_le_bytes([c[12], c[13]]) == 0 {
-            Problem::ZeroSize
-        } else {
-            Problem::Block(Block::Flags(c[15]))
-        };
-        let offset = at.offset(layout, (lo + i) * 16);
-        return Err(TraceError::at_offset(offset, at.record + i as u64, problem));
+        return Err(bad_core(layout, cores, lo, i, at));
     }
     let mut col = n * 16;
     let fields = out.fields();

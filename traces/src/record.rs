@@ -9,7 +9,10 @@
 //!
 //! A [`Batch`] stores records column-wise: a `Vec<Access>` plus PC and time
 //! columns that exist only when the stream carries them. The simulator's hot
-//! loops read `&[Access]` (16 B per record, four per cache line).
+//! loops read `&[Access]` (16 B per record, four per cache line) — or, for a
+//! consumer that asks ([`Batch::in_place`]), the checked record cores where
+//! they lie in a mapped native file, as `&[`[`RawCore`]`]`, read through the
+//! same [`Core`] trait, so that nothing is copied.
 
 use serde::{Deserialize, Serialize};
 
@@ -117,6 +120,87 @@ impl Access {
         }
     }
 }
+
+/// A record's 16 bytes as the native format stores them (little-endian
+/// `addr`, `thread`, `size`, then the kind's code and the flags), read in
+/// place from a mapped file. Any bytes make a valid value: its kind is the
+/// code's low two bits, so a file changed under the mapping after its
+/// records were checked gives wrong records, never undefined behaviour.
+pub type RawCore = [u8; 16];
+
+/// What a simulator reads of a record core, from an [`Access`] or a
+/// [`RawCore`]: hot loops are generic over it.
+pub trait Core: Copy {
+    /// The core as an [`Access`].
+    fn access(&self) -> Access;
+}
+
+impl Core for Access {
+    #[inline(always)]
+    fn access(&self) -> Access {
+        *self
+    }
+}
+
+impl Core for RawCore {
+    #[inline(always)]
+    fn access(&self) -> Access {
+        let b = self;
+        Access {
+            addr: u64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]),
+            thread: u32::from_le_bytes([b[8], b[9], b[10], b[11]]),
+            size: u16::from_le_bytes([b[12], b[13]]),
+            kind: Kind::ALL[(b[14] & 3) as usize],
+            flags: b[15],
+        }
+    }
+}
+
+/// Checked record cores lying in a mapped file: bytes `start..start + 16 ×
+/// len` of `owner`, which it keeps alive.
+#[derive(Clone)]
+pub struct InPlace {
+    owner: std::sync::Arc<dyn crate::whole::Whole>,
+    start: usize,
+    len: usize,
+}
+
+impl InPlace {
+    /// `len` cores from byte `start` of `owner`; `None` if they do not lie
+    /// inside it.
+    pub fn new(
+        owner: std::sync::Arc<dyn crate::whole::Whole>,
+        start: usize,
+        len: usize,
+    ) -> Option<InPlace> {
+        let end = len.checked_mul(16)?.checked_add(start)?;
+        (end <= owner.bytes().len()).then_some(InPlace { owner, start, len })
+    }
+
+    /// The cores.
+    #[inline]
+    pub fn cores(&self) -> &[RawCore] {
+        let bytes = &self.owner.bytes()[self.start..self.start + 16 * self.len];
+        // SAFETY: `bytes` holds exactly `len` × 16 bytes (checked in `new`;
+        // the owner's bytes do not change length); `[u8; 16]` has alignment
+        // 1 and every bit pattern is valid, and the slice borrows `self`.
+        unsafe { std::slice::from_raw_parts(bytes.as_ptr() as *const RawCore, self.len) }
+    }
+}
+
+impl std::fmt::Debug for InPlace {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "InPlace {{ start: {}, len: {} }}", self.start, self.len)
+    }
+}
+
+impl PartialEq for InPlace {
+    fn eq(&self, other: &InPlace) -> bool {
+        self.cores() == other.cores()
+    }
+}
+
+impl Eq for InPlace {}
 
 /// One memory access with its optional PC and timing.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -249,10 +333,12 @@ pub struct Fields {
 /// Records stored column-wise; see the module docs.
 ///
 /// Invariant: `pc` is empty unless the batch was made with a PC column, in
-/// which case `pc.len() == acc.len()`; the same for `time`.
+/// which case `pc.len() == acc.len()`; the same for `time`. A batch whose
+/// records lie in place ([`Batch::in_place`]) has none in `acc` and no PC
+/// or time column.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Batch {
-    /// The hot columns.
+    /// The hot columns (empty when the records lie in place).
     pub acc: Vec<Access>,
     /// PC per record (0 where the record has none), if the column exists.
     pub pc: Vec<u64>,
@@ -260,6 +346,10 @@ pub struct Batch {
     pub time: Vec<u64>,
     has_pc: bool,
     has_time: bool,
+    /// The records, when a reader left them in place.
+    placed: Option<InPlace>,
+    /// Whether a reader may leave the records in place.
+    takes_in_place: bool,
 }
 
 impl Batch {
@@ -271,6 +361,52 @@ impl Batch {
             time: Vec::new(),
             has_pc: fields.pc,
             has_time: fields.time,
+            placed: None,
+            takes_in_place: false,
+        }
+    }
+
+    /// The records' cores where a reader left them in place, if it did.
+    /// Only a batch that allowed it ([`Batch::allow_in_place`]) is given
+    /// records in place; a consumer that reads `acc` directly must not.
+    #[inline]
+    pub fn in_place(&self) -> Option<&[RawCore]> {
+        self.placed.as_ref().map(InPlace::cores)
+    }
+
+    /// Lets (or stops) readers leave this batch's records in place.
+    pub fn allow_in_place(&mut self, yes: bool) {
+        self.takes_in_place = yes;
+    }
+
+    /// Whether a reader may leave the records in place: the batch allows
+    /// it, holds nothing yet, and has no PC or time column.
+    pub fn takes_in_place(&self) -> bool {
+        self.takes_in_place && !self.has_pc && !self.has_time && self.is_empty()
+    }
+
+    /// Holds `cores` (in place) as its records; the batch must take them
+    /// ([`Batch::takes_in_place`]).
+    pub fn set_in_place(&mut self, cores: InPlace) {
+        debug_assert!(self.takes_in_place());
+        self.placed = Some(cores);
+    }
+
+    /// Copies records in place into `acc` (such a batch has no PC or time
+    /// column), so that more can be added.
+    #[cold]
+    fn unplace(&mut self) {
+        if let Some(p) = self.placed.take() {
+            self.acc.extend(p.cores().iter().map(Core::access));
+        }
+    }
+
+    /// Record `i`'s core.
+    #[inline]
+    fn core(&self, i: usize) -> Access {
+        match &self.placed {
+            Some(p) => p.cores()[i].access(),
+            None => self.acc[i],
         }
     }
 
@@ -285,6 +421,7 @@ impl Batch {
     /// Empties the batch, keeping its columns and capacity.
     #[inline]
     pub fn clear(&mut self) {
+        self.placed = None;
         self.acc.clear();
         self.pc.clear();
         self.time.clear();
@@ -293,18 +430,21 @@ impl Batch {
     /// Records held.
     #[inline]
     pub fn len(&self) -> usize {
-        self.acc.len()
+        self.acc.len() + self.placed.as_ref().map_or(0, |p| p.len)
     }
 
     #[inline]
     pub fn is_empty(&self) -> bool {
-        self.acc.is_empty()
+        self.len() == 0
     }
 
     /// Appends a record. A PC or timing the batch has no column for is
     /// dropped from the record (its flag cleared).
     #[inline]
     pub fn push(&mut self, r: Record) {
+        if self.placed.is_some() {
+            self.unplace();
+        }
         let mut a = r.core();
         if self.has_pc {
             self.pc.push(r.pc);
@@ -322,7 +462,8 @@ impl Batch {
     /// Appends every record of `other` (columns `self` lacks are dropped,
     /// as in [`Batch::push`]).
     pub fn append(&mut self, other: &Batch) {
-        if self.fields() == other.fields() {
+        self.unplace();
+        if self.fields() == other.fields() && other.placed.is_none() {
             self.acc.extend_from_slice(&other.acc);
             self.pc.extend_from_slice(&other.pc);
             self.time.extend_from_slice(&other.time);
@@ -338,7 +479,7 @@ impl Batch {
     pub fn get(&self, i: usize) -> Record {
         let pc = if self.has_pc { self.pc[i] } else { 0 };
         let time = if self.has_time { self.time[i] } else { 0 };
-        Record::from_parts(self.acc[i], pc, time)
+        Record::from_parts(self.core(i), pc, time)
     }
 
     /// All records in full.
@@ -349,13 +490,13 @@ impl Batch {
     /// The PC of record `i`, if it has one.
     #[inline]
     pub fn pc_of(&self, i: usize) -> Option<u64> {
-        (self.acc[i].flags & FLAG_PC != 0).then(|| self.pc[i])
+        (self.core(i).flags & FLAG_PC != 0).then(|| self.pc[i])
     }
 
     /// The timing of record `i`.
     #[inline]
     pub fn timing_of(&self, i: usize) -> Timing {
-        let f = self.acc[i].flags;
+        let f = self.core(i).flags;
         if f & FLAG_GAP != 0 {
             Timing::Gap(self.time[i])
         } else if f & FLAG_TIME != 0 {

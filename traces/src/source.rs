@@ -26,6 +26,12 @@ pub trait Batches {
 
     /// Returns a consumed batch for reuse.
     fn recycle(&mut self, b: Batch);
+
+    /// The consumer reads records in place ([`Batch::in_place`]) as well
+    /// as from `acc`: a reader over a mapped file may then hand out the
+    /// checked record cores where they lie instead of copying them. Readers
+    /// that cannot ignore it.
+    fn allow_in_place(&mut self) {}
 }
 
 /// Reads every record of a source into memory (tests and small traces only).

@@ -6,19 +6,21 @@
 //! truncated block, a bad trailer — is kept and reported after the blocks
 //! before it, where the streaming reader reports it. Decoding a block
 //! checks its CRC on the mapped bytes, decompresses it (zstd) into this
-//! thread's scratch buffer, and copies the records into the batch.
+//! thread's scratch buffer, and copies the records into the batch — or,
+//! for a consumer that reads records in place, leaves an uncompressed
+//! block's checked records where they lie in the mapping.
 
 use std::cell::RefCell;
 use std::sync::{Arc, Mutex};
 
+use super::cores::first_bad;
 use super::{
-    BLOCK_HEADER_BYTES, Codec, Layout, NativeReader, Place, block_error, check_payload,
+    BLOCK_HEADER_BYTES, Codec, Layout, NativeReader, Place, bad_core, block_error, check_payload,
     check_payload_crc, check_trailer, decode_records, short_header, short_payload, trailing_bytes,
     unpack,
 };
 use crate::error::{Problem, Result, TraceError};
-use crate::record::Batch;
-use crate::record::Fields;
+use crate::record::{Batch, Fields, InPlace};
 use crate::whole::{Segments, Whole};
 
 /// One data block of the file.
@@ -146,27 +148,45 @@ const STEP: usize = 2048;
 impl NativeSegments {
     /// Decodes raw block `k` in one pass over the mapped bytes: each step
     /// of cores is added to the checksum, then copied and checked while
-    /// in L1; the columns after the cores are summed last, in file order.
-    /// A checksum mismatch wins over a bad record, as in the stream (which
-    /// checks the whole block first).
+    /// in L1 — or, for a batch that takes records in place, only checked,
+    /// and the batch then holds the mapped cores themselves. The columns
+    /// after the cores are summed last, in file order. A checksum mismatch
+    /// wins over a bad record, as in the stream (which checks the whole
+    /// block first).
     fn decode_raw(&self, k: usize, payload: &[u8], at: Place, out: &mut Batch) -> Result<()> {
         let blk = &self.blocks[k];
+        let in_place = out.takes_in_place();
+        let allowed = self.layout.allowed_flags();
         let mut crc = 0u32;
         let mut bad = None;
         let mut lo = 0;
         while lo < blk.n && bad.is_none() {
             let hi = (lo + STEP).min(blk.n);
-            crc = crc32c::crc32c_append(crc, &payload[lo * 16..hi * 16]);
+            let cores = &payload[lo * 16..hi * 16];
+            crc = crc32c::crc32c_append(crc, cores);
             let here = Place {
                 record: at.record + lo as u64,
                 ..at
             };
-            bad = decode_records(&self.layout, payload, blk.n, lo..hi, here, out).err();
+            bad = if in_place {
+                first_bad(cores, allowed).map(|i| bad_core(&self.layout, cores, lo, i, here))
+            } else {
+                decode_records(&self.layout, payload, blk.n, lo..hi, here, out).err()
+            };
             lo = hi;
         }
         let crc = crc32c::crc32c_append(crc, &payload[lo * 16..]);
         check_payload_crc(crc, blk.checksum, blk.payload_at, 0, k as u64)?;
-        bad.map_or(Ok(()), Err)
+        if let Some(e) = bad {
+            return Err(e);
+        }
+        if in_place {
+            match InPlace::new(self.whole.clone(), blk.payload_at as usize, blk.n) {
+                Some(cores) => out.set_in_place(cores),
+                None => decode_records(&self.layout, payload, blk.n, 0..blk.n, at, out)?,
+            }
+        }
+        Ok(())
     }
 }
 
