@@ -25,6 +25,7 @@ mod cdf;
 pub mod config;
 pub mod error;
 pub mod format;
+pub mod held;
 pub mod hint;
 pub mod horizon;
 mod lines;

@@ -160,7 +160,7 @@ impl Core for RawCore {
 /// len` of `owner`, which it keeps alive.
 #[derive(Clone)]
 pub struct InPlace {
-    owner: std::sync::Arc<dyn crate::whole::Whole>,
+    owner: std::sync::Arc<dyn crate::held::Whole>,
     start: usize,
     len: usize,
 }
@@ -169,7 +169,7 @@ impl InPlace {
     /// `len` cores from byte `start` of `owner`; `None` if they do not lie
     /// inside it.
     pub fn new(
-        owner: std::sync::Arc<dyn crate::whole::Whole>,
+        owner: std::sync::Arc<dyn crate::held::Whole>,
         start: usize,
         len: usize,
     ) -> Option<InPlace> {
