@@ -385,11 +385,16 @@ impl Batch {
         self.takes_in_place && !self.has_pc && !self.has_time && self.is_empty()
     }
 
-    /// Holds `cores` (in place) as its records; the batch must take them
-    /// ([`Batch::takes_in_place`]).
+    /// Holds `cores` (in place) as its records if it takes them
+    /// ([`Batch::takes_in_place`]); else appends copies of them.
     pub fn set_in_place(&mut self, cores: InPlace) {
-        debug_assert!(self.takes_in_place());
-        self.placed = Some(cores);
+        if self.takes_in_place() {
+            self.placed = Some(cores);
+        } else {
+            for c in cores.cores() {
+                self.push(Record::from_parts(c.access(), 0, 0));
+            }
+        }
     }
 
     /// Copies records in place into `acc` (such a batch has no PC or time
@@ -462,7 +467,9 @@ impl Batch {
     /// Appends every record of `other` (columns `self` lacks are dropped,
     /// as in [`Batch::push`]).
     pub fn append(&mut self, other: &Batch) {
-        self.unplace();
+        if self.placed.is_some() {
+            self.unplace();
+        }
         if self.fields() == other.fields() && other.placed.is_none() {
             self.acc.extend_from_slice(&other.acc);
             self.pc.extend_from_slice(&other.pc);

@@ -29,7 +29,9 @@ pub trait Batches {
 
     /// The consumer reads records in place ([`Batch::in_place`]) as well
     /// as from `acc`: a reader over a mapped file may then hand out the
-    /// checked record cores where they lie instead of copying them. Readers
+    /// checked record cores where they lie instead of copying them. The
+    /// consumer must recycle each batch before it asks for the one after
+    /// the next (the reader releases the bytes of earlier ones). Readers
     /// that cannot ignore it.
     fn allow_in_place(&mut self) {}
 }

@@ -338,7 +338,8 @@ impl RecordSource for WholeReader {
             Some(Err(e)) => Err(e),
             Some(Ok(mut b)) => {
                 let n = b.len();
-                if out.is_empty() && out.fields() == b.fields() {
+                // Records in place are copied: a `fill` caller reads `acc`.
+                if out.is_empty() && out.fields() == b.fields() && b.in_place().is_none() {
                     std::mem::swap(out, &mut b);
                 } else {
                     out.append(&b);
@@ -503,31 +504,57 @@ mod tests {
         }
     }
 
+    /// Keeps the highest byte released so far.
+    struct Released(Vec<u8>, Mutex<u64>);
+
+    impl Whole for Released {
+        fn bytes(&self) -> &[u8] {
+            &self.0
+        }
+        fn release(&self, upto: u64) {
+            let mut top = self.1.lock().unwrap();
+            *top = (*top).max(upto);
+        }
+    }
+
     /// [`native_whole`] for a consumer that takes records in place; also
-    /// how many batches came in place.
+    /// how many batches came in place and how many came. With `hold`, it
+    /// holds each of the first batches in place for 2 ms (so that a helper
+    /// thread decodes ahead) and checks that none of its bytes is released.
     fn native_in_place(
         bytes: &[u8],
         threads: usize,
-    ) -> (std::result::Result<Vec<Record>, String>, usize) {
-        let w = Arc::new(Watched(bytes.to_vec(), Mutex::new(Vec::new())));
+        hold: bool,
+    ) -> (std::result::Result<Vec<Record>, String>, usize, usize) {
+        let w = Arc::new(Released(bytes.to_vec(), Mutex::new(0)));
         let segs = match NativeSegments::new(w.clone()) {
-            Err(e) => return (Err(e.to_string()), 0),
+            Err(e) => return (Err(e.to_string()), 0, 0),
             Ok(segs) => segs,
         };
-        let mut r = WholeReader::new(Box::new(segs), w, threads);
+        let mut r = WholeReader::new(Box::new(segs), w.clone(), threads);
         r.allow_in_place();
-        let (mut all, mut placed) = (Vec::new(), 0);
+        let (mut all, mut placed, mut batches) = (Vec::new(), 0, 0);
         while let Some(b) = r.next_batch() {
             match b {
-                Err(e) => return (Err(e.to_string()), placed),
+                Err(e) => return (Err(e.to_string()), placed, batches),
                 Ok(b) => {
-                    placed += b.in_place().is_some() as usize;
+                    batches += 1;
+                    if let Some(cores) = b.in_place() {
+                        placed += 1;
+                        let at = cores.as_ptr() as u64 - w.0.as_ptr() as u64;
+                        let polls = if hold && placed <= 12 { 200 } else { 0 };
+                        for _ in 0..polls {
+                            let top = *w.1.lock().unwrap();
+                            assert!(top <= at, "released up to {top} while holding {at}..");
+                            std::thread::sleep(std::time::Duration::from_micros(10));
+                        }
+                    }
                     all.extend(b.iter());
                     r.recycle(b);
                 }
             }
         }
-        (Ok(all), placed)
+        (Ok(all), placed, batches)
     }
 
     fn native_stream(bytes: &[u8]) -> std::result::Result<Vec<Record>, String> {
@@ -555,10 +582,15 @@ mod tests {
                         assert_eq!(native_whole(&bytes, threads).as_ref(), Ok(&want));
                         // In place where the block is stored raw and has
                         // no column besides the cores; copied elsewhere.
-                        let (got, placed) = native_in_place(&bytes, threads);
+                        let (got, placed, batches) = native_in_place(&bytes, threads, true);
                         assert_eq!(got.as_ref(), Ok(&want));
                         let raw = codec == Codec::None && fields == Fields::default();
                         assert_eq!(placed > 0, raw, "{codec:?} {fields:?} block {block}");
+                        // With no helper, every batch is asked for after
+                        // the consumer allowed it: all in place.
+                        if raw && threads == 1 {
+                            assert_eq!(placed, batches);
+                        }
                     }
                 }
             }
@@ -601,21 +633,26 @@ mod tests {
             .map(|r| Record::access(r.thread, r.kind, r.addr, r.size))
             .collect();
         let bytes = write_blocks(&recs, Fields::default(), Codec::None, 64);
-        assert!(native_in_place(&bytes, 1).1 > 0);
+        let (_, placed, batches) = native_in_place(&bytes, 1, false);
+        assert!(placed == batches && batches > 1);
         for i in 0..bytes.len() {
             for bit in [0x01, 0x04, 0x80] {
                 let mut b = bytes.clone();
                 b[i] ^= bit;
                 let want = native_stream(&b);
                 for threads in [1, 2] {
-                    let got = native_in_place(&b, threads).0;
+                    let got = native_in_place(&b, threads, false).0;
                     assert_eq!(got, want, "byte {i} ^ {bit:#x}, threads {threads}");
                 }
             }
         }
         for cut in (0..bytes.len()).step_by(7) {
             let b = &bytes[..cut];
-            assert_eq!(native_in_place(b, 2).0, native_stream(b), "cut at {cut}");
+            assert_eq!(
+                native_in_place(b, 2, false).0,
+                native_stream(b),
+                "cut at {cut}"
+            );
         }
         // A bad core under a matching checksum, in one 7000-record block
         // (several steps of the check): a record error, as in the stream.
@@ -630,7 +667,7 @@ mod tests {
             (0, &[(14, 9)][..], "unknown op"),
             (2047, &[(14, 4)][..], "unknown op"),
             (2048, &[(12, 0), (13, 0)][..], "zero access size"),
-            (6999, &[(15, 0x80)][..], ""),
+            (6999, &[(15, 0x80)][..], "bad record flags 0x80"),
         ] {
             let mut b = bytes.clone();
             for &(byte, value) in set {
@@ -643,7 +680,7 @@ mod tests {
                 want.contains(&format!("record {bad}: ")) && want.contains(problem),
                 "{want}"
             );
-            assert_eq!(native_in_place(&b, 2).0.unwrap_err(), want);
+            assert_eq!(native_in_place(&b, 2, false).0.unwrap_err(), want);
         }
     }
 

@@ -155,7 +155,7 @@ impl NativeSegments {
     /// block first).
     fn decode_raw(&self, k: usize, payload: &[u8], at: Place, out: &mut Batch) -> Result<()> {
         let blk = &self.blocks[k];
-        let in_place = out.takes_in_place();
+        let in_place = out.takes_in_place() && self.layout.fields == Fields::default();
         let allowed = self.layout.allowed_flags();
         let mut crc = 0u32;
         let mut bad = None;
