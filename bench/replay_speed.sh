@@ -39,7 +39,10 @@ fi
 "$bin" trace convert "$trace" "$out/workload.nst" 2>/dev/null
 "$bin" trace convert "$trace" "$out/workload.nst.zst" 2>/dev/null
 accesses=$(grep -c -v '^==' "$trace")
-cat "$trace" > /dev/null; cat "$out/workload.nst" > /dev/null  # warm the page cache
+# Every input is read once just before each timed run: some VMs page cold
+# page cache out within seconds (DAMON `pageout`), and a run that finds
+# its file gone from memory times the disk, not the replay.
+warm() { cat "$trace" "$out/workload.nst" "$out/workload.nst.zst" > /dev/null; }
 
 # The runs, timed round-robin (REPS rounds, best of each) so that a VM whose
 # speed drifts during the benchmark treats the baseline and numasim alike.
@@ -51,6 +54,7 @@ run_once() { # NAME STDIN OUTFILE CMD...
   local name=$1 input=$2 keep=$3
   shift 3
   local t0 t1 dt
+  warm
   t0=$(date +%s.%N)
   /usr/bin/time -f %M -o "$out/rss" "$@" < "$input" > "$out/last.out"
   t1=$(date +%s.%N)
