@@ -59,13 +59,15 @@ fn scrubbed(cmd: &mut Command, dir: &Path) {
         .current_dir(dir);
 }
 
-fn run_ok(mut cmd: Command, what: &str) {
+/// Runs `cmd`, which must succeed; its output.
+fn run_ok(mut cmd: Command, what: &str) -> std::process::Output {
     let out = cmd.output().unwrap_or_else(|e| panic!("{what}: {e}"));
     assert!(
         out.status.success(),
         "{what} failed: {}",
         String::from_utf8_lossy(&out.stderr)
     );
+    out
 }
 
 /// Parses cachegrind's out-file `events:` and `summary:` lines.
@@ -113,17 +115,9 @@ fn check_program(name: &str) {
     // The same trace in the native format: replayed from the mapped file,
     // whose records the cache model reads in place (not copied).
     let native = dir.path().join(format!("{name}.nst"));
-    let conv = common::cmd()
-        .args(["trace", "convert"])
-        .arg(&lackey)
-        .arg(&native)
-        .output()
-        .expect("numasim trace convert runs");
-    assert!(
-        conv.status.success(),
-        "{}",
-        String::from_utf8_lossy(&conv.stderr)
-    );
+    let mut conv = common::cmd();
+    conv.args(["trace", "convert"]).arg(&lackey).arg(&native);
+    run_ok(conv, "numasim trace convert");
 
     for (label, i1, d1, ll) in GEOMETRIES {
         let cg_out = dir.path().join(format!("cg.{label}.out"));
@@ -144,20 +138,15 @@ fn check_program(name: &str) {
         let expected = cachegrind_counts(&cg_out);
 
         for trace in [&lackey, &native] {
-            let out = common::cmd()
+            let mut replay = common::cmd();
+            replay
                 .arg("replay")
                 .arg(trace)
                 .arg(format!("--I1={i1}"))
                 .arg(format!("--D1={d1}"))
                 .arg(format!("--LL={ll}"))
-                .arg("--json")
-                .output()
-                .expect("numasim runs");
-            assert!(
-                out.status.success(),
-                "numasim replay failed: {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
+                .arg("--json");
+            let out = run_ok(replay, "numasim replay");
             let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
             for ev in EVENTS {
                 let got = v["events"][ev]
