@@ -144,7 +144,7 @@ pub fn render(s: &Summary) -> String {
 
 /// A sampled run's estimates: each metric, its interval, the units'
 /// coefficient of variation and the units ±3% would need.
-fn render_sampled(o: &mut String, x: &sim::results::Sampled) {
+pub fn render_sampled(o: &mut String, x: &sim::results::Sampled) {
     let _ = writeln!(
         o,
         "sampled      {} units of {} {} every {} (warm-up up to {}, first at {} {}, {} warmed functionally): {} measured, {} in detail, {} warmed, {} skipped; the lines above count the detailed part",

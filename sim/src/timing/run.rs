@@ -38,9 +38,10 @@ impl Engine<'_> {
             if self.sampling.is_some() {
                 if self.mem.functional
                     && let Some(ahead) = batch.acc.get(i + WARM_AHEAD)
-                    && self.sampling.as_ref().is_some_and(|s| {
-                        s.shape.phase(record + WARM_AHEAD as u64) == Phase::Functional
-                    })
+                    && self
+                        .sampling
+                        .as_ref()
+                        .is_some_and(|s| s.phase(record + WARM_AHEAD as u64) == Phase::Functional)
                 {
                     self.prefetch_record(ahead);
                 }

@@ -221,9 +221,62 @@ impl Sample {
     }
 }
 
+/// One part of a sampled run split into independent parts (`replay
+/// --parts`): the units whose windows lie in records `from..to`, each part
+/// simulated by its own engine. The part's records before `from` are
+/// skipped (pinning and page placement only) except the last `warming`,
+/// which are warmed functionally; the records from `from` on have the
+/// sample's phases. A window (unit k's records from
+/// [`Sample::window_start`]) never straddles two parts, so every unit is
+/// measured by exactly one part; what differs from the unsplit run is the
+/// state each part starts from (docs/performance.md measures the bias).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Part {
+    pub from: u64,
+    /// One past the part's last record (`u64::MAX`: the trace's end).
+    pub to: u64,
+    pub warming: u64,
+}
+
+impl Sample {
+    /// The first record of unit `k`'s window: its bounded warming, warm-up
+    /// and the records after the previous unit (0 for a window that would
+    /// start before the trace).
+    pub fn window_start(&self, k: u64) -> u64 {
+        let f = self.functional.unwrap_or(0);
+        (self.offset.saturating_add(k.saturating_mul(self.period)))
+            .saturating_sub(self.warm.saturating_add(f))
+    }
+
+    /// The sample split into `n` parts of about as many units each, over a
+    /// trace of `records` records (at most one part per unit, at least
+    /// one), each warmed over the `warming` records before it.
+    pub fn parts(&self, records: u64, n: u64, warming: u64) -> Vec<Part> {
+        let units = records
+            .saturating_sub(self.offset)
+            .div_ceil(self.period.max(1));
+        let n = n.clamp(1, units.max(1));
+        (0..n)
+            .map(|p| Part {
+                from: if p == 0 {
+                    0
+                } else {
+                    self.window_start(p * units / n)
+                },
+                to: if p + 1 == n {
+                    u64::MAX
+                } else {
+                    self.window_start((p + 1) * units / n)
+                },
+                warming,
+            })
+            .collect()
+    }
+}
+
 /// One unit's sums.
-#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
-pub(super) struct UnitSums {
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct UnitSums {
     pub accesses: u64,
     pub data: u64,
     pub latency_ps: u128,
@@ -255,6 +308,10 @@ pub(super) struct Sampling {
     /// saved: a task engine saves its state before it warms.
     #[serde(skip)]
     pub books_only: bool,
+    /// The part of a split run this engine simulates (never saved: a
+    /// checkpoint of a part is refused).
+    #[serde(skip)]
+    pub part: Option<Part>,
 }
 
 impl Sampling {
@@ -270,6 +327,24 @@ impl Sampling {
             skipped: 0,
             slots,
             books_only: false,
+            part: None,
+        }
+    }
+
+    /// The phase of record `r`: the sample's, or before the part (if
+    /// any) skipped or, its last `warming` records, warmed.
+    #[inline]
+    pub fn phase(&self, r: u64) -> Phase {
+        match self.part {
+            Some(p) if r < p.from => {
+                if r.saturating_add(p.warming) >= p.from {
+                    Phase::Functional
+                } else {
+                    Phase::Skip
+                }
+            }
+            Some(p) if r >= p.to => Phase::Skip,
+            _ => self.shape.phase(r),
         }
     }
 }

@@ -1,5 +1,6 @@
 //! `numasim replay`: a trace through the cache model.
 
+mod parts;
 pub mod tasks;
 
 use std::path::PathBuf;
@@ -92,6 +93,32 @@ pub struct ReplayArgs {
     /// and of each unit's warm-up cut.
     #[arg(long, default_value_t = 0)]
     pub sample_seed: u64,
+    /// With --sample: split the replay into N parts, each simulated on its
+    /// own (its units after --part-warming records warmed), then merged.
+    #[arg(long, value_name = "N", requires = "sample", conflicts_with_all = ["save_checkpoint", "from_checkpoint"])]
+    pub parts: Option<u64>,
+    /// With --parts: only part K, into OUT/parts/part-K.json (a Slurm array task).
+    #[arg(long, value_name = "K", requires_all = ["parts", "out"])]
+    pub part: Option<u64>,
+    /// With --parts: merge OUT/parts/part-*.json into OUT/summary.json (the merge job).
+    #[arg(long, requires_all = ["parts", "out"], conflicts_with = "part")]
+    pub merge: bool,
+    /// With --parts: records each part warms functionally before its first unit.
+    #[arg(long, value_name = "R", default_value_t = 1_000_000)]
+    pub part_warming: u64,
+    /// With --parts: write OUT/replay.sbatch (an array task per part) and
+    /// OUT/merge.sbatch, and submit both if sbatch exists.
+    #[arg(long, requires_all = ["parts", "out"], conflicts_with_all = ["part", "merge"])]
+    pub slurm: bool,
+    /// With --slurm: at most K array tasks at once.
+    #[arg(long, requires = "slurm")]
+    pub array_limit: Option<usize>,
+    /// With --slurm: an extra #SBATCH line for both jobs (repeatable).
+    #[arg(long = "sbatch-option", allow_hyphen_values = true, requires = "slurm")]
+    pub sbatch_options: Vec<String>,
+    /// With --slurm: write the job scripts, do not submit.
+    #[arg(long, requires = "slurm")]
+    pub dry_run: bool,
     /// Save the whole machine state into FILE after --checkpoint-at records (the run goes on).
     #[arg(long, value_name = "FILE", requires = "checkpoint_at")]
     pub save_checkpoint: Option<PathBuf>,
@@ -176,6 +203,14 @@ const APPLIES: &[(&str, u8)] = &[
     ("save_checkpoint", Mode::Timing as u8),
     ("checkpoint_at", Mode::Timing as u8),
     ("from_checkpoint", Mode::Timing as u8),
+    ("parts", Mode::Timing as u8),
+    ("part", Mode::Timing as u8),
+    ("merge", Mode::Timing as u8),
+    ("part_warming", Mode::Timing as u8),
+    ("slurm", Mode::Timing as u8),
+    ("array_limit", Mode::Timing as u8),
+    ("sbatch_options", Mode::Timing as u8),
+    ("dry_run", Mode::Timing as u8),
     ("window_ns", Mode::Timing as u8),
     ("max_windows", Mode::Timing as u8),
     ("mlp", Mode::Timing as u8 | Mode::Tasks as u8),
@@ -303,6 +338,9 @@ fn run_timing(a: ReplayArgs) -> Result<()> {
         sample,
         ..sim::Config::default()
     };
+    if let (Some(_), Some(shape)) = (a.parts, sample) {
+        return parts::run(&a, &machine, cfg, shape);
+    }
     let mut engine =
         lab::replay::timing_engine(&machine, cfg, &a.placement, &a.prefetch, a.seed, &log)
             .map_err(|e| replay_err(&a, e))?;

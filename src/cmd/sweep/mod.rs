@@ -6,8 +6,6 @@
 //! temporary name, then renamed), so an interrupted sweep resumes: the
 //! points whose folders exist are not rerun. `docs/sweep.md`.
 
-mod slurm;
-
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
@@ -226,63 +224,28 @@ pub fn merge(out: &Path) -> Result<()> {
 fn slurm(a: &SweepArgs, file: &Path, out: &Path, n: usize) -> Result<()> {
     let exe = std::env::current_exe().context("numasim's own path")?;
     let abs = |p: &Path| std::path::absolute(p).unwrap_or(p.to_path_buf());
-    let (file, out) = (abs(file), abs(out));
-    let logs = out.join("slurm");
+    let [exe, file, out] = [&exe, file, out].map(|p| abs(p).display().to_string());
+    let logs = Path::new(&out).join("slurm");
     ensure_dir(&logs)?;
-    let (array, merge) = slurm::scripts(&slurm::Jobs {
-        exe: &exe,
-        sweep: &file,
-        out: &out,
+    let jobs = lab::slurm::Jobs {
+        name: "sweep",
+        task: &[
+            exe.clone(),
+            "sweep".into(),
+            file,
+            "--out".into(),
+            out.clone(),
+        ],
+        index_flag: "--point",
+        merge: &[exe, "sweep".into(), "merge".into(), out.clone()],
         logs: &logs,
-        points: n,
+        tasks: n,
         array_limit: a.array_limit,
         options: &a.sbatch_options,
-    });
-    write_file(&out.join("sweep.sbatch"), array.as_bytes())?;
-    write_file(&out.join("merge.sbatch"), merge.as_bytes())?;
-    let have_sbatch = std::process::Command::new("sbatch")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if a.dry_run || !have_sbatch {
-        eprintln!(
-            "wrote {} ({n} array tasks) and {}{}",
-            out.join("sweep.sbatch").display(),
-            out.join("merge.sbatch").display(),
-            if a.dry_run {
-                ""
-            } else {
-                "; sbatch is not installed: submit them by hand"
-            }
-        );
-        return Ok(());
-    }
-    let submit = |args: &[&str]| -> Result<String> {
-        let o = std::process::Command::new("sbatch")
-            .args(args)
-            .output()
-            .context("sbatch")?;
-        if !o.status.success() {
-            bail!(
-                "sbatch {args:?}: {}",
-                String::from_utf8_lossy(&o.stderr).trim()
-            );
-        }
-        let id = String::from_utf8_lossy(&o.stdout).trim().to_string();
-        Ok(id.split(';').next().unwrap_or("").to_string())
     };
-    let sweep_sbatch = out.join("sweep.sbatch").display().to_string();
-    let merge_sbatch = out.join("merge.sbatch").display().to_string();
-    let array_id = submit(&["--parsable", &sweep_sbatch])?;
-    let merge_id = submit(&[
-        "--parsable",
-        &format!("--dependency=afterok:{array_id}"),
-        &merge_sbatch,
-    ])?;
-    write_json(
-        &out.join("slurm-jobs.json"),
-        &json!({ "array": array_id, "merge": merge_id, "points": n }),
-    )?;
-    println!("submitted array job {array_id} ({n} points) and merge job {merge_id}");
-    Ok(())
+    crate::output::launched(
+        &lab::slurm::launch(Path::new(&out), &jobs, a.dry_run)?,
+        &out,
+        n,
+    )
 }
