@@ -32,7 +32,7 @@ pub enum PartsError {
         error: serde_json::Error,
     },
     #[error(
-        "{path}: a part of another run (its {what} differs); rerun the part with the same flags and trace"
+        "{path}: a part of another run ({what} not the same); rerun the part with the same flags and trace"
     )]
     OtherRun { path: String, what: &'static str },
     #[error("part {index}: no such part; the split has {parts} (0..{parts})")]

@@ -331,11 +331,20 @@ impl Sampling {
         }
     }
 
-    /// The phase of record `r`: the sample's, or before the part (if
-    /// any) skipped or, its last `warming` records, warmed.
+    /// The phase of record `r` in this run ([`Sample::phase_in`]).
     #[inline]
     pub fn phase(&self, r: u64) -> Phase {
-        match self.part {
+        self.shape.phase_in(r, self.part)
+    }
+}
+
+impl Sample {
+    /// The phase of record `r` in `part` (if any): the sample's inside it;
+    /// before it skipped or, its last `warming` records, warmed; after it
+    /// skipped.
+    #[inline]
+    pub fn phase_in(&self, r: u64, part: Option<Part>) -> Phase {
+        match part {
             Some(p) if r < p.from => {
                 if r.saturating_add(p.warming) >= p.from {
                     Phase::Functional
@@ -344,7 +353,7 @@ impl Sampling {
                 }
             }
             Some(p) if r >= p.to => Phase::Skip,
-            _ => self.shape.phase(r),
+            _ => self.phase(r),
         }
     }
 }
@@ -449,6 +458,44 @@ mod tests {
         let (a, b) = (spec.place(0, true), spec.place(1, true));
         assert!(a.jitter.is_some() && b.jitter.is_some() && a.jitter != b.jitter);
         assert_eq!(spec.place(0, true), spec.place(0, true));
+    }
+
+    /// Units 2 every 10, warm 3, offset 4 over 60 records: windows start at
+    /// 1, 11, 21, … (unit k at 4 + 10k, after 3 warm records); 3 parts of
+    /// the 6 units take two windows each, and a part's phases are the
+    /// sample's inside it, warming for the `warming` records before, skipping
+    /// earlier and after.
+    #[test]
+    fn parts_by_hand() {
+        let s = Sample {
+            unit: 2,
+            period: 10,
+            warm: 3,
+            offset: 4,
+            functional: None,
+            jitter: None,
+        };
+        assert_eq!(
+            (s.window_start(0), s.window_start(1), s.window_start(5)),
+            (1, 11, 51)
+        );
+        let parts = s.parts(60, 3, 4);
+        let ranges: Vec<(u64, u64)> = parts.iter().map(|p| (p.from, p.to)).collect();
+        assert_eq!(ranges, vec![(0, 21), (21, 41), (41, u64::MAX)]);
+        // At most one part per unit; a trace shorter than a unit: one part.
+        assert_eq!(s.parts(60, 100, 0).len(), 6);
+        assert_eq!(s.parts(3, 4, 0).len(), 1);
+        let letters: String = (10..45)
+            .map(|r| match s.phase_in(r, Some(parts[1])) {
+                Phase::Skip => 's',
+                Phase::Functional => 'f',
+                Phase::Warm => 'w',
+                Phase::Unit(k) => char::from(b'0' + k as u8),
+            })
+            .collect();
+        // Records 10..45: skipped to 16, warmed 17–20, units 2 and 3 (24–25,
+        // 34–35) as in the unsplit run, skipped from 41.
+        assert_eq!(letters, "sssssssffffwww22fffffwww33fffffssss");
     }
 
     #[test]
