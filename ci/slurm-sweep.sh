@@ -4,7 +4,9 @@
 # log file under the scratch folder (proctrack/linuxproc, task/none). It runs
 # a 2 × 2 sweep (3 seeds per point) as a job array plus a dependent merge
 # job, waits for the merge, checks the merged sweep.csv is byte-identical to
-# a local run's, and stops everything it started.
+# a local run's; then a sampled replay split into 4 parts (`replay --parts 4
+# --slurm`), whose merged summary.json must be the local split run's byte
+# for byte; and stops everything it started.
 #
 #   ci/slurm-sweep.sh [NUMASIM]        (default: target/release/numasim)
 #
@@ -100,19 +102,31 @@ rows = ["static", "numa_aware"]
 TOML
 "$numasim" sweep "$S/sweep.toml" --out "$S/out/local"
 "$numasim" sweep "$S/sweep.toml" --out "$S/out/slurm" --slurm --array-limit 2
-merge=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["merge"])' "$S/out/slurm/slurm-jobs.json")
-state=""
-for _ in $(seq 600); do
-  state=$(scontrol show job "$merge" 2>/dev/null | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p' | head -1)
-  case "$state" in
-    COMPLETED) break ;;
-    FAILED|CANCELLED|TIMEOUT|NODE_FAIL|OUT_OF_MEMORY) echo "slurm-sweep: merge job $merge $state" >&2; tail -20 "$S"/out/slurm/slurm/*.out "$S"/log/* >&2 || true; exit 1 ;;
-  esac
-  sleep 1
-done
-if [ "$state" != COMPLETED ]; then
-  echo "slurm-sweep: merge job $merge still $state after 10 min" >&2
+# Waits for Slurm job $1 to complete; fails on any other end.
+wait_job() {
+  local state=""
+  for _ in $(seq 600); do
+    state=$(scontrol show job "$1" 2>/dev/null | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p' | head -1)
+    case "$state" in
+      COMPLETED) return 0 ;;
+      FAILED|CANCELLED|TIMEOUT|NODE_FAIL|OUT_OF_MEMORY) echo "slurm-sweep: job $1 $state" >&2; tail -20 "$2"/slurm/*.out "$S"/log/* >&2 || true; exit 1 ;;
+    esac
+    sleep 1
+  done
+  echo "slurm-sweep: job $1 still $state after 10 min" >&2
   exit 1
-fi
+}
+merge_of() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["merge"])' "$1/slurm-jobs.json"; }
+wait_job "$(merge_of "$S/out/slurm")" "$S/out/slurm"
 cmp "$S/out/local/sweep.csv" "$S/out/slurm/sweep.csv"
 echo "slurm-sweep: $(($(wc -l < "$S/out/slurm/sweep.csv") - 1)) lines, the Slurm array's sweep.csv is byte-identical to the local run's"
+
+# A sampled replay split into 4 parts: the array's merged summary.json
+# against the local split run's.
+"$numasim" trace gen zipf -n 400000 --threads 4 --footprint 8M --write-ratio 0.2 -o "$S/z.nst"
+split=(replay "$S/z.nst" --machine xeon-2s --pin spread --sample 1000:20000 --parts 4 --part-warming 50000)
+"$numasim" "${split[@]}" --out "$S/out/replay-local" > /dev/null
+"$numasim" "${split[@]}" --out "$S/out/replay-slurm" --slurm --array-limit 2
+wait_job "$(merge_of "$S/out/replay-slurm")" "$S/out/replay-slurm"
+cmp "$S/out/replay-local/summary.json" "$S/out/replay-slurm/summary.json"
+echo "slurm-sweep: the sampled replay's 4 parts, run as a Slurm array and merged, give the local run's summary.json byte for byte"
