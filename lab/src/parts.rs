@@ -63,6 +63,18 @@ pub struct PartFile {
     pub result: PartResult,
 }
 
+/// The warming a part gets unless told: four times the lines the
+/// machine's LLCs hold together. On a 16-thread Zipf trace over 64 MiB on
+/// `xeon-2s` (two 32 MiB LLCs), a quarter of that left the estimates of
+/// 8 parts biased beyond their intervals, and this much did not
+/// (docs/performance.md, "Sampled replay split into parts").
+pub fn default_warming(m: &sim::Machine) -> u64 {
+    let llc: u64 = (m.spec.nodes.iter())
+        .filter_map(|n| n.llc.as_ref().map(|c| c.size.0))
+        .sum();
+    4 * llc / m.spec.line_size.max(1)
+}
+
 /// Reads every record of `source`: how many, and their [`TraceHash`].
 pub fn count(source: Source, progress: &mut dyn FnMut()) -> Result<(u64, u64), ReplayError> {
     let mut hash = TraceHash::default();

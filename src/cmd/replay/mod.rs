@@ -103,9 +103,10 @@ pub struct ReplayArgs {
     /// With --parts: merge OUT/parts/part-*.json into OUT/summary.json (the merge job).
     #[arg(long, requires_all = ["parts", "out"], conflicts_with = "part")]
     pub merge: bool,
-    /// With --parts: records each part warms functionally before its first unit.
-    #[arg(long, value_name = "R", default_value_t = 1_000_000)]
-    pub part_warming: u64,
+    /// With --parts: records each part warms functionally before its first
+    /// unit (default: 4 × the lines of the machine's LLCs).
+    #[arg(long, value_name = "R")]
+    pub part_warming: Option<u64>,
     /// With --parts: write OUT/replay.sbatch (an array task per part) and
     /// OUT/merge.sbatch, and submit both if sbatch exists.
     #[arg(long, requires_all = ["parts", "out"], conflicts_with_all = ["part", "merge"])]

@@ -31,7 +31,8 @@ pub fn run(a: &ReplayArgs, machine: &sim::Machine, cfg: sim::Config, shape: Samp
     let source = || Ok::<_, anyhow::Error>(open_trace(&a.trace, a.format, false, 2)?.source);
     let counted = parts::count(source()?, &mut || {}).map_err(|e| replay_err(a, e))?;
     let n = a.parts.unwrap_or(1);
-    let split = parts::split(&engine()?, &shape, counted, n, a.part_warming);
+    let warming = (a.part_warming).unwrap_or_else(|| parts::default_warming(machine));
+    let split = parts::split(&engine()?, &shape, counted, n, warming);
     if a.slurm {
         return slurm(a, split.parts.len());
     }
