@@ -107,6 +107,10 @@ wait_job() {
   local state=""
   for _ in $(seq 600); do
     state=$(scontrol show job "$1" 2>/dev/null | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p' | head -1)
+    # A merge job whose array failed waits forever: say so now.
+    if [ "$state" = PENDING ] && scontrol show job "$1" 2>/dev/null | grep -q 'Reason=DependencyNeverSatisfied'; then
+      state=FAILED
+    fi
     case "$state" in
       COMPLETED) return 0 ;;
       FAILED|CANCELLED|TIMEOUT|NODE_FAIL|OUT_OF_MEMORY) echo "slurm-sweep: job $1 $state" >&2; tail -20 "$2"/slurm/*.out "$S"/log/* >&2 || true; exit 1 ;;

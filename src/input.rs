@@ -15,14 +15,14 @@ pub fn trace_err(path: &Path, e: TraceError) -> anyhow::Error {
     anyhow!("{}: {}", path.display(), crate::flags::trace(&e))
 }
 
-fn input_err(e: InputError) -> anyhow::Error {
+pub fn input_err(e: InputError) -> anyhow::Error {
     match e {
         InputError::Trace { path, error } => trace_err(Path::new(&path), error),
         e => e.into(),
     }
 }
 
-fn may_map() -> bool {
+pub fn may_map() -> bool {
     std::env::var_os("NUMASIM_NO_MMAP").is_none()
 }
 

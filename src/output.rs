@@ -125,21 +125,3 @@ pub fn ensure_dir(dir: &Path) -> Result<()> {
     std::fs::create_dir_all(dir)
         .with_context(|| format!("{}: cannot create output directory", dir.display()))
 }
-
-/// Says what `lab::slurm::launch` did with a job array of `n` tasks in `out`.
-pub fn launched(l: &lab::slurm::Launched, out: &str, n: usize) -> Result<()> {
-    match l {
-        lab::slurm::Launched::Written { sbatch } => eprintln!(
-            "wrote the job scripts into {out} ({n} array tasks and a merge job){}",
-            if *sbatch {
-                ""
-            } else {
-                "; sbatch is not installed: submit them by hand"
-            }
-        ),
-        lab::slurm::Launched::Submitted { array, merge } => {
-            println!("submitted array job {array} ({n} tasks) and merge job {merge}")
-        }
-    }
-    Ok(())
-}

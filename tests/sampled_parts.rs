@@ -73,7 +73,7 @@ fn one_part_is_the_unsplit_run_and_parts_measure_every_unit_once() {
 /// through the same caches, so a part warmed over every record before it
 /// starts its units with the caches the unsplit run had there: where each
 /// access was served is the same, and the latencies differ only by what
-/// the part's clock starting at 0 changes (10⁻⁵ of the mean here).
+/// the part's clock starting at 0 changes (under 10⁻⁴ of the mean).
 #[test]
 fn parts_warmed_over_everything_before_them_are_the_unsplit_run() {
     let dir = tempfile::tempdir().unwrap();
@@ -82,7 +82,12 @@ fn parts_warmed_over_everything_before_them_are_the_unsplit_run() {
     let split = replay(&t, &["--parts", "3", "--part-warming", "200000"]);
     assert_eq!(split["sampled"]["skipped"], 0);
     let metric = |v: &Value, m: &str| v["sampled"]["metrics"][m]["estimate"].as_f64().unwrap();
-    for m in ["llc_miss_rate", "hit_rate_L1D", "hit_rate_L2"] {
+    for m in [
+        "llc_miss_rate",
+        "hit_rate_L1D",
+        "hit_rate_L2",
+        "hit_rate_LLC",
+    ] {
         assert_eq!(metric(&split, m), metric(&whole, m), "{m}");
     }
     let (s, w) = (
@@ -141,6 +146,39 @@ fn parts_run_one_by_one_merge_into_the_local_run_byte_for_byte() {
         e.contains("part-1.json: a part of another run (flags not the same)"),
         "{e}"
     );
+    // The same part with another warming: another split.
+    let warmer = [
+        "--out",
+        &out("warmer"),
+        "--part",
+        "1",
+        "--part-warming",
+        "20001",
+    ];
+    let o = numasim(
+        &[
+            &[
+                "replay",
+                &t,
+                "--machine",
+                "xeon-2s",
+                "--pin",
+                "spread",
+                "--parts",
+                "3",
+            ][..],
+            SAMPLE,
+            &warmer[..],
+        ]
+        .concat(),
+    );
+    assert!(o.status.success());
+    std::fs::copy(part("warmer"), part("split")).unwrap();
+    let e = one_line_error(&run(&["--out", &out("split"), "--merge"]));
+    assert!(
+        e.contains("part-1.json: a part of another run (split not the same)"),
+        "{e}"
+    );
     std::fs::write(part("split"), &good[..good.len() / 2]).unwrap();
     let e = one_line_error(&run(&["--out", &out("split"), "--merge"]));
     assert!(
@@ -165,9 +203,9 @@ fn slurm_scripts_run_this_command_line_per_part_and_merge() {
         "--out",
         &o,
         "--slurm",
-        "--array-limit",
-        "2",
-        "--sbatch-option=--time=5",
+        "--array-limit=2",
+        "--sbatch-option",
+        "--time=5",
         "--dry-run",
     ];
     ok(&[&base[..], SAMPLE, &slurm[..]].concat());
@@ -176,7 +214,13 @@ fn slurm_scripts_run_this_command_line_per_part_and_merge() {
     assert!(array.contains("#SBATCH --array=0-3%2\n"), "{array}");
     for s in [&array, &merge] {
         assert!(s.contains("#SBATCH --time=5\n"), "{s}");
-        assert!(s.contains("#SBATCH --chdir="), "{s}");
+        let here = std::env::current_dir().unwrap().display().to_string();
+        assert!(s.contains(&format!("#SBATCH --chdir={here}\n")), "{s}");
+        let exec = s.lines().find(|l| l.starts_with("exec ")).unwrap();
+        assert!(
+            !exec.contains("--sbatch-option") && !exec.contains("--time"),
+            "{s}"
+        );
         assert!(s.contains(" replay ") && s.contains(" --parts 4 "), "{s}");
         assert!(
             !s.contains("--slurm") && !s.contains("--dry-run") && !s.contains("--array-limit"),
@@ -189,6 +233,15 @@ fn slurm_scripts_run_this_command_line_per_part_and_merge() {
     );
     assert!(merge.trim_end().ends_with(" --merge"), "{merge}");
     assert!(!out.join("parts").exists(), "a dry run runs nothing");
+
+    // More parts than units: one part per unit; no parts at all: refused.
+    let many = replay(&t, &["--parts", "50", "--part-warming", "1000"]);
+    assert_eq!(many["parts"].as_array().unwrap().len(), 20);
+    assert_eq!(many["sampled"]["units"], 20);
+    let e = one_line_error(&numasim(
+        &[&base[..], SAMPLE, &["--parts", "0"][..]].concat(),
+    ));
+    assert!(e.contains("--parts"), "{e}");
 
     // Flags that do not go together.
     let e = one_line_error(&numasim(&[

@@ -1,8 +1,9 @@
 //! A sampled replay split into independent parts (`replay --sample …
-//! --parts N`), so that the parts can run at once: locally one after
-//! another, or as a Slurm job array whose tasks each write a part file and
+//! --parts N`), so that the parts can run at once: locally, or as a Slurm
+//! job array whose tasks each write a part file and
 //! whose merge job combines them. Either way the same parts are merged by
 //! the same code, so the two give the same `summary.json`, byte for byte.
+//! (Locally the front end runs the parts at once.)
 //!
 //! Each part has its own engine ([`sim::timing::Part`]): it skips the
 //! records before its range (pinning threads and placing pages as the
@@ -39,6 +40,10 @@ pub enum PartsError {
     NoSuchPart { index: u64, parts: usize },
     #[error(transparent)]
     Merge(#[from] sim::timing::MergeError),
+    #[error(transparent)]
+    Replay(#[from] ReplayError),
+    #[error(transparent)]
+    Input(#[from] crate::input::InputError),
 }
 
 /// What identifies the run a part belongs to: the trace (its records and
@@ -52,6 +57,12 @@ pub struct Split {
     pub machine: u64,
     /// `Engine::run_description`: flags, sample shape, placement, prefetchers.
     pub run: String,
+    /// Parts, and the records each warms.
+    pub count: u64,
+    pub warming: u64,
+    /// The parts' ranges (from the sample's shape; not in a part file,
+    /// whose own range the merge checks).
+    #[serde(skip)]
     pub parts: Vec<Part>,
 }
 
@@ -73,6 +84,68 @@ pub fn default_warming(m: &sim::Machine) -> u64 {
         .filter_map(|n| n.llc.as_ref().map(|c| c.size.0))
         .sum();
     4 * llc / m.spec.line_size.max(1)
+}
+
+/// What every part's run shares: how its engine is made (as the
+/// unsplit run's, without a time series: a part's clock is its own) and
+/// how the trace is opened.
+pub struct Job<'a> {
+    pub machine: &'a sim::Machine,
+    pub cfg: sim::Config,
+    pub placement: &'a str,
+    pub prefetch: &'a [String],
+    pub seed: u64,
+    pub log: &'a crate::InputLog,
+    pub open: &'a (dyn Fn() -> Result<Source, crate::input::InputError> + Sync),
+}
+
+impl Job<'_> {
+    fn engine(&self) -> Result<sim::Engine<'_>, ReplayError> {
+        let cfg = sim::Config {
+            timeseries: false,
+            ..self.cfg.clone()
+        };
+        let (m, seed) = (self.machine, self.seed);
+        crate::replay::timing_engine(m, cfg, self.placement, self.prefetch, seed, self.log)
+    }
+
+    /// Reads the trace from `source` and splits `shape` into `n` parts
+    /// over it, each warmed over `warming` records ([`default_warming`]
+    /// if None).
+    pub fn split(
+        &self,
+        source: Source,
+        shape: &Sample,
+        n: u64,
+        warming: Option<u64>,
+    ) -> Result<Split, PartsError> {
+        let counted = count(source, &mut || {})?;
+        let warming = warming.unwrap_or_else(|| default_warming(self.machine));
+        Ok(split(&self.engine()?, shape, counted, n, warming))
+    }
+
+    /// Runs part `k` of `split`.
+    pub fn part(&self, split: &Split, k: u64) -> Result<PartResult, PartsError> {
+        let part = part(split, k)?;
+        Ok(run(&mut self.engine()?, (self.open)()?, part, &mut || {})?)
+    }
+
+    /// Runs every part of `split` at once (on every CPU); an error is the
+    /// lowest-numbered failing part's, whichever failed first.
+    pub fn all(&self, split: &Split) -> Result<Vec<PartResult>, PartsError> {
+        use rayon::prelude::*;
+        let runs: Vec<_> = (0..split.count)
+            .into_par_iter()
+            .map(|k| self.part(split, k))
+            .collect();
+        runs.into_iter().collect()
+    }
+}
+
+/// Every part's file of `split` from `out`, in order (an error is the
+/// lowest-numbered part's).
+pub fn load_all(out: &Path, split: &Split) -> Result<Vec<PartResult>, PartsError> {
+    (0..split.count).map(|k| load(out, split, k)).collect()
 }
 
 /// Reads every record of `source`: how many, and their [`TraceHash`].
@@ -100,12 +173,15 @@ pub fn split(
     warming: u64,
 ) -> Split {
     let header = engine.checkpoint_header(trace);
+    let parts = shape.parts(records, n, warming);
     Split {
         records,
         trace,
         machine: header.machine,
         run: header.run,
-        parts: shape.parts(records, n, warming),
+        count: parts.len() as u64,
+        warming,
+        parts,
     }
 }
 
@@ -167,7 +243,7 @@ pub fn save(path: &Path, file: &PartFile) -> Result<(), PartsError> {
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).map_err(io(dir))?;
     }
-    let tmp = path.with_extension("json.tmp");
+    let tmp = path.with_extension(format!("json.{}.tmp", std::process::id()));
     let text = serde_json::to_vec(file).expect("a part serializes");
     std::fs::write(&tmp, text).map_err(io(&tmp))?;
     std::fs::rename(&tmp, path).map_err(io(path))
@@ -192,7 +268,7 @@ pub fn load(out: &Path, split: &Split, index: u64) -> Result<PartResult, PartsEr
         Some("machine")
     } else if s.run != split.run {
         Some("flags")
-    } else if s.parts != split.parts || file.index != index {
+    } else if s.count != split.count || s.warming != split.warming || file.index != index {
         Some("split")
     } else {
         None
@@ -212,7 +288,7 @@ pub fn merge(
     shape: &Sample,
     split: &Split,
     results: &[PartResult],
-) -> Result<serde_json::Value, PartsError> {
+) -> Result<(sim::results::Sampled, serde_json::Value), PartsError> {
     let sampled = sim::timing::merge_parts(m, shape, &split.parts, results)?;
     let parts: Vec<serde_json::Value> = results
         .iter()
@@ -225,10 +301,11 @@ pub fn merge(
             })
         })
         .collect();
-    Ok(serde_json::json!({
+    let json = serde_json::json!({
         "machine": m.spec.name,
         "records": split.records,
         "sampled": sampled,
         "parts": parts,
-    }))
+    });
+    Ok((sampled, json))
 }

@@ -75,6 +75,8 @@ pub enum SlurmError {
     Spawn(std::io::Error),
     #[error("{path}: {error}")]
     Write { path: String, error: std::io::Error },
+    #[error("an argument is not UTF-8 ({0:?}); a job script cannot carry it")]
+    NotUtf8(std::ffi::OsString),
     #[error("sbatch {args:?}: {stderr}")]
     Refused { args: Vec<String>, stderr: String },
 }
@@ -112,17 +114,68 @@ pub fn submit(array: &Path, merge: &Path) -> Result<(String, String), SlurmError
     Ok((array_id, merge_id))
 }
 
+/// `args` (a command line, without the program) less the flags in
+/// `drop` and, with their values (`FLAG VALUE` or `FLAG=VALUE`), those in
+/// `drop_valued`: what a job reruns of the command that sent it.
+pub fn without(
+    args: impl IntoIterator<Item = std::ffi::OsString>,
+    drop: &[&str],
+    drop_valued: &[&str],
+) -> Result<Vec<String>, SlurmError> {
+    let mut out = Vec::new();
+    let mut skip = false;
+    for arg in args {
+        let arg = arg.into_string().map_err(SlurmError::NotUtf8)?;
+        let flag = arg.split('=').next().unwrap_or("");
+        if std::mem::take(&mut skip) || drop.contains(&flag) {
+            continue;
+        }
+        match drop_valued.contains(&flag) {
+            true => skip = !arg.contains('='),
+            false => out.push(arg),
+        }
+    }
+    Ok(out)
+}
+
 /// What [`launch`] did.
 pub enum Launched {
     /// The scripts are written, not submitted (`--dry-run`, or no `sbatch`
     /// on PATH: `sbatch` says which).
     Written {
         sbatch: bool,
+        dir: String,
+        tasks: usize,
     },
     Submitted {
         array: String,
         merge: String,
+        tasks: usize,
     },
+}
+
+impl std::fmt::Display for Launched {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        match self {
+            Launched::Written { sbatch, dir, tasks } => write!(
+                f,
+                "wrote the job scripts into {dir} ({tasks} array tasks and a merge job){}",
+                if *sbatch {
+                    ""
+                } else {
+                    "; sbatch is not installed: submit them by hand"
+                }
+            ),
+            Launched::Submitted {
+                array,
+                merge,
+                tasks,
+            } => write!(
+                f,
+                "submitted array job {array} ({tasks} tasks) and merge job {merge}"
+            ),
+        }
+    }
 }
 
 /// Writes `dir/<name>.sbatch` and `dir/merge.sbatch` (each whole or not at
@@ -131,7 +184,7 @@ pub enum Launched {
 pub fn launch(dir: &Path, j: &Jobs, dry_run: bool) -> Result<Launched, SlurmError> {
     let write = |name: &str, text: &str| -> Result<std::path::PathBuf, SlurmError> {
         let path = dir.join(name);
-        let tmp = dir.join(format!(".{name}.tmp"));
+        let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
         let err = |error| SlurmError::Write {
             path: path.display().to_string(),
             error,
@@ -145,17 +198,33 @@ pub fn launch(dir: &Path, j: &Jobs, dry_run: bool) -> Result<Launched, SlurmErro
     let merge = write("merge.sbatch", &merge)?;
     let sbatch = have_sbatch();
     if dry_run || !sbatch {
-        return Ok(Launched::Written { sbatch });
+        let (dir, tasks) = (dir.display().to_string(), j.tasks);
+        return Ok(Launched::Written { sbatch, dir, tasks });
     }
     let (array, merge) = submit(&array, &merge)?;
     let ids = serde_json::json!({ "array": array, "merge": merge, "tasks": j.tasks });
     write("slurm-jobs.json", &format!("{ids:#}\n"))?;
-    Ok(Launched::Submitted { array, merge })
+    Ok(Launched::Submitted {
+        array,
+        merge,
+        tasks: j.tasks,
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Flags dropped alone, with their value after them or after `=`.
+    #[test]
+    fn command_lines_without_flags() {
+        let os = |v: &[&str]| v.iter().map(std::ffi::OsString::from).collect::<Vec<_>>();
+        let args = os(&[
+            "replay", "t", "--x", "--v", "1", "--v=2", "--keep", "3", "--vv",
+        ]);
+        let got = without(args, &["--x"], &["--v"]).unwrap();
+        assert_eq!(got, ["replay", "t", "--keep", "3", "--vv"]);
+    }
 
     #[test]
     fn quotes_only_what_the_shell_would_split() {

@@ -62,6 +62,7 @@ pub fn run(cmd: Command) -> Result<()> {
         Command::Trace(t) => trace::run(t),
         Command::Replay(r) => match r.workers.clone() {
             Some(w) => replay::tasks::run(&r, &w),
+            None if r.parts.is_some() && r.machine.is_some() => replay::parts::run(&r),
             None => replay::run(*r),
         },
         Command::Policies => policies::run(),

@@ -153,7 +153,7 @@ pub enum EngineError {
     SampleTooLarge { units: u64, measured: u64 },
     #[error(transparent)]
     SampleShape(#[from] super::sample::SampleShapeError),
-    #[error("a part of a sample (--parts) needs a sampled run (--sample)")]
+    #[error("a part of a sample needs a sampled run")]
     NotSampled,
     #[error("prefetch level {0}: the machine's cores have {1} private data levels")]
     NoSuchLevel(usize, usize),

@@ -15,6 +15,11 @@
 
 use super::stats::Stats;
 
+/// Most units a sampled run measures.
+pub const MAX_UNITS: u64 = 1_000_000;
+/// Most accesses a sampled run measures (16 bytes each are kept).
+pub const MAX_MEASURED: u64 = 50_000_000;
+
 /// Unit, warm-up and bounded functional warming that do not fit the period.
 #[derive(Debug, thiserror::Error)]
 #[error(
@@ -239,9 +244,10 @@ pub struct Part {
 }
 
 impl Sample {
-    /// The first record of unit `k`'s window: its bounded warming, warm-up
-    /// and the records after the previous unit (0 for a window that would
-    /// start before the trace).
+    /// The first record of unit `k`'s window: the records its warm-up's
+    /// cut leaves, its bounded warming, its warm-up, the unit, and the
+    /// records after it up to unit k + 1's window (0 for a window that
+    /// would start before the trace).
     pub fn window_start(&self, k: u64) -> u64 {
         let f = self.functional.unwrap_or(0);
         (self.offset.saturating_add(k.saturating_mul(self.period)))
@@ -252,25 +258,31 @@ impl Sample {
     /// trace of `records` records (at most one part per unit, at least
     /// one), each warmed over the `warming` records before it.
     pub fn parts(&self, records: u64, n: u64, warming: u64) -> Vec<Part> {
-        let units = records
-            .saturating_sub(self.offset)
-            .div_ceil(self.period.max(1));
+        let units = self.units_in(records);
         let n = n.clamp(1, units.max(1));
+        let first = |p: u64| (p as u128 * units as u128 / n as u128) as u64;
         (0..n)
             .map(|p| Part {
                 from: if p == 0 {
                     0
                 } else {
-                    self.window_start(p * units / n)
+                    self.window_start(first(p))
                 },
                 to: if p + 1 == n {
                     u64::MAX
                 } else {
-                    self.window_start((p + 1) * units / n)
+                    self.window_start(first(p + 1))
                 },
                 warming,
             })
             .collect()
+    }
+
+    /// Units that start in a trace of `records` records.
+    pub fn units_in(&self, records: u64) -> u64 {
+        records
+            .saturating_sub(self.offset)
+            .div_ceil(self.period.max(1))
     }
 }
 
@@ -496,6 +508,75 @@ mod tests {
         // Records 10..45: skipped to 16, warmed 17–20, units 2 and 3 (24–25,
         // 34–35) as in the unsplit run, skipped from 41.
         assert_eq!(letters, "sssssssffffwww22fffffwww33fffffssss");
+    }
+
+    /// Random shapes (bounded warming, jittered warm-ups or not), traces
+    /// and splits: the parts follow each other from record 0 to the end;
+    /// inside its part a record has the unsplit run's phase, so each unit
+    /// is measured in exactly one part, and whole; before a part its
+    /// `warming` records are warmed and earlier ones skipped, after it
+    /// every record is skipped.
+    #[test]
+    fn parts_keep_the_unsplit_phases_on_random_shapes() {
+        for seed in 0..300u64 {
+            let d = |i: u64, m: u64| mix(seed * 16 + i) % m;
+            let (unit, warm) = (1 + d(0, 5), d(1, 9));
+            let functional = (d(2, 2) == 0).then(|| d(3, 6));
+            let period = unit + warm + functional.unwrap_or(0) + d(4, 12);
+            let s = Sample {
+                unit,
+                period,
+                warm,
+                offset: d(5, period),
+                functional,
+                jitter: (d(6, 2) == 0).then_some(seed),
+            };
+            s.check().unwrap();
+            let (records, n, warming) = (d(7, 500), 1 + d(8, 9), d(9, 40));
+            let parts = s.parts(records, n, warming);
+            assert_eq!(parts[0].from, 0);
+            assert_eq!(parts.last().unwrap().to, u64::MAX);
+            assert!(parts.len() as u64 <= s.units_in(records).max(1));
+            for w in parts.windows(2) {
+                assert!(
+                    w[0].from < w[0].to && w[0].to == w[1].from,
+                    "{s:?} {parts:?}"
+                );
+            }
+            let mut unit_part = std::collections::BTreeMap::new();
+            let mut warm_part = None;
+            for r in 0..records {
+                let mine: Vec<usize> = (0..parts.len())
+                    .filter(|&i| parts[i].from <= r && r < parts[i].to)
+                    .collect();
+                assert_eq!(mine.len(), 1, "record {r} of {s:?} in {parts:?}");
+                match s.phase(r) {
+                    Phase::Unit(k) => {
+                        let first = *unit_part.entry(k).or_insert(mine[0]);
+                        assert_eq!(first, mine[0], "unit {k} split: {s:?} {parts:?}");
+                        // Its detailed warm-up ran in the part measuring it.
+                        if let Some(w) = warm_part.take() {
+                            assert_eq!(w, mine[0], "unit {k}'s warm-up: {s:?} {parts:?}");
+                        }
+                    }
+                    Phase::Warm => warm_part = warm_part.or(Some(mine[0])),
+                    _ => {}
+                }
+                for p in &parts {
+                    let got = s.phase_in(r, Some(*p));
+                    let want = if r >= p.to {
+                        Phase::Skip
+                    } else if r >= p.from {
+                        s.phase(r)
+                    } else if r + warming >= p.from {
+                        Phase::Functional
+                    } else {
+                        Phase::Skip
+                    };
+                    assert_eq!(got, want, "record {r} of {s:?} in {p:?}");
+                }
+            }
+        }
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! `numasim replay`: a trace through the cache model.
 
-mod parts;
+pub mod parts;
 pub mod tasks;
 
 use std::path::PathBuf;
@@ -95,7 +95,8 @@ pub struct ReplayArgs {
     pub sample_seed: u64,
     /// With --sample: split the replay into N parts, each simulated on its
     /// own (its units after --part-warming records warmed), then merged.
-    #[arg(long, value_name = "N", requires = "sample", conflicts_with_all = ["save_checkpoint", "from_checkpoint"])]
+    #[arg(long, value_name = "N", requires = "sample", conflicts_with_all = ["save_checkpoint", "from_checkpoint"],
+          value_parser = clap::value_parser!(u64).range(1..=sim::timing::MAX_UNITS))]
     pub parts: Option<u64>,
     /// With --parts: only part K, into OUT/parts/part-K.json (a Slurm array task).
     #[arg(long, value_name = "K", requires_all = ["parts", "out"])]
@@ -105,7 +106,7 @@ pub struct ReplayArgs {
     pub merge: bool,
     /// With --parts: records each part warms functionally before its first
     /// unit (default: 4 × the lines of the machine's LLCs).
-    #[arg(long, value_name = "R")]
+    #[arg(long, value_name = "R", requires = "parts")]
     pub part_warming: Option<u64>,
     /// With --parts: write OUT/replay.sbatch (an array task per part) and
     /// OUT/merge.sbatch, and submit both if sbatch exists.
@@ -253,7 +254,7 @@ pub fn inapplicable(
 }
 
 /// A replay error in the command line's words (the flag that fixes it).
-fn replay_err(a: &ReplayArgs, e: ReplayError) -> anyhow::Error {
+pub fn replay_err(a: &ReplayArgs, e: ReplayError) -> anyhow::Error {
     match e {
         ReplayError::Trace(e) => trace_err(&a.trace, e),
         ReplayError::Placement(e) => anyhow::anyhow!("--placement: {e}"),
@@ -322,11 +323,10 @@ pub fn run(a: ReplayArgs) -> Result<()> {
     crate::report::after(a.report, a.out.as_deref())
 }
 
-/// Replay through the NUMA timing model.
-fn run_timing(a: ReplayArgs) -> Result<()> {
-    let machine_arg = a.machine.clone().unwrap_or_default();
-    let log = lab::InputLog::default();
-    let machine = crate::machines::load_machine(&machine_arg, &log)?;
+/// The machine (noted in `log`) and the timing model's configuration
+/// the flags ask for.
+pub fn timing_setup(a: &ReplayArgs, log: &lab::InputLog) -> Result<(sim::Machine, sim::Config)> {
+    let machine = crate::machines::load_machine(a.machine.as_deref().unwrap_or_default(), log)?;
     let sample = (a.sample).map(|s| s.place(a.sample_seed, !a.prefetch.is_empty()));
     let cfg = sim::Config {
         mlp: a.mlp,
@@ -339,9 +339,14 @@ fn run_timing(a: ReplayArgs) -> Result<()> {
         sample,
         ..sim::Config::default()
     };
-    if let (Some(_), Some(shape)) = (a.parts, sample) {
-        return parts::run(&a, &machine, cfg, shape);
-    }
+    Ok((machine, cfg))
+}
+
+/// Replay through the NUMA timing model.
+fn run_timing(a: ReplayArgs) -> Result<()> {
+    let log = lab::InputLog::default();
+    let (machine, cfg) = timing_setup(&a, &log)?;
+    let sample = cfg.sample;
     let mut engine =
         lab::replay::timing_engine(&machine, cfg, &a.placement, &a.prefetch, a.seed, &log)
             .map_err(|e| replay_err(&a, e))?;

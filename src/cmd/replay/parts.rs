@@ -1,77 +1,93 @@
 //! `replay --sample … --parts N`: a sampled replay split into parts
-//! (`lab::parts`), run here one after another, or one part (`--part K`,
+//! (`lab::parts`), run here at once, or one part (`--part K`,
 //! a Slurm array task), or merged from the parts' files (`--merge`, the
 //! merge job), or sent to Slurm (`--slurm`).
 
 use std::path::Path;
 
-use anyhow::{Context, Result};
-use lab::parts::{self, Split};
-use rayon::prelude::*;
-use sim::timing::Sample;
+use anyhow::{Context, Result, anyhow, bail};
+use lab::parts::{self, PartsError, Split};
+use serde_json::json;
+use sim::results::Sampled;
+use traces::RecordSource;
 
-use super::{ReplayArgs, replay_err};
-use crate::input::open_trace;
+use super::{ReplayArgs, replay_err, timing_setup};
+use crate::input::{input_err, manifest_input, may_map, open_trace};
+use crate::manifest::manifest;
 use crate::output::{ensure_dir, write_json};
 
-/// Runs what the flags ask of a split sampled replay on `machine`.
-pub fn run(a: &ReplayArgs, machine: &sim::Machine, cfg: sim::Config, shape: Sample) -> Result<()> {
-    let log = lab::InputLog::default();
-    let engine = || {
-        lab::replay::timing_engine(
-            machine,
-            cfg.clone(),
-            &a.placement,
-            &a.prefetch,
-            a.seed,
-            &log,
-        )
-        .map_err(|e| replay_err(a, e))
-    };
-    let source = || Ok::<_, anyhow::Error>(open_trace(&a.trace, a.format, false, 2)?.source);
-    let counted = parts::count(source()?, &mut || {}).map_err(|e| replay_err(a, e))?;
-    let n = a.parts.unwrap_or(1);
-    let warming = (a.part_warming).unwrap_or_else(|| parts::default_warming(machine));
-    let split = parts::split(&engine()?, &shape, counted, n, warming);
-    if a.slurm {
-        return slurm(a, split.parts.len());
+/// Runs what the flags ask of a split sampled replay.
+pub fn run(a: &ReplayArgs) -> Result<()> {
+    let log = &lab::InputLog::default();
+    let (machine, cfg) = timing_setup(a, log)?;
+    let (machine, shape) = (&machine, cfg.sample.context("--parts needs --sample")?);
+    if a.report {
+        bail!("--report does not apply to a split run (--parts): its summary has no plain part");
     }
-    let run_part = |k: u64| -> Result<sim::timing::PartResult> {
-        let part = parts::part(&split, k).map_err(|e| anyhow::anyhow!("--{e}"))?;
-        parts::run(&mut engine()?, source()?, part, &mut || {}).map_err(|e| replay_err(a, e))
+    let open = || lab::input::open_trace(&a.trace, a.format, false, 2, may_map()).map(|i| i.source);
+    let (placement, prefetch, seed) = (&a.placement, &a.prefetch[..], a.seed);
+    let job = parts::Job {
+        machine,
+        cfg,
+        placement,
+        prefetch,
+        seed,
+        log,
+        open: &open,
     };
+    let err = |e| match e {
+        PartsError::Replay(e) => anyhow!("{}: {}", a.trace.display(), replay_err(a, e)),
+        PartsError::Input(e) => input_err(e),
+        PartsError::Merge(e) => anyhow!("{}: {e}", a.trace.display()),
+        e @ PartsError::NoSuchPart { .. } => anyhow!("--{e}"),
+        e => e.into(),
+    };
+    // The count's read also sums the trace for the manifest.
+    let input = open_trace(&a.trace, a.format, a.out.is_some(), 2)?;
+    let (format, tap) = (input.source.format_name(), input.tap.clone());
+    let split =
+        (job.split(input.source, &shape, a.parts.unwrap_or(1), a.part_warming)).map_err(err)?;
     let out = a.out.as_deref();
-    if let (Some(k), Some(out)) = (a.part, out) {
-        let result = run_part(k)?;
-        let file = parts::PartFile {
-            split: split.clone(),
-            index: k,
-            result,
-        };
-        parts::save(&parts::path(out, k), &file)?;
-        eprintln!("wrote {}", parts::path(out, k).display());
-        return Ok(());
+    match (a.slurm, a.part, a.merge, out) {
+        (true, ..) => slurm(a, split.parts.len()),
+        (_, Some(k), _, Some(out)) => {
+            let result = job.part(&split, k).map_err(err)?;
+            let file = parts::PartFile {
+                split,
+                index: k,
+                result,
+            };
+            parts::save(&parts::path(out, k), &file)?;
+            eprintln!("wrote {}", parts::path(out, k).display());
+            Ok(())
+        }
+        (_, _, merge, out) => {
+            let results = match (merge, out) {
+                (true, Some(out)) => parts::load_all(out, &split),
+                _ => job.all(&split),
+            };
+            let merged = parts::merge(machine, &shape, &split, &results.map_err(err)?);
+            write(a, &split, &merged.map_err(err)?)?;
+            let Some(dir) = &a.out else { return Ok(()) };
+            let config = json!({
+                "machine": machine.spec, "sample": shape, "parts": split.count,
+                "part_warming": split.warming, "pin": format!("{:?}", a.pin), "mlp": a.mlp,
+                "placement": a.placement, "prefetch": a.prefetch, "prefetch_level": a.prefetch_level,
+            });
+            let inputs = vec![manifest_input(&a.trace, format, &tap)];
+            write_json(&dir.join("manifest.json"), &manifest(inputs, config, log))
+        }
     }
-    // Locally the parts run at once, on every CPU.
-    let results: Vec<_> = (0..split.parts.len() as u64)
-        .into_par_iter()
-        .map(|k| match (a.merge, out) {
-            (true, Some(out)) => Ok(parts::load(out, &split, k)?),
-            _ => run_part(k),
-        })
-        .collect::<Result<_>>()?;
-    let summary = parts::merge(machine, &shape, &split, &results)?;
-    write(a, &split, &summary)
 }
 
 /// Prints the merged estimates and writes them into `--out`.
-fn write(a: &ReplayArgs, split: &Split, summary: &serde_json::Value) -> Result<()> {
+fn write(a: &ReplayArgs, split: &Split, merged: &(Sampled, serde_json::Value)) -> Result<()> {
+    let (sampled, summary) = merged;
     if a.json {
         println!("{}", serde_json::to_string(summary)?);
     } else {
-        let sampled: sim::results::Sampled = serde_json::from_value(summary["sampled"].clone())?;
-        let mut o = format!("{} parts of {} records\n", split.parts.len(), split.records);
-        analysis::timing::render_sampled(&mut o, &sampled);
+        let mut o = format!("{} parts of {} records\n", split.count, split.records);
+        analysis::timing::render_sampled(&mut o, sampled);
         print!("{o}");
     }
     if let Some(dir) = &a.out {
@@ -86,19 +102,13 @@ fn write(a: &ReplayArgs, split: &Split, summary: &serde_json::Value) -> Result<(
 fn slurm(a: &ReplayArgs, n: usize) -> Result<()> {
     let out = a.out.as_deref().context("--slurm needs --out")?;
     let exe = std::env::current_exe().context("numasim's own path")?;
-    let mut args: Vec<String> = vec![exe.display().to_string()];
-    let mut skip = false;
-    for arg in std::env::args().skip(1) {
-        let flag = arg.split('=').next().unwrap_or("");
-        if std::mem::take(&mut skip) {
-            continue;
-        }
-        match flag {
-            "--slurm" | "--dry-run" => {}
-            "--array-limit" | "--sbatch-option" => skip = !arg.contains('='),
-            _ => args.push(arg),
-        }
-    }
+    let mut args = vec![exe.display().to_string()];
+    let slurm = ["--array-limit", "--sbatch-option"];
+    args.extend(lab::slurm::without(
+        std::env::args_os().skip(1),
+        &["--slurm", "--dry-run"],
+        &slurm,
+    )?);
     let dir = std::env::current_dir()?;
     let logs = std::path::absolute(out)?.join("slurm");
     ensure_dir(&logs)?;
@@ -116,6 +126,6 @@ fn slurm(a: &ReplayArgs, n: usize) -> Result<()> {
         array_limit: a.array_limit,
         options: &options,
     };
-    let launched = lab::slurm::launch(Path::new(out), &jobs, a.dry_run)?;
-    crate::output::launched(&launched, &out.display().to_string(), n)
+    eprintln!("{}", lab::slurm::launch(Path::new(out), &jobs, a.dry_run)?);
+    Ok(())
 }

@@ -243,9 +243,6 @@ fn slurm(a: &SweepArgs, file: &Path, out: &Path, n: usize) -> Result<()> {
         array_limit: a.array_limit,
         options: &a.sbatch_options,
     };
-    crate::output::launched(
-        &lab::slurm::launch(Path::new(&out), &jobs, a.dry_run)?,
-        &out,
-        n,
-    )
+    eprintln!("{}", lab::slurm::launch(Path::new(&out), &jobs, a.dry_run)?);
+    Ok(())
 }
