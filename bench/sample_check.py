@@ -23,6 +23,11 @@ and, with prefetchers (their default warm-up is 8 x UNIT, not 2 x UNIT):
 Machines: xeon-2s, epyc-4numa.
 
   bench/sample_check.py [--sample 1000:20000] [--seeds 5] [--n 2000000]
+                        [--parts N [--part-warming R]]
+
+With --parts, every sampled run is split into N parts (`replay --parts`,
+each warmed over R records, default 4 x the machine's LLC lines), and the
+same question is asked of the merged estimates.
 """
 import argparse
 import json
@@ -109,11 +114,16 @@ def main():
     ap.add_argument("--sample", default="1000:20000")
     ap.add_argument("--seeds", type=int, default=5)
     ap.add_argument("--n", type=int, default=2_000_000)
+    ap.add_argument("--parts", type=int)
+    ap.add_argument("--part-warming", type=int)
     a = ap.parse_args()
+    split = [] if a.parts is None else ["--parts", str(a.parts)]
+    if a.part_warming is not None:
+        split += ["--part-warming", str(a.part_warming)]
     os.makedirs(OUT, exist_ok=True)
     subprocess.run(["cargo", "build", "--release", "--quiet"], cwd=ROOT, check=True)
     ts = traces(a.n)
-    print(f"sampled replay --sample {a.sample}, seeds 0..{a.seeds - 1}; 99.7% intervals "
+    print(f"sampled replay --sample {a.sample} {' '.join(split)}, seeds 0..{a.seeds - 1}; 99.7% intervals "
           f"(date {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())})\n")
     print("| trace | machine | accesses | metric | full run | inside | mean ±% of interval "
           "| CV | units for ±3% | units | wall full / sampled |")
@@ -125,7 +135,7 @@ def main():
             full, wall_full = replay(path, m, flags)
             truth = {"latency_mean_ns": full["latency_ns"]["mean"],
                      "llc_miss_rate": llc_miss_rate(full)}
-            runs = [replay(path, m, [*flags, "--sample", a.sample, "--sample-seed", str(s)])
+            runs = [replay(path, m, [*flags, "--sample", a.sample, "--sample-seed", str(s), *split])
                     for s in range(a.seeds)]
             wall_s = sum(w for _, w in runs) / len(runs)
             for metric, v in truth.items():

@@ -3,7 +3,7 @@
 //! job array whose tasks each write a part file and
 //! whose merge job combines them. Either way the same parts are merged by
 //! the same code, so the two give the same `summary.json`, byte for byte.
-//! (Locally the front end runs the parts at once.)
+//! Locally [`Job::all`] runs the parts at once, on every CPU.
 //!
 //! Each part has its own engine ([`sim::timing::Part`]): it skips the
 //! records before its range (pinning threads and placing pages as the
