@@ -587,6 +587,8 @@ def replay(
     save_checkpoint: Optional[Union[str, os.PathLike]] = None,
     checkpoint_at: Optional[int] = None,
     from_checkpoint: Optional[Union[str, os.PathLike]] = None,
+    parts: Optional[int] = None,
+    part_warming: Optional[int] = None,
 ) -> Replay:
     """``numasim replay TRACE``: through the cachegrind model (`I1`, `D1`,
     `LL` as ``SIZE,ASSOC,LINE``; `replacement`), or with `machine` through
@@ -595,7 +597,10 @@ def replay(
     replay, its estimates in ``summary["sampled"]``; `save_checkpoint` FILE
     with `checkpoint_at` N saves the whole state after N records,
     `from_checkpoint` FILE resumes from one: the uninterrupted run's
-    results). With `machine` and
+    results; `parts` N splits the sample into N parts run at once, each
+    warmed over `part_warming` records (default 4 x the machine's LLC
+    lines), as ``replay --parts`` does: ``summary`` is then the merged
+    one, with ``"sampled"`` and ``"parts"``). With `machine` and
     `workers` (a count or a core list), `trace` is a task trace dispatched
     by `scheduler` (default ``round-robin``; ``py:NAME`` names a
     ``choose(request, workers)`` object in `policies`), its arrivals
@@ -630,6 +635,12 @@ def replay(
     for name, given in (("scheduler", scheduler), ("arrivals", arrivals), ("policies", policies)):
         if given is not None:
             raise NumasimError(f"{name} applies to a task replay (give machine and workers)")
+    if part_warming is not None and parts is None:
+        raise NumasimError("part_warming goes with parts")
+    if parts is not None and (sample is None or machine is None):
+        raise NumasimError("parts split a sampled replay (give machine and sample)")
+    if parts is not None and workers is not None:
+        raise NumasimError("parts apply to a trace replay (not with workers)")
     if (save_checkpoint is None) != (checkpoint_at is None):
         raise NumasimError("save_checkpoint and checkpoint_at go together")
     if checkpoint_at is not None and int(checkpoint_at) < 0:
@@ -637,7 +648,8 @@ def replay(
     save = (os.fspath(save_checkpoint), int(checkpoint_at)) if save_checkpoint is not None else None
     resume = os.fspath(from_checkpoint) if from_checkpoint is not None else None
     summary, series = _numasim.replay(
-        p, machine, I1, D1, LL, replacement, placement, pf or None, int(seed), sample, int(sample_seed), save, resume
+        p, machine, I1, D1, LL, replacement, placement, pf or None, int(seed), sample, int(sample_seed), save, resume,
+        None if parts is None else int(parts), None if part_warming is None else int(part_warming),
     )
     return Replay(json.loads(summary), timeseries_csv=series)
 

@@ -118,4 +118,9 @@ def replay(
     seed: int = ...,
     sample: Optional[str] = ...,
     sample_seed: int = ...,
+    save_checkpoint: Optional[Union[str, os.PathLike[str]]] = ...,
+    checkpoint_at: Optional[int] = ...,
+    from_checkpoint: Optional[Union[str, os.PathLike[str]]] = ...,
+    parts: Optional[int] = ...,
+    part_warming: Optional[int] = ...,
 ) -> Replay: ...

@@ -90,6 +90,10 @@ def replay(
     seed: int = 0,
     sample: Optional[str] = None,
     sample_seed: int = 0,
+    save: Optional[Tuple[str, int]] = None,
+    resume: Optional[str] = None,
+    parts: Optional[int] = None,
+    part_warming: Optional[int] = None,
 ) -> Tuple[str, Optional[str]]: ...
 def replay_tasks(
     trace: str,

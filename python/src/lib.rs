@@ -994,6 +994,9 @@ struct ReplayAsk<'a> {
     sample: Option<(&'a str, u64)>,
     /// Where to save and resume the timing model's state.
     checkpoints: lab::checkpoints::Plan,
+    /// The sample split into this many parts, each warmed over this many
+    /// records (None: the default) (`--parts`, `--part-warming`).
+    parts: Option<(u64, Option<u64>)>,
 }
 
 /// `replay TRACE` (the cache model; with `machine`, the timing model):
@@ -1055,6 +1058,15 @@ fn run_replay(a: &ReplayAsk) -> Result<(String, Option<String>), String> {
         ..sim::Config::default()
     };
     let placement = a.placement.unwrap_or("first-touch");
+    if let Some((n, warming)) = a.parts {
+        return split_replay(
+            a,
+            input.source,
+            (&machine, cfg, placement, &log),
+            n,
+            warming,
+        );
+    }
     let mut engine =
         lab::replay::timing_engine(&machine, cfg, placement, &a.prefetch, a.seed, &log)
             .map_err(|e| e.to_string())?;
@@ -1066,9 +1078,47 @@ fn run_replay(a: &ReplayAsk) -> Result<(String, Option<String>), String> {
     Ok((summary, Some(series)))
 }
 
+/// A sampled replay split into `n` parts run at once (`replay --parts`):
+/// the merged summary, as the command line's `--json` prints it; no time
+/// series.
+fn split_replay(
+    a: &ReplayAsk,
+    source: lab::input::Source,
+    (machine, cfg, placement, log): (&sim::Machine, sim::Config, &str, &lab::InputLog),
+    n: u64,
+    warming: Option<u64>,
+) -> Result<(String, Option<String>), String> {
+    let plan = &a.checkpoints;
+    if plan.save.is_some() || plan.from.is_some() {
+        return Err("parts and checkpoints do not go together".into());
+    }
+    let Some(shape) = cfg.sample else {
+        return Err("parts split a sampled replay (give sample)".into());
+    };
+    if n == 0 || n > sim::timing::MAX_UNITS {
+        return Err(format!("parts {n}: 1 to {}", sim::timing::MAX_UNITS));
+    }
+    let p = Path::new(a.trace);
+    let open = || lab::input::open_trace(p, None, false, 2, true).map(|i| i.source);
+    let job = lab::parts::Job {
+        machine,
+        cfg,
+        placement,
+        prefetch: &a.prefetch,
+        seed: a.seed,
+        log,
+        open: &open,
+    };
+    let err = |e: lab::parts::PartsError| format!("{}: {e}", a.trace);
+    let split = job.split(source, &shape, n, warming).map_err(err)?;
+    let results = job.all(&split).map_err(err)?;
+    let (_, summary) = lab::parts::merge(machine, &shape, &split, &results).map_err(err)?;
+    Ok((summary.to_string(), None))
+}
+
 /// `run_replay` for Python, detached from the interpreter.
 #[pyfunction]
-#[pyo3(signature = (trace, machine=None, i1=None, d1=None, ll=None, replacement=None, placement=None, prefetch=None, seed=0, sample=None, sample_seed=0, save=None, resume=None))]
+#[pyo3(signature = (trace, machine=None, i1=None, d1=None, ll=None, replacement=None, placement=None, prefetch=None, seed=0, sample=None, sample_seed=0, save=None, resume=None, parts=None, part_warming=None))]
 #[allow(clippy::too_many_arguments)]
 fn replay(
     py: Python<'_>,
@@ -1085,6 +1135,8 @@ fn replay(
     sample_seed: u64,
     save: Option<(String, u64)>,
     resume: Option<String>,
+    parts: Option<u64>,
+    part_warming: Option<u64>,
 ) -> PyResult<(String, Option<String>)> {
     let ask = ReplayAsk {
         trace,
@@ -1099,6 +1151,7 @@ fn replay(
             save: save.map(|(p, at)| (p.into(), at)),
             from: resume.map(Into::into),
         },
+        parts: parts.map(|n| (n, part_warming)),
     };
     detached(py, || run_replay(&ask))
 }

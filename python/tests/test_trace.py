@@ -118,6 +118,26 @@ def test_a_sampled_replay_is_the_command_lines(tmp_path):
         numasim.replay(t, sample="200:2000")
 
 
+def test_a_split_sampled_replay_is_the_command_lines(tmp_path):
+    t = tmp_path / "z.nst"
+    cli("trace", "gen", "zipf", "-n", "20000", "--threads", "4", "--footprint", "4M", "-o", str(t))
+    r = numasim.replay(t, machine="xeon-2s", sample="200:2000", sample_seed=3, parts=3, part_warming=1000)
+    assert r.summary == json.loads(
+        cli(
+            "replay", str(t), "--machine", "xeon-2s", "--sample", "200:2000", "--sample-seed", "3",
+            "--parts", "3", "--part-warming", "1000", "--json",
+        )
+    )
+    assert len(r.summary["parts"]) == 3 and r.summary["sampled"]["units"] == 10
+    assert r.timeseries is None
+    with pytest.raises(numasim.NumasimError, match="give machine and sample"):
+        numasim.replay(t, machine="xeon-2s", parts=2)
+    with pytest.raises(numasim.NumasimError, match="part_warming goes with parts"):
+        numasim.replay(t, machine="xeon-2s", sample="200:2000", part_warming=5)
+    with pytest.raises(numasim.NumasimError, match="parts 0"):
+        numasim.replay(t, machine="xeon-2s", sample="200:2000", parts=0)
+
+
 def test_a_resumed_replay_is_the_uninterrupted_one(tmp_path):
     t = tmp_path / "z.nst"
     ck = tmp_path / "c.ckpt"
