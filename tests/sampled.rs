@@ -28,17 +28,7 @@ fn trace(dir: &std::path::Path, n: u64, footprint: &str) -> String {
 }
 
 fn replay(trace: &str, extra: &[&str]) -> Value {
-    let mut args = vec![
-        "replay",
-        trace,
-        "--machine",
-        "xeon-2s",
-        "--pin",
-        "spread",
-        "--json",
-    ];
-    args.extend_from_slice(extra);
-    serde_json::from_str(&ok(&args)).unwrap()
+    common::xeon_replay(trace, extra)
 }
 
 /// The full run's LLC miss rate as `sampled` defines it: memory reads over

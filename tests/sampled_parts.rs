@@ -24,16 +24,7 @@ fn trace(dir: &std::path::Path, threads: &str) -> String {
 const SAMPLE: &[&str] = &["--sample", "500:10000", "--sample-seed", "3"];
 
 fn replay(trace: &str, extra: &[&str]) -> Value {
-    let base = [
-        "replay",
-        trace,
-        "--machine",
-        "xeon-2s",
-        "--pin",
-        "spread",
-        "--json",
-    ];
-    serde_json::from_str(&ok(&[&base[..], SAMPLE, extra].concat())).unwrap()
+    common::xeon_replay(trace, &[SAMPLE, extra].concat())
 }
 
 #[test]
@@ -111,7 +102,8 @@ fn parts_run_one_by_one_merge_into_the_local_run_byte_for_byte() {
     let dir = tempfile::tempdir().unwrap();
     let t = trace(dir.path(), "4");
     let out = |name: &str| dir.path().join(name).display().to_string();
-    let run = |extra: &[&str]| {
+    // This split (3 parts, each warmed over `warming` records) with `extra`.
+    let run_with = |warming: &str, extra: &[&str]| {
         let base = [
             "replay",
             &t,
@@ -122,8 +114,9 @@ fn parts_run_one_by_one_merge_into_the_local_run_byte_for_byte() {
             "--parts",
             "3",
         ];
-        numasim(&[&base[..], SAMPLE, &["--part-warming", "20000"], extra].concat())
+        numasim(&[&base[..], SAMPLE, &["--part-warming", warming], extra].concat())
     };
+    let run = |extra: &[&str]| run_with("20000", extra);
     let local = run(&["--out", &out("local"), "--json"]);
     assert!(local.status.success());
     for k in ["0", "1", "2"] {
@@ -147,31 +140,7 @@ fn parts_run_one_by_one_merge_into_the_local_run_byte_for_byte() {
         "{e}"
     );
     // The same part with another warming: another split.
-    let warmer = [
-        "--out",
-        &out("warmer"),
-        "--part",
-        "1",
-        "--part-warming",
-        "20001",
-    ];
-    let o = numasim(
-        &[
-            &[
-                "replay",
-                &t,
-                "--machine",
-                "xeon-2s",
-                "--pin",
-                "spread",
-                "--parts",
-                "3",
-            ][..],
-            SAMPLE,
-            &warmer[..],
-        ]
-        .concat(),
-    );
+    let o = run_with("20001", &["--out", &out("warmer"), "--part", "1"]);
     assert!(o.status.success());
     std::fs::copy(part("warmer"), part("split")).unwrap();
     let e = one_line_error(&run(&["--out", &out("split"), "--merge"]));

@@ -188,3 +188,18 @@ pub fn task_engine_with<'m>(
 pub fn preset(name: &str) -> sim::Machine {
     sim::Machine::from_toml(sim::presets::preset(name).unwrap()).unwrap()
 }
+
+/// `replay TRACE --machine xeon-2s --pin spread --json EXTRA…`: the
+/// timing replay's JSON summary (the sampled-replay tests' run).
+pub fn xeon_replay(trace: &str, extra: &[&str]) -> serde_json::Value {
+    let base = [
+        "replay",
+        trace,
+        "--machine",
+        "xeon-2s",
+        "--pin",
+        "spread",
+        "--json",
+    ];
+    serde_json::from_str(&stdout(&[&base[..], extra].concat())).expect("a JSON summary")
+}

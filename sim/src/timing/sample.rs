@@ -386,19 +386,24 @@ mod tests {
             .collect()
     }
 
-    /// Records 0..30 with unit 2, period 10, warm 3, offset 4: units at
-    /// 4–5, 14–15, 24–25, each after three warm records (the first's warm-up
-    /// 1–3), the rest functional.
-    #[test]
-    fn phases_by_hand() {
-        let s = Sample {
+    /// Unit 2, period 10, warm 3, offset 4; no bounded warming, no cuts.
+    fn by_hand() -> Sample {
+        Sample {
             unit: 2,
             period: 10,
             warm: 3,
             offset: 4,
             functional: None,
             jitter: None,
-        };
+        }
+    }
+
+    /// Records 0..30 with unit 2, period 10, warm 3, offset 4: units at
+    /// 4–5, 14–15, 24–25, each after three warm records (the first's warm-up
+    /// 1–3), the rest functional.
+    #[test]
+    fn phases_by_hand() {
+        let s = by_hand();
         s.check().unwrap();
         assert_eq!(letters(&s), "fwww00fffffwww11fffffwww22ffff");
         // Bounded: two functional records before each warm-up (unit 3 at 34:
@@ -479,14 +484,7 @@ mod tests {
     /// earlier and after.
     #[test]
     fn parts_by_hand() {
-        let s = Sample {
-            unit: 2,
-            period: 10,
-            warm: 3,
-            offset: 4,
-            functional: None,
-            jitter: None,
-        };
+        let s = by_hand();
         assert_eq!(
             (s.window_start(0), s.window_start(1), s.window_start(5)),
             (1, 11, 51)
