@@ -648,30 +648,53 @@ fn the_fast_paths_change_nothing() {
             recs.extend(data);
         }
     }
-    for pin in [Pin::Compact, Pin::Spread] {
-        let cfg = |shortcuts| Config {
-            pin: pin.clone(),
-            shortcuts,
-            ..Config::default()
-        };
-        let fast = run(&m, &recs, cfg(true), "first-touch");
-        let slow = run(&m, &recs, cfg(false), "first-touch");
-        assert!(fast.coherence.invalidations > 1000, "{:?}", fast.coherence);
-        assert_eq!(fast, slow, "pin {pin:?}");
+    // With data TLBs too: the shortcuts' same-line loads find their page
+    // as the TLB's last one, so they stay exact.
+    let with_tlb = TINY.replace(
+        "l1i = {",
+        "tlb = { walk_ns = 9.0, levels = [{ name = \"DTLB\", entries = 4, assoc = 2 }, \
+         { name = \"STLB\", entries = 16, assoc = 4, latency_ns = 2.0 }] }\nl1i = {",
+    );
+    let m_tlb = Machine::from_toml(&with_tlb).expect("tiny machine with TLBs");
+    for (m, tlb) in [(&m, false), (&m_tlb, true)] {
+        for pin in [Pin::Compact, Pin::Spread] {
+            let cfg = |shortcuts| Config {
+                pin: pin.clone(),
+                shortcuts,
+                ..Config::default()
+            };
+            let fast = run(m, &recs, cfg(true), "first-touch");
+            let slow = run(m, &recs, cfg(false), "first-touch");
+            assert!(fast.coherence.invalidations > 1000, "{:?}", fast.coherence);
+            assert_eq!(
+                fast.tlb
+                    .as_ref()
+                    .is_some_and(|t| t.walks > 300 && t.levels[1].hits > 300),
+                tlb,
+                "{:?}",
+                fast.tlb
+            );
+            assert_eq!(fast, slow, "pin {pin:?}, TLBs {tlb}");
+        }
     }
     // A thread alone takes `feed`'s direct path (hits settled as they
     // arrive, the rest run at once); with 50 ns windows many runs of hits
     // cross a window's end. Summary and time series must be the general
     // path's, for every batch size.
     let lone: Vec<Record> = recs.iter().filter(|r| r.thread == 0).copied().collect();
-    for (window_ns, batch) in [(10_000, 4096), (50, 333), (50, 1)] {
+    for (m, (window_ns, batch)) in [
+        (&m, (10_000, 4096)),
+        (&m, (50, 333)),
+        (&m, (50, 1)),
+        (&m_tlb, (50, 333)),
+    ] {
         let cfg = |shortcuts| Config {
             window_ns,
             shortcuts,
             ..Config::default()
         };
-        let fast = run_series(&m, &lone, cfg(true), "first-touch", batch);
-        let slow = run_series(&m, &lone, cfg(false), "first-touch", batch);
+        let fast = run_series(m, &lone, cfg(true), "first-touch", batch);
+        let slow = run_series(m, &lone, cfg(false), "first-touch", batch);
         assert!(fast.0.served[0].accesses > 10_000, "{:?}", fast.0.served);
         assert_eq!(
             fast, slow,

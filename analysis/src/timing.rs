@@ -50,6 +50,28 @@ pub fn render(s: &Summary) -> String {
         commas(c.upgrades),
         c.false_sharing_lines
     );
+    if let Some(t) = &s.tlb {
+        // Misses per 1 000 data accesses (no instruction count to give MPKI).
+        let per_k = |n: u64| 1000.0 * n as f64 / s.data_accesses.max(1) as f64;
+        let levels: Vec<String> = t
+            .levels
+            .iter()
+            .map(|l| {
+                format!(
+                    "{} {} misses ({:.2} per 1 000 accesses)",
+                    l.name,
+                    commas(l.misses),
+                    per_k(l.misses)
+                )
+            })
+            .collect();
+        let _ = writeln!(
+            o,
+            "tlb          {}; {} walks",
+            levels.join(", "),
+            commas(t.walks)
+        );
+    }
     let m = &s.memory;
     let secs = (s.elapsed_ns / 1e9).max(1e-12);
     let _ = writeln!(

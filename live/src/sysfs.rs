@@ -313,6 +313,7 @@ pub fn to_machine(t: &Topology, name: &str) -> Result<MachineSpec, LiveError> {
             caches,
             l1i,
             prefetch: None,
+            tlb: None,
         },
         nodes,
         links,

@@ -29,7 +29,7 @@ use traces::Batch;
 pub const MAGIC: &[u8; 8] = b"NUMACKPT";
 
 /// Format version: bumped whenever the layout or any state type changes.
-pub const VERSION: u32 = 4;
+pub const VERSION: u32 = 5;
 
 /// Most bytes a checkpoint's run description may have.
 const MAX_DESCRIPTION: u64 = 1 << 20;

@@ -40,6 +40,7 @@ pub mod signals;
 pub mod spec;
 pub mod tasks;
 pub mod timing;
+pub mod tlb;
 
 pub use cache::{Cache, Replacement};
 pub use cachegrind::{Cachegrind, CgConfig, Events};

@@ -69,6 +69,16 @@ pub enum MachineError {
         "core.prefetch.fills.{level}: the machine has no cache level {level} below its first (levels: {levels})"
     )]
     FillsLevel { level: String, levels: String },
+    #[error("core.tlb: needs at least one level")]
+    TlbNoLevels,
+    #[error("core.tlb.levels[{level}] ({name}): {entries} entries {assoc}-way: {error}")]
+    TlbGeometry {
+        level: usize,
+        name: String,
+        entries: u32,
+        assoc: u32,
+        error: GeometryError,
+    },
     #[error("cache {name}: {source}")]
     Geometry {
         name: String,
@@ -171,6 +181,22 @@ impl Machine {
         }
         if let Some(c) = &spec.core.l1i {
             check_cache("core.l1i", c)?;
+        }
+        if let Some(t) = &spec.core.tlb {
+            if t.levels.is_empty() {
+                return Err(MachineError::TlbNoLevels);
+            }
+            for (level, l) in t.levels.iter().enumerate() {
+                crate::tlb::geometry(l, t.page_size).map_err(|error| {
+                    MachineError::TlbGeometry {
+                        level,
+                        name: l.name.clone(),
+                        entries: l.entries,
+                        assoc: l.assoc,
+                        error,
+                    }
+                })?;
+            }
         }
         if let Some(p) = &spec.core.prefetch {
             let levels = fill_levels(&spec);
@@ -347,6 +373,16 @@ impl fmt::Display for Machine {
                 "  per core {}: {} B, {}-way, {} ns, {:?}",
                 c.name, c.size.0, c.assoc, c.latency_ns, c.replacement
             )?;
+        }
+        if let Some(t) = &s.core.tlb {
+            for l in &t.levels {
+                writeln!(
+                    f,
+                    "  per core {}: {} entries of {} B, {}-way, +{} ns",
+                    l.name, l.entries, t.page_size, l.assoc, l.latency_ns
+                )?;
+            }
+            writeln!(f, "  page walk: +{} ns", t.walk_ns)?;
         }
         for (i, n) in s.nodes.iter().enumerate() {
             write!(f, "  node {i}: {} cores", n.cores)?;

@@ -151,6 +151,20 @@ pub const RULES: &[(&str, Rule)] = &[
             hi: MAX_FILLS as i128,
         },
     ),
+    (
+        "core.tlb.page_size",
+        Rule::Pow2 {
+            lo: 16,
+            hi: 1 << 30,
+        },
+    ),
+    (
+        "core.tlb.levels[].entries",
+        Rule::Int { lo: 1, hi: 1 << 20 },
+    ),
+    ("core.tlb.levels[].assoc", ASSOC),
+    ("core.tlb.levels[].latency_ns", ADDED_LATENCY),
+    ("core.tlb.walk_ns", ADDED_LATENCY),
     ("nodes[].cores", Rule::Int { lo: 0, hi: 255 }),
     ("nodes[].llc.size", CACHE_SIZE),
     ("nodes[].llc.assoc", ASSOC),
@@ -342,6 +356,27 @@ pub fn visit(spec: &MachineSpec, mut f: impl FnMut(&str, &str, Value)) {
             );
         }
     }
+    if let Some(t) = &c.tlb {
+        f("core.tlb.page_size", "core.tlb.page_size", int(t.page_size));
+        for (i, l) in t.levels.iter().enumerate() {
+            for (name, v) in [
+                ("entries", int(l.entries as u64)),
+                ("assoc", int(l.assoc as u64)),
+                ("latency_ns", Value::Real(l.latency_ns)),
+            ] {
+                f(
+                    &format!("core.tlb.levels[].{name}"),
+                    &format!("core.tlb.levels[{i}].{name}"),
+                    v,
+                );
+            }
+        }
+        f(
+            "core.tlb.walk_ns",
+            "core.tlb.walk_ns",
+            Value::Real(t.walk_ns),
+        );
+    }
     for (i, node) in spec.nodes.iter().enumerate() {
         let at = |name: &str| format!("nodes[{i}].{name}");
         f("nodes[].cores", &at("cores"), int(node.cores as u64));
@@ -457,6 +492,21 @@ mod tests {
         }
     }
 
+    /// Two TLB levels (`[core.tlb]`, which no preset has).
+    fn tlb() -> crate::spec::TlbSpec {
+        let level = |name: &str, entries, assoc, latency_ns| crate::spec::TlbLevelSpec {
+            name: name.into(),
+            entries,
+            assoc,
+            latency_ns,
+        };
+        crate::spec::TlbSpec {
+            page_size: 4096,
+            levels: vec![level("DTLB", 64, 4, 0.0), level("STLB", 1536, 12, 2.0)],
+            walk_ns: 10.0,
+        }
+    }
+
     #[test]
     fn every_preset_field_has_a_rule_and_every_rule_a_field() {
         let mut seen = std::collections::BTreeSet::new();
@@ -474,6 +524,7 @@ mod tests {
             .spec;
         spec.core.l1i = Some(spec.core.caches[0].clone());
         spec.core.prefetch = Some(prefetch());
+        spec.core.tlb = Some(tlb());
         visit(&spec, |pattern, _, _| {
             seen.insert(pattern.to_string());
         });
@@ -516,6 +567,7 @@ mod tests {
         assert!(!spec.nodes[0].accelerators.is_empty() && !spec.links.is_empty());
         spec.core.l1i = Some(spec.core.caches[0].clone());
         spec.core.prefetch = Some(prefetch());
+        spec.core.tlb = Some(tlb());
         let mut want = std::collections::BTreeSet::new();
         leaves(
             &toml::Value::try_from(&spec).unwrap(),

@@ -157,11 +157,33 @@ pub struct Summary {
     /// Every prefetcher (one per private level it fills), when more than one ran.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub prefetchers: Vec<Prefetch>,
+    /// With `[core.tlb]`: data accesses by where their translation was found.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tlb: Option<TlbStats>,
     /// With `--sample`: the whole trace's metrics estimated from the
     /// measured units. The fields above then count only the accesses
     /// simulated in detail (units and their detailed warm-up).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sampled: Option<Sampled>,
+}
+
+/// Address translation over a run's data accesses: per TLB level, the
+/// lookups it answered (the nearest holding the page) and missed; a miss
+/// of the last level is a page walk.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct TlbStats {
+    pub levels: Vec<TlbLevelStats>,
+    pub walks: u64,
+}
+
+/// One TLB level's share of a run's translations.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct TlbLevelStats {
+    pub name: String,
+    /// Translations this level was the nearest to hold.
+    pub hits: u64,
+    /// Translations that reached it and missed.
+    pub misses: u64,
 }
 
 /// A sampled run (SMARTS): `unit` accesses measured every `period`, the

@@ -76,6 +76,41 @@ pub struct CoreSpec {
     /// what `validate` runs by default; other commands take `--prefetch`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prefetch: Option<HostPrefetch>,
+    /// Address translation: the core's TLB levels and the page walk behind
+    /// them (`crate::tlb`). Without it translation costs nothing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tlb: Option<TlbSpec>,
+}
+
+/// A core's data TLBs: set-associative LRU levels of translations, nearest
+/// first, each `page_size` bytes. A data access whose page the first level
+/// holds pays nothing; found first at level *i* it pays that level's
+/// `latency_ns`; found nowhere it pays `walk_ns`. Instruction fetches and
+/// prefetches are not translated.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TlbSpec {
+    /// Bytes one translation covers. A guest whose huge pages the
+    /// hypervisor backs with 4 KiB pages still translates 4 KiB at a time.
+    #[serde(default = "default_page")]
+    pub page_size: u64,
+    pub levels: Vec<TlbLevelSpec>,
+    /// Added latency of a translation no level holds (ns).
+    pub walk_ns: f64,
+}
+
+/// One TLB level.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TlbLevelSpec {
+    /// Name for reports ("DTLB", "STLB").
+    pub name: String,
+    pub entries: u32,
+    pub assoc: u32,
+    /// Added latency when this level is the nearest holding the
+    /// translation (ns); the first level's is normally 0.
+    #[serde(default)]
+    pub latency_ns: f64,
 }
 
 /// What stride walks showed of a host's hardware prefetchers

@@ -28,10 +28,23 @@ impl Engine<'_> {
         let first = a.addr >> self.line_bits;
         let last = a.addr.saturating_add(a.size.max(1) as u64 - 1) >> self.line_bits;
         if let Some(lat) = self.shortcut(core, a) {
+            // Its line's page is the core's last translated one.
+            if a.kind != Kind::IFetch
+                && let Some(first) = self.stats.counters.tlb.first_mut()
+            {
+                *first += 1;
+            }
             self.shortcut_effect(core, a);
             return (lat, Served::Private(0));
         }
-        let result = self.access_lines(core, a, t, pc, first, last);
+        // Translation comes first: the caches see the access when it ends.
+        let tlb_ps = if a.kind == Kind::IFetch {
+            0
+        } else {
+            self.translate(core, a.addr)
+        };
+        let mut result = self.access_lines(core, a, t + tlb_ps, pc, first, last);
+        result.0 += tlb_ps;
         let no_pf = self.pf.is_empty();
         let cs = &mut self.cores[core];
         if a.kind == Kind::IFetch && cs.l1i.is_some() {
@@ -57,6 +70,18 @@ impl Engine<'_> {
         // Every write leaves its line dirty in the L1D (write-allocate).
         cs.last_dirty = matches!(a.kind, Kind::Store | Kind::Modify);
         result
+    }
+
+    /// The added latency (ps) of translating `addr` on `core` (0 without
+    /// a TLB), counted by where the translation was found.
+    #[inline(always)]
+    fn translate(&mut self, core: usize, addr: u64) -> u64 {
+        let Some(tlb) = self.cores[core].tlb.as_mut() else {
+            return 0;
+        };
+        let found = tlb.lookup(addr);
+        self.stats.counters.tlb[found] += 1;
+        self.tlb_ps[found]
     }
 
     pub(super) fn access_lines(

@@ -55,4 +55,6 @@ pub(super) struct CoreState {
     pub last_iline: u64,
     /// The L1I exists and its policy leaves a repeated hit unchanged.
     pub l1i_repeat_hit_free: bool,
+    /// The data TLBs (`[core.tlb]`).
+    pub tlb: Option<crate::tlb::Tlb>,
 }

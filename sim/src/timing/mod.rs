@@ -122,6 +122,9 @@ pub struct Engine<'m> {
     cycle_ps: u64,
     mlp: usize,
     c2c_ps: u64,
+    /// Added latency of a translation found at each TLB level, then of a
+    /// walk (`crate::tlb::costs_ns`; empty without a TLB).
+    tlb_ps: Vec<u64>,
     cores: Vec<CoreState>,
     llc: Vec<Option<Cache>>,
     llc_ps: Vec<u64>,
@@ -194,6 +197,7 @@ impl<'m> Engine<'m> {
                 repeat_hit_free: repeat_free(s.core.caches.first()),
                 last_iline: NO_LINE,
                 l1i_repeat_hit_free: repeat_free(s.core.l1i.as_ref()),
+                tlb: s.core.tlb.as_ref().map(crate::tlb::Tlb::new),
             })
             .collect::<Vec<_>>();
         let mem = Memory::new(m, placement);
@@ -223,6 +227,9 @@ impl<'m> Engine<'m> {
             cycle_ps: ns_to_ps(1.0 / s.core.freq_ghz).max(1),
             mlp,
             c2c_ps: ns_to_ps(s.c2c_latency_ns),
+            tlb_ps: s.core.tlb.as_ref().map_or(Vec::new(), |t| {
+                crate::tlb::costs_ns(t).into_iter().map(ns_to_ps).collect()
+            }),
             threads: Threads::new(cores.len()),
             cores,
             llc: s

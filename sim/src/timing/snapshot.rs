@@ -106,6 +106,7 @@ impl Engine<'_> {
             c.last_line = saved.last_line;
             c.last_dirty = saved.last_dirty;
             c.last_iline = saved.last_iline;
+            c.tlb = saved.tlb;
         }
         self.llc = s.llc;
         self.dir = s.dir;
@@ -140,9 +141,14 @@ impl Engine<'_> {
             c.levels.len() == r.levels.len()
                 && c.levels.iter().zip(&r.levels).all(|(a, b)| a.fits(b))
                 && same_cache(&c.l1i, &r.l1i)
+                && match (&c.tlb, &r.tlb) {
+                    (Some(a), Some(b)) => a.fits(b),
+                    (None, None) => true,
+                    _ => false,
+                }
         });
         if !cores_ok {
-            return bad("private caches of another shape");
+            return bad("private caches or TLBs of another shape");
         }
         if !self.llc.iter().zip(&s.llc).all(|(a, b)| same_cache(a, b)) {
             return bad("LLCs of another shape");

@@ -34,6 +34,9 @@ pub(super) struct Counters {
     pub node_remote: Vec<u64>,
     pub pages_on_node: Vec<u64>,
     pub latency_sum_ps: u128,
+    /// Data accesses by where their translation was found: each TLB
+    /// level, then the walk (empty without `[core.tlb]`).
+    pub tlb: Vec<u64>,
 }
 
 /// A run of shortcut hits of one thread, gathered by the fast paths
@@ -103,6 +106,7 @@ impl Stats {
         let mut s = Stats {
             counters: Counters {
                 served: vec![0; levels + 4],
+                tlb: vec![0; m.spec.core.tlb.as_ref().map_or(0, |t| t.levels.len() + 1)],
                 node_local: vec![0; n],
                 node_remote: vec![0; n],
                 pages_on_node: vec![0; n],
@@ -184,6 +188,7 @@ impl Stats {
         let n = self.counters.node_local.len();
         self.counters = Counters {
             served: vec![0; self.counters.served.len()],
+            tlb: vec![0; self.counters.tlb.len()],
             node_local: vec![0; n],
             node_remote: vec![0; n],
             pages_on_node: self.counters.pages_on_node.clone(),
@@ -275,6 +280,10 @@ impl Stats {
         c.data_accesses += run.data;
         c.latency_sum_ps += run.data as u128 * data_ps as u128;
         c.served[0] += n;
+        // A shortcut's load is on the page its core translated last.
+        if let Some(first) = c.tlb.first_mut() {
+            *first += run.data;
+        }
         if run.data > 0 {
             self.hist.record_n(data_ps.max(1), run.data);
         }

@@ -172,6 +172,23 @@ fn summarize(e: &Engine, span: Option<u64>) -> Summary {
         threads,
         prefetch: all.first().cloned(),
         prefetchers: if all.len() > 1 { all } else { Vec::new() },
+        tlb: m.spec.core.tlb.as_ref().map(|t| {
+            let found = &c.tlb;
+            let levels = t
+                .levels
+                .iter()
+                .enumerate()
+                .map(|(i, l)| crate::results::TlbLevelStats {
+                    name: l.name.clone(),
+                    hits: found[i],
+                    misses: found[i + 1..].iter().sum(),
+                })
+                .collect();
+            crate::results::TlbStats {
+                levels,
+                walks: found[t.levels.len()],
+            }
+        }),
         sampled,
     }
 }

@@ -1,0 +1,181 @@
+//! The data TLBs (`[core.tlb]`) against hand-worked cases: which level a
+//! cyclic walk's translations come from, and that translation adds exactly
+//! its latency to each load (the same walk on the same machine without a
+//! TLB is the oracle for everything else).
+
+use sim::{Config, Engine, Machine};
+use traces::{Batch, Fields, Kind, Record};
+
+/// One core, a 1 KiB L1D (8 sets of 2 ways), memory behind it; with
+/// `tlb`, a 4-entry fully associative DTLB and an 8-entry fully
+/// associative STLB (2 ns) in front of it, walks 10 ns.
+fn machine(tlb: bool) -> Machine {
+    let t = if tlb {
+        r#"tlb = { walk_ns = 10.0, levels = [
+  { name = "DTLB", entries = 4, assoc = 4 },
+  { name = "STLB", entries = 8, assoc = 8, latency_ns = 2.0 },
+] }"#
+    } else {
+        ""
+    };
+    Machine::from_toml(&format!(
+        r#"name = "tlb-test"
+description = "test machine"
+sources = ["made up"]
+line_size = 64
+page_size = 4096
+c2c_latency_ns = 40.0
+
+[core]
+freq_ghz = 2.0
+mlp = 1
+caches = [{{ name = "L1D", size = "1K", assoc = 2, latency_ns = 1.0 }}]
+{t}
+
+[[nodes]]
+cores = 1
+memory = {{ capacity = "1G", channels = 1, channel_gbps = 10.0, latency_ns = 80.0, interleave = 4096 }}
+"#
+    ))
+    .expect("test machine")
+}
+
+/// `rounds` passes over one line on each of `pages` pages (line p of its
+/// page, so the lines fall in distinct L1D sets and stay in the L1D):
+/// (total latency ps, the summary).
+fn walk(m: &Machine, pages: u64, rounds: u64, kind: Kind) -> (u128, sim::Summary) {
+    let p = policies::placement::PLACEMENTS
+        .build("first-touch", &policies::registry::Ctx::for_machine(m))
+        .expect("placement");
+    let mut e = Engine::new(m, Config::default(), p).expect("engine");
+    let mut b = Batch::new(Fields::default());
+    for _ in 0..rounds {
+        for p in 0..pages {
+            b.push(Record::access(0, kind, p * 4096 + (p % 8) * 64, 8));
+        }
+    }
+    e.feed(&b).expect("feed");
+    e.finish().expect("finish");
+    (e.latency_totals().1, e.summary())
+}
+
+#[test]
+fn a_cyclic_walk_is_translated_where_lru_says() {
+    // (pages, DTLB hits, STLB hits, walks) over 5 rounds: every first
+    // touch walks; then 4 pages stay in the 4-entry DTLB, 6 cycle through
+    // it (LRU evicts the page needed next) but stay in the STLB, 9 cycle
+    // through both.
+    for (pages, dtlb, stlb, walks) in [(4u64, 16u64, 0u64, 4u64), (6, 0, 24, 6), (9, 0, 0, 45)] {
+        let rounds = 5;
+        let (with, s) = walk(&machine(true), pages, rounds, Kind::Load);
+        let (without, plain) = walk(&machine(false), pages, rounds, Kind::Load);
+        let t = s.tlb.as_ref().expect("tlb stats");
+        assert_eq!(
+            (t.levels[0].hits, t.levels[1].hits, t.walks),
+            (dtlb, stlb, walks),
+            "{pages} pages: {t:?}"
+        );
+        assert_eq!(t.levels[0].misses, stlb + walks);
+        assert_eq!(t.levels[1].misses, walks);
+        // Translation adds its latency to each load and changes nothing else.
+        assert_eq!(
+            with - without,
+            (stlb * 2_000 + walks * 10_000) as u128,
+            "{pages} pages"
+        );
+        assert_eq!(s.served, plain.served, "{pages} pages");
+        assert!(plain.tlb.is_none());
+    }
+}
+
+/// The TLBs are part of a checkpoint: a run stopped, saved, loaded into a
+/// fresh engine and resumed gives the uninterrupted run's summary (had the
+/// TLBs restarted empty, the resumed half would walk its 6 pages again).
+#[test]
+fn a_resumed_run_keeps_its_tlbs() {
+    let m = machine(true);
+    let recs: Vec<Record> = (0..20u64)
+        .flat_map(|_| (0..6u64).map(|p| Record::access(0, Kind::Load, p * 4096 + (p % 8) * 64, 8)))
+        .collect();
+    let engine = || {
+        let p = policies::placement::PLACEMENTS
+            .build("first-touch", &policies::registry::Ctx::for_machine(&m))
+            .expect("placement");
+        Engine::new(&m, Config::default(), p).expect("engine")
+    };
+    let batch = |r: &[Record]| {
+        let mut b = Batch::new(Fields::default());
+        r.iter().for_each(|x| b.push(*x));
+        b
+    };
+    let mut whole = engine();
+    whole.feed(&batch(&recs)).expect("feed");
+    whole.finish().expect("finish");
+    let mut first = engine();
+    first.feed(&batch(&recs[..60])).expect("feed");
+    let saved = first.save_state();
+    let mut resumed = engine();
+    resumed.load_state(&saved).expect("load");
+    resumed.feed(&batch(&recs[60..])).expect("feed");
+    resumed.finish().expect("finish");
+    assert_eq!(resumed.summary(), whole.summary());
+    assert_eq!(whole.summary().tlb.expect("tlb").walks, 6);
+}
+
+#[test]
+fn fetches_are_not_translated() {
+    let (with, s) = walk(&machine(true), 9, 3, Kind::IFetch);
+    let (without, _) = walk(&machine(false), 9, 3, Kind::IFetch);
+    assert_eq!(with, without);
+    let t = s.tlb.expect("tlb stats");
+    assert_eq!((t.levels[0].hits, t.walks), (0, 0));
+}
+
+#[test]
+fn a_tlb_that_cannot_be_built_is_a_one_line_error() {
+    let base = |tlb: &str| {
+        format!(
+            r#"name = "x"
+description = "x"
+sources = []
+c2c_latency_ns = 40.0
+[core]
+freq_ghz = 2.0
+mlp = 1
+tlb = {tlb}
+[[nodes]]
+cores = 1
+memory = {{ capacity = "1G", channels = 1, channel_gbps = 10.0, latency_ns = 80.0 }}
+"#
+        )
+    };
+    for (tlb, want) in [
+        (
+            r#"{ walk_ns = 10.0, levels = [{ name = "DTLB", entries = 96, assoc = 8 }] }"#,
+            "core.tlb.levels[0] (DTLB): 96 entries 8-way:",
+        ),
+        (
+            r#"{ walk_ns = 10.0, levels = [] }"#,
+            "core.tlb: needs at least one level",
+        ),
+        (
+            r#"{ walk_ns = -1.0, levels = [{ name = "DTLB", entries = 64, assoc = 4 }] }"#,
+            "core.tlb.walk_ns = -1",
+        ),
+        (
+            r#"{ walk_ns = 1.0, levels = [{ name = "DTLB", entries = 0, assoc = 4 }] }"#,
+            "core.tlb.levels[0].entries = 0",
+        ),
+        (
+            r#"{ walk_ns = 1.0, page_size = 3000, levels = [{ name = "DTLB", entries = 64, assoc = 4 }] }"#,
+            "core.tlb.page_size = 3000",
+        ),
+    ] {
+        let Err(e) = Machine::from_toml(&base(tlb)) else {
+            panic!("{tlb}: accepted");
+        };
+        let e = e.to_string();
+        assert!(e.contains(want), "{tlb}: {e}");
+        assert!(!e.contains('\n'), "{e}");
+    }
+}
