@@ -122,6 +122,19 @@ fn a_resumed_run_keeps_its_tlbs() {
     assert_eq!(whole.summary().tlb.expect("tlb").walks, 6);
 }
 
+/// With one miss in flight at most (`mlp = 1`), a load that waited for its
+/// translation holds the core like a miss: the 24 L1 hits that find their
+/// page in the STLB run one after another (1 + 2 ns each), where without a
+/// TLB they issue a cycle apart. So the walk takes at least the 6 walks'
+/// 10 ns and the 24 serialised translations' 2 ns longer.
+#[test]
+fn a_load_waiting_for_its_translation_holds_the_core() {
+    let (_, with) = walk(&machine(true), 6, 5, Kind::Load);
+    let (_, without) = walk(&machine(false), 6, 5, Kind::Load);
+    let slower = with.elapsed_ns - without.elapsed_ns;
+    assert!(slower >= 6.0 * 10.0 + 24.0 * 2.0, "{slower} ns");
+}
+
 #[test]
 fn fetches_are_not_translated() {
     let (with, s) = walk(&machine(true), 9, 3, Kind::IFetch);
@@ -152,11 +165,19 @@ memory = {{ capacity = "1G", channels = 1, channel_gbps = 10.0, latency_ns = 80.
     for (tlb, want) in [
         (
             r#"{ walk_ns = 10.0, levels = [{ name = "DTLB", entries = 96, assoc = 8 }] }"#,
-            "core.tlb.levels[0] (DTLB): 96 entries 8-way:",
+            "core.tlb.levels[0] (DTLB): 96 entries in 8-way sets: the set count must be a whole power of two",
         ),
         (
             r#"{ walk_ns = 10.0, levels = [] }"#,
-            "core.tlb: needs at least one level",
+            "core.tlb.levels: needs at least one level",
+        ),
+        (
+            r#"{ walk_ns = 10.0, levels = [{ name = "DTLB", entries = 64, assoc = 4, latency_ns = 0.5 }] }"#,
+            "core.tlb.levels[0].latency_ns = 0.5: must be 0",
+        ),
+        (
+            r#"{ walk_ns = 10.0, page_size = 32, levels = [{ name = "DTLB", entries = 64, assoc = 4 }] }"#,
+            "core.tlb.page_size = 32: must be at least line_size (64)",
         ),
         (
             r#"{ walk_ns = -1.0, levels = [{ name = "DTLB", entries = 64, assoc = 4 }] }"#,

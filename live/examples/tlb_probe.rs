@@ -9,7 +9,8 @@
 //!     cargo run --release -p live --example tlb_probe [ROUNDS]
 //!
 //! Prints ns per load for each N, in 4 KiB and in huge pages (median of
-//! the rounds), against a walk over 8 pages.
+//! the rounds); the 8-page walk, within any TLB's reach, is the baseline
+//! to read the others against.
 
 use traces::{Access, Kind};
 

@@ -69,15 +69,22 @@ pub enum MachineError {
         "core.prefetch.fills.{level}: the machine has no cache level {level} below its first (levels: {levels})"
     )]
     FillsLevel { level: String, levels: String },
-    #[error("core.tlb: needs at least one level")]
+    #[error("core.tlb.levels: needs at least one level")]
     TlbNoLevels,
-    #[error("core.tlb.levels[{level}] ({name}): {entries} entries {assoc}-way: {error}")]
-    TlbGeometry {
+    #[error("core.tlb.page_size = {page}: must be at least line_size ({line})")]
+    TlbPageBelowLine { page: u64, line: u64 },
+    #[error(
+        "core.tlb.levels[0].latency_ns = {0}: must be 0 (a first-level hit is part of the L1D's latency)"
+    )]
+    TlbFirstLatency(f64),
+    #[error(
+        "core.tlb.levels[{level}] ({name}): {entries} entries in {assoc}-way sets: the set count must be a whole power of two"
+    )]
+    TlbSets {
         level: usize,
         name: String,
         entries: u32,
         assoc: u32,
-        error: GeometryError,
     },
     #[error("cache {name}: {source}")]
     Geometry {
@@ -183,19 +190,27 @@ impl Machine {
             check_cache("core.l1i", c)?;
         }
         if let Some(t) = &spec.core.tlb {
-            if t.levels.is_empty() {
+            if t.page_size < spec.line_size {
+                return Err(MachineError::TlbPageBelowLine {
+                    page: t.page_size,
+                    line: spec.line_size,
+                });
+            }
+            let Some(first) = t.levels.first() else {
                 return Err(MachineError::TlbNoLevels);
+            };
+            if first.latency_ns != 0.0 {
+                return Err(MachineError::TlbFirstLatency(first.latency_ns));
             }
             for (level, l) in t.levels.iter().enumerate() {
-                crate::tlb::geometry(l, t.page_size).map_err(|error| {
-                    MachineError::TlbGeometry {
+                if crate::tlb::geometry(l, t.page_size).is_err() {
+                    return Err(MachineError::TlbSets {
                         level,
                         name: l.name.clone(),
                         entries: l.entries,
                         assoc: l.assoc,
-                        error,
-                    }
-                })?;
+                    });
+                }
             }
         }
         if let Some(p) = &spec.core.prefetch {

@@ -84,9 +84,10 @@ pub struct CoreSpec {
 
 /// A core's data TLBs: set-associative LRU levels of translations, nearest
 /// first, each `page_size` bytes. A data access whose page the first level
-/// holds pays nothing; found first at level *i* it pays that level's
-/// `latency_ns`; found nowhere it pays `walk_ns`. Instruction fetches and
-/// prefetches are not translated.
+/// holds pays nothing more (that hit is part of the L1D's latency; the
+/// first level's `latency_ns` must be 0); found first at level *i* it pays
+/// that level's `latency_ns`; found nowhere it pays `walk_ns`. Instruction
+/// fetches and prefetches are not translated.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TlbSpec {
@@ -108,7 +109,7 @@ pub struct TlbLevelSpec {
     pub entries: u32,
     pub assoc: u32,
     /// Added latency when this level is the nearest holding the
-    /// translation (ns); the first level's is normally 0.
+    /// translation (ns); the first level's must be 0.
     #[serde(default)]
     pub latency_ns: f64,
 }

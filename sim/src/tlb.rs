@@ -9,10 +9,17 @@
 //! LRU [`Cache`] whose blocks are pages. A lookup walks the levels
 //! nearest first; every level that misses takes the page, so after the
 //! lookup the page is the most recent entry of each. The cost is the
-//! nearest holding level's latency, or the walk's when none holds it.
-//! The last page looked up is remembered: looking it up again changes no
-//! state (it is every level's most recent entry) and costs nothing, which
-//! is what keeps the timing engine's same-line shortcuts exact.
+//! nearest holding level's latency (the first level's is 0: its hit is
+//! part of the L1D's latency), or the walk's when none holds it. The last
+//! page looked up is remembered: looking it up again changes no state (it
+//! is every level's most recent entry) and costs nothing, which is what
+//! keeps the timing engine's same-line shortcuts exact (a line never
+//! spans two pages: the machine refuses a page smaller than a line).
+//!
+//! In the engine the translation delays the access: a prefetched line
+//! still in flight is waited for from when the translation ends, while the
+//! queues are charged at the issue time, as for every level's latency; a
+//! load that waited for its translation holds a miss slot.
 
 use serde::{Deserialize, Serialize};
 

@@ -37,14 +37,21 @@ impl Engine<'_> {
             self.shortcut_effect(core, a);
             return (lat, Served::Private(0));
         }
-        // Translation comes first: the caches see the access when it ends.
+        // Translation comes first. The queues are charged at issue time, as
+        // for every level's latency; a prefetch in flight is waited for
+        // from when the translation ends (`access_lines`).
         let tlb_ps = if a.kind == Kind::IFetch {
             0
         } else {
             self.translate(core, a.addr)
         };
-        let mut result = self.access_lines(core, a, t + tlb_ps, pc, first, last);
+        let mut result = self.access_lines(core, a, t, tlb_ps, pc, first, last);
         result.0 += tlb_ps;
+        // A load that waited for its translation holds a miss slot, as a
+        // miss does (an L1 hit otherwise never does).
+        if tlb_ps > 0 && result.1 == Served::Private(0) {
+            self.waited = true;
+        }
         let no_pf = self.pf.is_empty();
         let cs = &mut self.cores[core];
         if a.kind == Kind::IFetch && cs.l1i.is_some() {
@@ -84,11 +91,15 @@ impl Engine<'_> {
         self.tlb_ps[found]
     }
 
+    /// `tlb_ps`: the access's translation delay, which a wait for a line
+    /// still in flight overlaps (the returned latency excludes it).
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn access_lines(
         &mut self,
         core: usize,
         a: &Access,
         t: u64,
+        tlb_ps: u64,
         pc: Option<u64>,
         first: u64,
         last: u64,
@@ -113,7 +124,7 @@ impl Engine<'_> {
             let (mut l, s) =
                 self.access_line(core, a.kind, line, byte_off, byte_end.max(byte_off + 1), t);
             if a.kind != Kind::IFetch && !self.pf.is_empty() {
-                l = self.prefetch_after(core, a, line, s, l, t, pc);
+                l = self.prefetch_after(core, a, line, s, l, t, tlb_ps, pc);
             }
             if l >= lat {
                 lat = l;

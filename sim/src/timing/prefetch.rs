@@ -34,9 +34,13 @@ impl Engine<'_> {
         s: Served,
         lat: u64,
         t: u64,
+        tlb_ps: u64,
         pc: Option<u64>,
     ) -> u64 {
         let mut lat = lat;
+        // The demand looks for the line once translated; `lat` is counted
+        // from then.
+        let at = t + tlb_ps;
         for k in 0..self.pf.len() {
             let level = self.pf[k].level;
             let hit_at_level = matches!(s, Served::Private(h) if (h as usize) <= level);
@@ -49,9 +53,9 @@ impl Engine<'_> {
                 if hit_at_level {
                     covered = true;
                     books.useful += 1;
-                    if ready > t {
+                    if ready > at {
                         books.late += 1;
-                        lat = lat.max(ready - t);
+                        lat = lat.max(ready - at);
                         self.waited = true;
                     }
                 } else {
@@ -59,8 +63,8 @@ impl Engine<'_> {
                     // is still in flight until the fill completes.
                     books.useless += 1;
                     books.early += 1;
-                    if ready > t {
-                        lat = lat.max(ready - t);
+                    if ready > at {
+                        lat = lat.max(ready - at);
                         self.waited = true;
                     }
                 }
@@ -72,9 +76,9 @@ impl Engine<'_> {
                 // copy below is still in flight, and the demand waits.
                 if let Some((ready, who)) = slot.evicted_inflight.remove(&line)
                     && who as usize == core
-                    && ready > t
+                    && ready > at
                 {
-                    lat = lat.max(ready - t);
+                    lat = lat.max(ready - at);
                     self.waited = true;
                 }
             }

@@ -135,6 +135,7 @@ impl Stats {
         let (from, to, i) = restored.win_span;
         let span_ok = from >= to || i < restored.windows.len();
         c.served.len() == r.served.len()
+            && c.tlb.len() == r.tlb.len()
             && c.node_local.len() == r.node_local.len()
             && c.node_remote.len() == r.node_remote.len()
             && c.pages_on_node.len() == r.pages_on_node.len()
