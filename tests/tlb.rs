@@ -135,6 +135,74 @@ fn a_load_waiting_for_its_translation_holds_the_core() {
     assert!(slower >= 6.0 * 10.0 + 24.0 * 2.0, "{slower} ns");
 }
 
+/// A line still in flight from a prefetch is waited for from when the
+/// translation ends, so the two overlap. Two loads, four misses allowed in
+/// flight: the last line of page 0, then the first of page 1, which the
+/// next-line prefetcher asked memory for at the first load. Each page's
+/// first touch walks (10 ns). The first load pays its walk on top of the
+/// miss; the second waits for the prefetch (about a memory latency) and
+/// its walk ends long before that, so it pays nothing more. Had the walk
+/// been added after the wait, the two would be 20 ns slower, not 10.
+#[test]
+fn a_translation_overlaps_the_wait_for_a_prefetch_in_flight() {
+    let run = |tlb: bool| {
+        let m = machine(tlb);
+        let p = policies::placement::PLACEMENTS
+            .build("first-touch", &policies::registry::Ctx::for_machine(&m))
+            .expect("placement");
+        let cfg = Config {
+            mlp: Some(4),
+            prefetch_level: 0,
+            ..Config::default()
+        };
+        let mut e = Engine::new(&m, cfg, p).expect("engine");
+        let next_line = policies::prefetch::PREFETCHERS
+            .build("next-line", &policies::registry::Ctx::for_machine(&m))
+            .expect("next-line");
+        e.set_prefetcher(next_line).expect("prefetcher");
+        let mut b = Batch::new(Fields::default());
+        b.push(Record::access(0, Kind::Load, 4096 - 64, 8));
+        b.push(Record::access(0, Kind::Load, 4096, 8));
+        e.feed(&b).expect("feed");
+        e.finish().expect("finish");
+        let s = e.summary();
+        (e.latency_totals().1, s)
+    };
+    let (with, s) = run(true);
+    let (without, plain) = run(false);
+    assert_eq!(s.tlb.expect("tlb").walks, 2);
+    let p = plain.prefetch.expect("prefetch stats");
+    assert_eq!((p.useful, p.late), (1, 1), "the second load waits: {p:?}");
+    assert_eq!(with - without, 10_000, "only the first load's walk adds");
+}
+
+/// The memory channel is charged at the issue time, as for every level's
+/// latency: two misses to one page issued a cycle apart (four misses
+/// allowed in flight), the first walking 10 ns. Only that walk adds. Had
+/// the first reached the channel after its walk, the second, served behind
+/// it, would wait about 10 ns more.
+#[test]
+fn queues_are_charged_at_the_issue_time() {
+    let run = |tlb: bool| {
+        let m = machine(tlb);
+        let p = policies::placement::PLACEMENTS
+            .build("first-touch", &policies::registry::Ctx::for_machine(&m))
+            .expect("placement");
+        let cfg = Config {
+            mlp: Some(4),
+            ..Config::default()
+        };
+        let mut e = Engine::new(&m, cfg, p).expect("engine");
+        let mut b = Batch::new(Fields::default());
+        b.push(Record::access(0, Kind::Load, 0, 8));
+        b.push(Record::access(0, Kind::Load, 128, 8));
+        e.feed(&b).expect("feed");
+        e.finish().expect("finish");
+        e.latency_totals().1
+    };
+    assert_eq!(run(true) - run(false), 10_000);
+}
+
 #[test]
 fn fetches_are_not_translated() {
     let (with, s) = walk(&machine(true), 9, 3, Kind::IFetch);
