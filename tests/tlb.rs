@@ -40,23 +40,39 @@ memory = {{ capacity = "1G", channels = 1, channel_gbps = 10.0, latency_ns = 80.
     .expect("test machine")
 }
 
+/// A first-touch engine on `m`.
+fn engine(m: &Machine, cfg: Config) -> Engine<'_> {
+    let p = policies::placement::PLACEMENTS
+        .build("first-touch", &policies::registry::Ctx::for_machine(m))
+        .expect("placement");
+    Engine::new(m, cfg, p).expect("engine")
+}
+
+/// `recs` run on `m` (with the prefetcher `prefetch`, if any): (total
+/// latency ps, the summary).
+fn run(m: &Machine, cfg: Config, prefetch: Option<&str>, recs: &[Record]) -> (u128, sim::Summary) {
+    let mut e = engine(m, cfg);
+    if let Some(spec) = prefetch {
+        let pf = policies::prefetch::PREFETCHERS
+            .build(spec, &policies::registry::Ctx::for_machine(m))
+            .expect("prefetcher");
+        e.set_prefetcher(pf).expect("prefetcher");
+    }
+    let mut b = Batch::new(Fields::default());
+    recs.iter().for_each(|r| b.push(*r));
+    e.feed(&b).expect("feed");
+    e.finish().expect("finish");
+    (e.latency_totals().1, e.summary())
+}
+
 /// `rounds` passes over one line on each of `pages` pages (line p of its
 /// page, so the lines fall in distinct L1D sets and stay in the L1D):
 /// (total latency ps, the summary).
 fn walk(m: &Machine, pages: u64, rounds: u64, kind: Kind) -> (u128, sim::Summary) {
-    let p = policies::placement::PLACEMENTS
-        .build("first-touch", &policies::registry::Ctx::for_machine(m))
-        .expect("placement");
-    let mut e = Engine::new(m, Config::default(), p).expect("engine");
-    let mut b = Batch::new(Fields::default());
-    for _ in 0..rounds {
-        for p in 0..pages {
-            b.push(Record::access(0, kind, p * 4096 + (p % 8) * 64, 8));
-        }
-    }
-    e.feed(&b).expect("feed");
-    e.finish().expect("finish");
-    (e.latency_totals().1, e.summary())
+    let recs: Vec<Record> = (0..rounds)
+        .flat_map(|_| (0..pages).map(move |p| Record::access(0, kind, p * 4096 + (p % 8) * 64, 8)))
+        .collect();
+    run(m, Config::default(), None, &recs)
 }
 
 #[test]
@@ -97,24 +113,19 @@ fn a_resumed_run_keeps_its_tlbs() {
     let recs: Vec<Record> = (0..20u64)
         .flat_map(|_| (0..6u64).map(|p| Record::access(0, Kind::Load, p * 4096 + (p % 8) * 64, 8)))
         .collect();
-    let engine = || {
-        let p = policies::placement::PLACEMENTS
-            .build("first-touch", &policies::registry::Ctx::for_machine(&m))
-            .expect("placement");
-        Engine::new(&m, Config::default(), p).expect("engine")
-    };
+    let fresh = || engine(&m, Config::default());
     let batch = |r: &[Record]| {
         let mut b = Batch::new(Fields::default());
         r.iter().for_each(|x| b.push(*x));
         b
     };
-    let mut whole = engine();
+    let mut whole = fresh();
     whole.feed(&batch(&recs)).expect("feed");
     whole.finish().expect("finish");
-    let mut first = engine();
+    let mut first = fresh();
     first.feed(&batch(&recs[..60])).expect("feed");
     let saved = first.save_state();
-    let mut resumed = engine();
+    let mut resumed = fresh();
     resumed.load_state(&saved).expect("load");
     resumed.feed(&batch(&recs[60..])).expect("feed");
     resumed.finish().expect("finish");
@@ -145,29 +156,16 @@ fn a_load_waiting_for_its_translation_holds_the_core() {
 /// been added after the wait, the two would be 20 ns slower, not 10.
 #[test]
 fn a_translation_overlaps_the_wait_for_a_prefetch_in_flight() {
-    let run = |tlb: bool| {
-        let m = machine(tlb);
-        let p = policies::placement::PLACEMENTS
-            .build("first-touch", &policies::registry::Ctx::for_machine(&m))
-            .expect("placement");
-        let cfg = Config {
-            mlp: Some(4),
-            prefetch_level: 0,
-            ..Config::default()
-        };
-        let mut e = Engine::new(&m, cfg, p).expect("engine");
-        let next_line = policies::prefetch::PREFETCHERS
-            .build("next-line", &policies::registry::Ctx::for_machine(&m))
-            .expect("next-line");
-        e.set_prefetcher(next_line).expect("prefetcher");
-        let mut b = Batch::new(Fields::default());
-        b.push(Record::access(0, Kind::Load, 4096 - 64, 8));
-        b.push(Record::access(0, Kind::Load, 4096, 8));
-        e.feed(&b).expect("feed");
-        e.finish().expect("finish");
-        let s = e.summary();
-        (e.latency_totals().1, s)
+    let cfg = Config {
+        mlp: Some(4),
+        prefetch_level: 0,
+        ..Config::default()
     };
+    let loads = [
+        Record::access(0, Kind::Load, 4096 - 64, 8),
+        Record::access(0, Kind::Load, 4096, 8),
+    ];
+    let run = |tlb| run(&machine(tlb), cfg.clone(), Some("next-line"), &loads);
     let (with, s) = run(true);
     let (without, plain) = run(false);
     assert_eq!(s.tlb.expect("tlb").walks, 2);
@@ -183,23 +181,15 @@ fn a_translation_overlaps_the_wait_for_a_prefetch_in_flight() {
 /// it, would wait about 10 ns more.
 #[test]
 fn queues_are_charged_at_the_issue_time() {
-    let run = |tlb: bool| {
-        let m = machine(tlb);
-        let p = policies::placement::PLACEMENTS
-            .build("first-touch", &policies::registry::Ctx::for_machine(&m))
-            .expect("placement");
-        let cfg = Config {
-            mlp: Some(4),
-            ..Config::default()
-        };
-        let mut e = Engine::new(&m, cfg, p).expect("engine");
-        let mut b = Batch::new(Fields::default());
-        b.push(Record::access(0, Kind::Load, 0, 8));
-        b.push(Record::access(0, Kind::Load, 128, 8));
-        e.feed(&b).expect("feed");
-        e.finish().expect("finish");
-        e.latency_totals().1
+    let cfg = Config {
+        mlp: Some(4),
+        ..Config::default()
     };
+    let loads = [
+        Record::access(0, Kind::Load, 0, 8),
+        Record::access(0, Kind::Load, 128, 8),
+    ];
+    let run = |tlb| run(&machine(tlb), cfg.clone(), None, &loads).0;
     assert_eq!(run(true) - run(false), 10_000);
 }
 
