@@ -1,5 +1,7 @@
-//! The model of a live replay: one trace thread whose every miss blocks
-//! (`--mlp 1`, as the live loads are dependent), the given prefetchers,
+//! The model of a live replay: one trace thread whose every load miss
+//! blocks (`--mlp 1`, as the live loads are dependent) and whose stores
+//! are posted (no later address waits for them, `live::chase::run_ops`:
+//! a store costs the L1D's latency), the given prefetchers,
 //! and every access from the one PC of the live loop's load (or store) —
 //! the host's instruction-indexed prefetchers see one instruction. Used by
 //! `validate` (each trace) and by a calibration's fit of the
@@ -53,6 +55,8 @@ impl<'a> DependentReplay<'a> {
                 prefetch_level: level,
                 prefetch_queue: Some(queue),
                 timeseries: false,
+                // The live loop's stores feed no later address.
+                posted_stores: true,
                 ..sim::Config::default()
             },
             placement,

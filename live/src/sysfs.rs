@@ -306,6 +306,7 @@ pub fn to_machine(t: &Topology, name: &str) -> Result<MachineSpec, LiveError> {
         sources: notes,
         line_size: line,
         page_size: 4096,
+        frames: Default::default(),
         c2c_latency_ns: 50.0,
         core: CoreSpec {
             freq_ghz: 2.0,

@@ -25,6 +25,7 @@ pub mod checkpoint;
 pub mod directory;
 pub mod estimate;
 mod events;
+pub mod frames;
 pub mod geometry;
 pub mod hierarchy;
 mod latency;

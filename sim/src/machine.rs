@@ -399,6 +399,13 @@ impl fmt::Display for Machine {
             }
             writeln!(f, "  page walk: +{} ns", t.walk_ns)?;
         }
+        if s.frames == crate::frames::FrameMapping::Random {
+            writeln!(
+                f,
+                "  physical frames: random, a {} B page each",
+                s.page_size
+            )?;
+        }
         for (i, n) in s.nodes.iter().enumerate() {
             write!(f, "  node {i}: {} cores", n.cores)?;
             if let Some(l) = &n.llc {

@@ -38,6 +38,9 @@ fn default_line() -> u64 {
 fn default_page() -> u64 {
     4096
 }
+fn is_identity(f: &crate::frames::FrameMapping) -> bool {
+    *f == crate::frames::FrameMapping::Identity
+}
 fn default_replacement() -> Replacement {
     Replacement::Lru
 }
@@ -252,6 +255,11 @@ pub struct MachineSpec {
     pub line_size: u64,
     #[serde(default = "default_page")]
     pub page_size: u64,
+    /// Which physical frame holds each `page_size` page: `"identity"` (the
+    /// default: caches indexed by the trace's addresses) or `"random"`
+    /// (`crate::frames`).
+    #[serde(default, skip_serializing_if = "is_identity")]
+    pub frames: crate::frames::FrameMapping,
     /// Cache-to-cache transfer latency between two cores of one node (ns); a
     /// transfer across nodes adds the route latency.
     pub c2c_latency_ns: f64,

@@ -25,8 +25,8 @@ impl Engine<'_> {
         t: u64,
         pc: Option<u64>,
     ) -> (u64, Served) {
-        let first = a.addr >> self.line_bits;
-        let last = a.addr.saturating_add(a.size.max(1) as u64 - 1) >> self.line_bits;
+        let vfirst = a.addr >> self.line_bits;
+        let vlast = a.addr.saturating_add(a.size.max(1) as u64 - 1) >> self.line_bits;
         if let Some(lat) = self.shortcut(core, a) {
             // Its line's page is the core's last translated one.
             if a.kind != Kind::IFetch
@@ -45,7 +45,15 @@ impl Engine<'_> {
         } else {
             self.translate(core, a.addr)
         };
-        let mut result = self.access_lines(core, a, t, tlb_ps, pc, first, last);
+        // The caches, directory and memory see physical lines
+        // (`crate::frames`); a straddle's second line is the next virtual
+        // line's. Prefetchers see `a`'s virtual address (`prefetch.rs`).
+        let (first, last, second) = (
+            self.frames.line(vfirst, self.line_bits),
+            self.frames.line(vlast, self.line_bits),
+            self.frames.line(vfirst.wrapping_add(1), self.line_bits),
+        );
+        let mut result = self.access_lines(core, a, t, tlb_ps, pc, [first, second], last);
         result.0 += tlb_ps;
         // A load that waited for its translation holds a miss slot, as a
         // miss does (an L1 hit otherwise never does).
@@ -79,6 +87,12 @@ impl Engine<'_> {
         result
     }
 
+    /// The physical line of virtual address `addr` (`crate::frames`).
+    #[inline(always)]
+    pub(super) fn phys_line(&self, addr: u64) -> u64 {
+        self.frames.line(addr >> self.line_bits, self.line_bits)
+    }
+
     /// The added latency (ps) of translating `addr` on `core` (0 without
     /// a TLB), counted by where the translation was found.
     #[inline(always)]
@@ -91,6 +105,9 @@ impl Engine<'_> {
         self.tlb_ps[found]
     }
 
+    /// `a` is virtual; `pair`: the physical lines of its first virtual
+    /// line and the next (a straddle touches both); `last`: its last
+    /// byte's.
     /// `tlb_ps`: the access's translation delay, which a wait for a line
     /// still in flight overlaps (the returned latency excludes it).
     #[allow(clippy::too_many_arguments)]
@@ -101,14 +118,17 @@ impl Engine<'_> {
         t: u64,
         tlb_ps: u64,
         pc: Option<u64>,
-        first: u64,
+        pair: [u64; LINE_STRADDLE_MAX],
         last: u64,
     ) -> (u64, Served) {
         let mut lat = 0;
         let mut served = Served::Private(0);
-        let lines = if last == first { 1 } else { LINE_STRADDLE_MAX };
-        for k in 0..lines as u64 {
-            let line = first + k;
+        let lines = if last == pair[0] {
+            1
+        } else {
+            LINE_STRADDLE_MAX
+        };
+        for (k, &line) in pair.iter().enumerate().take(lines) {
             let byte_off = if k == 0 {
                 a.addr & ((1 << self.line_bits) - 1)
             } else {
@@ -124,7 +144,8 @@ impl Engine<'_> {
             let (mut l, s) =
                 self.access_line(core, a.kind, line, byte_off, byte_end.max(byte_off + 1), t);
             if a.kind != Kind::IFetch && !self.pf.is_empty() {
-                l = self.prefetch_after(core, a, line, s, l, t, tlb_ps, pc);
+                let vline = (a.addr >> self.line_bits).wrapping_add(k as u64);
+                l = self.prefetch_after(core, a, [line, vline], s, l, t, tlb_ps, pc);
             }
             if l >= lat {
                 lat = l;

@@ -72,6 +72,12 @@ pub struct Config {
     /// Sampled replay: measure units, warm functionally between them
     /// ([`super::Sample`]); `None` simulates every record in detail.
     pub sample: Option<super::sample::Sample>,
+    /// Stores retire into a store buffer: a store costs its core the L1D's
+    /// hit latency and holds no miss slot, while its line is still brought
+    /// in (the caches, directory and queues change as for any store). For
+    /// a replay of a loop whose stores nothing waits for (`validate`'s
+    /// live loops); off, a store waits for its line like a load.
+    pub posted_stores: bool,
 }
 
 impl Default for Config {
@@ -87,6 +93,7 @@ impl Default for Config {
             prefetch_queue: None,
             shortcuts: true,
             sample: None,
+            posted_stores: false,
         }
     }
 }

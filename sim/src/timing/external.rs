@@ -33,7 +33,7 @@ impl Engine<'_> {
         self.llc
             .get(node)
             .and_then(|c| c.as_ref())
-            .is_some_and(|c| c.contains(addr >> self.line_bits))
+            .is_some_and(|c| c.contains(self.phys_line(addr)))
     }
 
     /// A preload: brings the line of `addr` into `node`'s LLC at `t_ps`,
@@ -44,7 +44,7 @@ impl Engine<'_> {
     /// (`t_ps` if nothing was read) and whether it was read. Calls come in
     /// non-decreasing time order with [`Engine::issue_on`]'s.
     pub fn preload_llc(&mut self, node: usize, addr: u64, t_ps: u64) -> (u64, bool) {
-        let line = addr >> self.line_bits;
+        let line = self.phys_line(addr);
         let Some(c) = self.llc.get_mut(node).and_then(|c| c.as_mut()) else {
             return (t_ps, false);
         };
@@ -139,6 +139,6 @@ impl Engine<'_> {
 
     /// The node holding page-of `addr`, if it has been placed.
     pub fn page_node(&self, addr: u64) -> Option<u32> {
-        self.mem.node_of(addr)
+        self.mem.node_of(self.frames.addr(addr))
     }
 }

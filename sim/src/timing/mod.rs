@@ -118,6 +118,9 @@ pub struct Engine<'m> {
     m: &'m Machine,
     cfg: Config,
     line_bits: u32,
+    /// Virtual to physical: the caches, directory, prefetchers and memory
+    /// see physical addresses; the TLBs see virtual ones.
+    frames: crate::frames::Frames,
     mask_shift: u32,
     cycle_ps: u64,
     mlp: usize,
@@ -223,6 +226,7 @@ impl<'m> Engine<'m> {
         Ok(Engine {
             m,
             line_bits: line.trailing_zeros(),
+            frames: crate::frames::Frames::new(s.frames, s.page_size),
             mask_shift: line.trailing_zeros().saturating_sub(6),
             cycle_ps: ns_to_ps(1.0 / s.core.freq_ghz).max(1),
             mlp,

@@ -25,12 +25,16 @@ impl Engine<'_> {
     /// Prefetch accounting and issue for one demand data line, for every
     /// attached prefetcher. Returns the demand's latency, raised if it used
     /// a prefetch still in flight or a prefetcher spent time deciding.
+    /// `[line, vline]`: the line, physical and virtual. A prefetcher sees
+    /// virtual addresses and names virtual lines (as a core's prefetchers
+    /// see its loads' addresses); the books and fills are physical
+    /// (`crate::frames`).
     #[allow(clippy::too_many_arguments)]
     pub(super) fn prefetch_after(
         &mut self,
         core: usize,
         a: &Access,
-        line: u64,
+        [line, vline]: [u64; 2],
         s: Served,
         lat: u64,
         t: u64,
@@ -101,12 +105,13 @@ impl Engine<'_> {
                 write: matches!(a.kind, Kind::Store | Kind::Modify),
             };
             // A prefetcher that computes (a learned one) stalls its core.
-            lat += self.consult(k, core, seen, line, t);
+            lat += self.consult(k, core, seen, vline, t);
         }
         lat
     }
 
-    /// Shows prefetcher `k` one access and issues the lines it names;
+    /// Shows prefetcher `k` one access (its virtual line `line`) and issues
+    /// the (virtual) lines it names;
     /// returns the simulated time it spent deciding. Line buffers come from
     /// a pool (consulting nests: a prefetch request is shown to the levels
     /// below), so steady state allocates nothing.
@@ -130,11 +135,12 @@ impl Engine<'_> {
         cost
     }
 
-    /// Brings `line` into `core`'s level of prefetcher `k` (and the levels
-    /// below it) unless it is already there, in flight, or modified in
-    /// another core; from a cache, within the fills in flight the
-    /// prefetcher allows from it.
-    pub(super) fn issue_prefetch(&mut self, k: usize, core: usize, line: u64, t: u64) {
+    /// Brings virtual line `vline` into `core`'s level of prefetcher `k`
+    /// (and the levels below it) unless it is already there, in flight, or
+    /// modified in another core; from a cache, within the fills in flight
+    /// the prefetcher allows from it.
+    pub(super) fn issue_prefetch(&mut self, k: usize, core: usize, vline: u64, t: u64) {
+        let line = self.frames.line(vline, self.line_bits);
         let lvl = self.pf[k].level;
         if self.cores[core].levels[..=lvl]
             .iter()
@@ -157,7 +163,7 @@ impl Engine<'_> {
         // ChampSim's L2 prefetcher sees the L1's prefetch requests).
         for j in 0..self.pf.len() {
             if self.pf[j].level > lvl {
-                self.observe_prefetch(j, core, line, t);
+                self.observe_prefetch(j, core, [line, vline], t);
             }
         }
         let node = self.cores[core].node as usize;
@@ -273,7 +279,13 @@ impl Engine<'_> {
 
     /// Prefetcher `j` sees a prefetch request from a level above it pass
     /// through its level (not a demand: its counts do not change).
-    pub(super) fn observe_prefetch(&mut self, j: usize, core: usize, line: u64, t: u64) {
+    pub(super) fn observe_prefetch(
+        &mut self,
+        j: usize,
+        core: usize,
+        [line, vline]: [u64; 2],
+        t: u64,
+    ) {
         let lvl = self.pf[j].level;
         let hit = self.cores[core].levels[..=lvl]
             .iter()
@@ -282,13 +294,13 @@ impl Engine<'_> {
             from_memory: false,
             core,
             pc: None,
-            addr: line << self.line_bits,
+            addr: vline << self.line_bits,
             miss: !hit,
             prefetch_hit: false,
             write: false,
         };
         // Not a demand: its decision time is counted, not charged to one.
-        self.consult(j, core, seen, line, t);
+        self.consult(j, core, seen, vline, t);
     }
 
     /// [`Engine::prefetch_lost`] for an eviction at `t` from the level: a

@@ -175,6 +175,11 @@ impl Engine<'_> {
             let core = th.core;
             let invalidations = self.stats.counters.invalidations;
             let (lat, served) = self.access(core, &a, t, pc);
+            let posted = self.cfg.posted_stores && a.kind == Kind::Store;
+            let lat = match self.cores[core].level_ps.first() {
+                Some(&l1) if posted => lat.min(l1),
+                _ => lat,
+            };
             let done = t.saturating_add(lat);
             if done > HORIZON_PS {
                 return Err(EngineError::ClockPastHorizon {
@@ -187,7 +192,9 @@ impl Engine<'_> {
             th.accesses += 1;
             th.latency_ps += lat as u128;
             th.last_done = th.last_done.max(done);
-            if !matches!(served, Served::Private(0)) || std::mem::take(&mut self.waited) {
+            if posted {
+                self.waited = false;
+            } else if !matches!(served, Served::Private(0)) || std::mem::take(&mut self.waited) {
                 th.inflight.push(Reverse(done));
             }
             self.stats.elapsed_ps = self.stats.elapsed_ps.max(done);
@@ -224,7 +231,7 @@ impl Engine<'_> {
         let Some(t) = self.threads.find(a.thread) else {
             return;
         };
-        self.prefetch_sets(self.threads[t].core, a.addr >> self.line_bits, 0);
+        self.prefetch_sets(self.threads[t].core, self.phys_line(a.addr), 0);
     }
 
     /// Hints the host to fetch `line`'s directory slot and its sets in
@@ -261,6 +268,6 @@ impl Engine<'_> {
         if self.shortcut(th.core, &a).is_some() {
             return;
         }
-        self.prefetch_sets(th.core, a.addr >> self.line_bits, 1);
+        self.prefetch_sets(th.core, self.phys_line(a.addr), 1);
     }
 }

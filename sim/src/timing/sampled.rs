@@ -95,8 +95,8 @@ impl Engine<'_> {
                 .pin(self.m, &self.cfg.pin, a.thread, record, self.now_ps)?,
         };
         let node = self.cores[self.threads[t].core].node as usize;
-        self.mem
-            .home_of(self.m, &mut self.stats, a.addr >> self.line_bits, node);
+        let line = self.phys_line(a.addr);
+        self.mem.home_of(self.m, &mut self.stats, line, node);
         if let Some(s) = self.sampling.as_mut() {
             s.skipped += 1;
         }

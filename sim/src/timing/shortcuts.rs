@@ -41,6 +41,8 @@ impl Engine<'_> {
         if line != last {
             return None;
         }
+        // `last_line` is physical (`crate::frames`).
+        let line = self.frames.line(line, self.line_bits);
         match a.kind {
             Kind::Load if cs.last_line == line => Some(cs.level_ps[0]),
             Kind::Store | Kind::Modify if cs.last_line == line && cs.last_dirty => {
@@ -57,7 +59,7 @@ impl Engine<'_> {
     pub(super) fn shortcut_effect(&mut self, core: usize, a: &Access) {
         if matches!(a.kind, Kind::Store | Kind::Modify) {
             let off = a.addr & ((1 << self.line_bits) - 1);
-            let line = a.addr >> self.line_bits;
+            let line = self.frames.line(a.addr >> self.line_bits, self.line_bits);
             self.note_write(core, line, off, off + (a.size as u64).max(1));
         }
     }
