@@ -1,5 +1,5 @@
 //! `validate`'s measurements: a trace simulated as the live replay runs it
-//! (one thread, every miss blocking, a warming pass then a timed one, per
+//! (one thread, every load miss blocking, stores posted, a warming pass then a timed one, per
 //! chunk of accesses) and replayed live on a pinned CPU several times,
 //! the live side corrected by the harness's own overhead and the host's
 //! memory-latency drift recorded beside it.
@@ -200,7 +200,8 @@ pub struct Ask<'a> {
 }
 
 /// Trace `name`'s data accesses `acc` simulated as `validate` does: one
-/// thread, every miss blocking (as the live loads are dependent), two
+/// thread, every load miss blocking (as the live loads are dependent),
+/// stores posted (nothing in the live loop waits for them), two
 /// passes, the first to warm the caches as the live replay does; the
 /// second timed per chunk of accesses, as the live replay is. Returns the
 /// replay (its prefetchers' counts) and the second pass's ns per access of

@@ -152,7 +152,16 @@ impl Header {
 /// The checksum of a machine description.
 pub fn machine_hash(m: &crate::machine::Machine) -> u64 {
     // `Debug` of plain data is deterministic and needs no JSON dependency.
-    xxhash_rust::xxh3::xxh3_64(format!("{:?}", m.spec).as_bytes())
+    // A machine with the default `frames` hashes as before the field
+    // existed, so its checkpoints and part files stay valid.
+    let text = format!("{:?}", m.spec);
+    let ps = m.spec.page_size;
+    let text = text.replacen(
+        &format!(", page_size: {ps}, frames: Identity, "),
+        &format!(", page_size: {ps}, "),
+        1,
+    );
+    xxhash_rust::xxh3::xxh3_64(text.as_bytes())
 }
 
 /// A running hash of the records fed to an engine: every field of every

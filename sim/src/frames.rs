@@ -36,6 +36,28 @@ pub struct Frames {
     page_bits: u32,
     /// Bits of a page number (64 − `page_bits`).
     width: u32,
+    /// The multipliers' inverses (mod 2^64, so mod 2^`width` too).
+    inv1: u64,
+    inv2: u64,
+}
+
+/// The inverse of odd `m` modulo 2^64 (Newton's iteration doubles the
+/// correct low bits each step: 3, 6, ..., 96).
+fn inverse(m: u64) -> u64 {
+    let mut x = m;
+    for _ in 0..5 {
+        x = x.wrapping_mul(2u64.wrapping_sub(m.wrapping_mul(x)));
+    }
+    x
+}
+
+/// The inverse of `x ^= x >> s` on `w`-bit values.
+fn unshift(y: u64, s: u32, w: u32) -> u64 {
+    let mut x = y;
+    for _ in 0..w.div_ceil(s) {
+        x = y ^ (x >> s);
+    }
+    x
 }
 
 const KEY: u64 = 0x5851_f42d_4c95_7f2d;
@@ -50,7 +72,21 @@ impl Frames {
             random: mapping == FrameMapping::Random,
             page_bits,
             width: 64 - page_bits,
+            inv1: inverse(MUL1),
+            inv2: inverse(MUL2),
         }
+    }
+
+    fn mask(&self) -> u64 {
+        if self.width >= 64 {
+            u64::MAX
+        } else {
+            (1u64 << self.width) - 1
+        }
+    }
+
+    fn shifts(&self) -> (u32, u32) {
+        (self.width.div_ceil(2).max(1), (self.width / 3).max(1))
     }
 
     /// Whether addresses change at all.
@@ -62,15 +98,31 @@ impl Frames {
     /// The frame of virtual page number `vpn` (a bijection on `width` bits).
     #[inline(always)]
     fn frame(&self, vpn: u64) -> u64 {
-        let w = self.width;
-        let mask = if w >= 64 { u64::MAX } else { (1u64 << w) - 1 };
-        let (s1, s2) = (w.div_ceil(2).max(1), (w / 3).max(1));
+        let mask = self.mask();
+        let (s1, s2) = self.shifts();
         let mut x = (vpn ^ KEY) & mask;
         x ^= x >> s1;
         x = x.wrapping_mul(MUL1) & mask;
         x ^= x >> s2;
         x = x.wrapping_mul(MUL2) & mask;
         x ^ (x >> s1)
+    }
+
+    /// The virtual page whose frame is `frame` (the inverse of
+    /// [`Frames::addr`] on page numbers): page placement is decided per
+    /// virtual page, as the kernel places a program's pages.
+    #[inline]
+    pub fn page_of_frame(&self, frame: u64) -> u64 {
+        if !self.random {
+            return frame;
+        }
+        let (mask, w) = (self.mask(), self.width);
+        let (s1, s2) = self.shifts();
+        let mut x = unshift(frame & mask, s1, w);
+        x = x.wrapping_mul(self.inv2) & mask;
+        x = unshift(x, s2, w);
+        x = x.wrapping_mul(self.inv1) & mask;
+        (unshift(x, s1, w) ^ KEY) & mask
     }
 
     /// The physical address of virtual address `addr`.
@@ -84,10 +136,12 @@ impl Frames {
     }
 
     /// The physical line of virtual line `line` (lines of `line_bits`,
-    /// never larger than a page).
+    /// never larger than a page). A number past the address space (a
+    /// prefetcher's target that wrapped) stays as it is, out of range, as
+    /// it does without frames.
     #[inline(always)]
     pub fn line(&self, line: u64, line_bits: u32) -> u64 {
-        if !self.random {
+        if !self.random || line >> (64 - line_bits) != 0 {
             return line;
         }
         self.addr(line << line_bits) >> line_bits
@@ -98,6 +152,16 @@ impl Frames {
 mod tests {
     use super::*;
     use std::collections::HashSet;
+
+    /// A line number past the address space (a prefetch target that
+    /// wrapped below 0) is not folded onto a real frame.
+    #[test]
+    fn lines_past_the_address_space_stay_there() {
+        let f = Frames::new(FrameMapping::Random, 4096);
+        assert_eq!(f.line(u64::MAX, 6), u64::MAX);
+        assert_eq!(f.line(1 << 58, 6), 1 << 58);
+        assert_ne!(f.line((1 << 58) - 1, 6), (1 << 58) - 1);
+    }
 
     #[test]
     fn identity_changes_nothing() {
@@ -131,6 +195,9 @@ mod tests {
                 seen.len(),
                 "page {page}: two pages share a frame"
             );
+            for &p in &seen {
+                assert_eq!(f.page_of_frame(f.addr(p * page) / page), p, "page {page}");
+            }
         }
     }
 

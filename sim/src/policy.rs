@@ -28,7 +28,8 @@ use crate::machine::Machine;
 /// What a policy sees of a memory access.
 #[derive(Clone, Copy, Debug)]
 pub struct PageView {
-    /// Page number (address / page size).
+    /// Page number (virtual address / page size, whatever the machine's
+    /// `frames`).
     pub page: u64,
     /// Node of the core that accessed it.
     pub from: u32,

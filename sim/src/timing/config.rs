@@ -76,7 +76,10 @@ pub struct Config {
     /// hit latency and holds no miss slot, while its line is still brought
     /// in (the caches, directory and queues change as for any store). For
     /// a replay of a loop whose stores nothing waits for (`validate`'s
-    /// live loops); off, a store waits for its line like a load.
+    /// live loops); off, a store waits for its line like a load. Only
+    /// records fed to the event loop; the task path (`Engine::issue_on`)
+    /// charges stores in full. Not modelled: when the line lands — a load
+    /// of it right after the store hits at once.
     pub posted_stores: bool,
 }
 

@@ -139,6 +139,6 @@ impl Engine<'_> {
 
     /// The node holding page-of `addr`, if it has been placed.
     pub fn page_node(&self, addr: u64) -> Option<u32> {
-        self.mem.node_of(self.frames.addr(addr))
+        self.mem.node_of(addr)
     }
 }

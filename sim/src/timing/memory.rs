@@ -23,13 +23,16 @@ pub(super) struct Memory {
     interleave_bits: Vec<u32>,
     pub links: Vec<Queue>,
     link_service_ps: Vec<u64>,
-    /// Home node by page.
+    /// Home node by (virtual) page.
     pages: U64Map<u32>,
     /// The last page looked up and its node (streams touch one page many times).
     last_page: (u64, u32),
     pub placement: Box<dyn Placement>,
     line_bits: u32,
     page_bits: u32,
+    /// Lines come in physical; pages are placed, looked up and moved
+    /// virtual, as the kernel places a program's pages (`crate::frames`).
+    frames: crate::frames::Frames,
     /// From this time (ps) on, channels serve a line this many times
     /// slower ([`Memory::slow_after`]; a test's change of the machine).
     slow: Option<(u64, u64)>,
@@ -104,6 +107,7 @@ impl Memory {
             placement,
             line_bits: line.trailing_zeros(),
             page_bits: s.page_size.trailing_zeros(),
+            frames: crate::frames::Frames::new(s.frames, s.page_size),
             slow: None,
             functional: false,
         }
@@ -205,15 +209,24 @@ impl Memory {
         ((addr >> self.interleave_bits[home]) % n as u64) as usize
     }
 
-    /// The node of the page holding `addr`, if placed (no placement happens).
+    /// The (virtual) page of physical line `line`.
+    #[inline]
+    fn page_of(&self, line: u64) -> u64 {
+        self.frames
+            .page_of_frame((line << self.line_bits) >> self.page_bits)
+    }
+
+    /// The node of the page holding virtual address `addr`, if placed (no
+    /// placement happens).
     pub fn node_of(&self, addr: u64) -> Option<u32> {
         self.pages.get(&(addr >> self.page_bits)).copied()
     }
 
-    /// The home node of a line's page, placing the page on first touch.
+    /// The home node of physical line `line`'s page, placing the page on
+    /// first touch.
     #[inline]
     pub fn home_of(&mut self, m: &Machine, stats: &mut Stats, line: u64, from: usize) -> usize {
-        let page = (line << self.line_bits) >> self.page_bits;
+        let page = self.page_of(line);
         if self.last_page.0 == page {
             return self.last_page.1 as usize;
         }
@@ -289,7 +302,7 @@ impl Memory {
         } else {
             c.node_remote[node] += 1;
         }
-        let page = (line << self.line_bits) >> self.page_bits;
+        let page = self.page_of(line);
         let seen = PageView {
             page,
             from: node as u32,
@@ -339,7 +352,9 @@ impl Memory {
             return;
         }
         let bytes = m.spec.page_size;
-        let base_line = (page << self.page_bits) >> self.line_bits;
+        let base_line = self
+            .frames
+            .line((page << self.page_bits) >> self.line_bits, self.line_bits);
         let ch_from = self.channel_of(from, base_line);
         let gb_from = m.spec.nodes[from]
             .memory

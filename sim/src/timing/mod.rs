@@ -118,8 +118,8 @@ pub struct Engine<'m> {
     m: &'m Machine,
     cfg: Config,
     line_bits: u32,
-    /// Virtual to physical: the caches, directory, prefetchers and memory
-    /// see physical addresses; the TLBs see virtual ones.
+    /// Virtual to physical: the caches, directory and memory see physical
+    /// lines; the TLBs, the prefetchers and page placement virtual ones.
     frames: crate::frames::Frames,
     mask_shift: u32,
     cycle_ps: u64,

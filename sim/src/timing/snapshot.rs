@@ -49,11 +49,16 @@ impl Engine<'_> {
             .iter()
             .map(|s| format!("{}@{}", s.p.name(), s.level))
             .collect();
+        // Without posted stores, as before the option existed (the
+        // description is in every checkpoint and part file).
+        let cfg = format!("{:?}", self.cfg);
+        let cfg = cfg
+            .strip_suffix(", posted_stores: false }")
+            .map_or(cfg.clone(), |c| format!("{c} }}"));
         format!(
-            "placement {}; prefetch [{}]; {:?}",
+            "placement {}; prefetch [{}]; {cfg}",
             self.mem.placement.name(),
             pf.join(", "),
-            self.cfg
         )
     }
 
