@@ -308,7 +308,16 @@ pub fn machine(
             .join(", ")
     )];
     notes.extend(pages_note);
+    let nominal = spec.core.caches.clone();
     notes.extend(map_levels(&mut spec, m));
+    // The chase the levels came from decides the frames (`frames_fit`).
+    let chased: Vec<Point> = match &m.huge {
+        Some(h) => h.iter().map(|h| h.0).collect(),
+        None => m.curve.clone(),
+    };
+    let frames = crate::frames_fit::fit(&spec, &nominal, &chased)?;
+    spec = frames.spec;
+    notes.push(frames.note);
     let mut pair = std::collections::BTreeMap::new();
     for p in &m.pairs {
         notes.push(format!(

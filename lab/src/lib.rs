@@ -62,6 +62,7 @@ pub mod dependent;
 pub mod errors;
 pub mod experiment;
 pub mod fill_fit;
+pub mod frames_fit;
 pub mod input;
 pub mod inputs;
 pub mod kinds;
