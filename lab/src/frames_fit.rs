@@ -185,15 +185,17 @@ memory = {{ capacity = "1G", channels = 1, channel_gbps = 100.0, latency_ns = 10
         assert!(f.note.ends_with("modelled as random"), "{}", f.note);
     }
 
-    /// The 2-vCPU Xeon VM of 2026-12-05 (`bench/out/heldout-gnr`: its
+    /// The 2-vCPU Xeon VM of 2026-12-05, morning (the held-out run's
     /// calibrated machine, L2 1.31 MB 10-way from the chase's step, and
-    /// the huge-page chase it came from): the chase reads as a 2 MiB
-    /// 16-way L2 (sysfs) over scattered frames (`docs/live.md`).
+    /// the huge-page chase it came from, copied from
+    /// `bench/out/heldout-gnr` into `tests/fixtures/curves/`): the chase
+    /// reads as a 2 MiB 16-way L2 (sysfs) over scattered frames
+    /// (`docs/live.md`).
     #[test]
     fn this_vm_reads_as_scattered_frames() {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../bench/out/heldout-gnr");
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/curves");
         let fitted = crate::machines::load(
-            dir.join("host.toml").to_str().unwrap(),
+            dir.join("xeon-vm-2026-12-05.toml").to_str().unwrap(),
             &crate::InputLog::default(),
         )
         .unwrap()
@@ -201,7 +203,7 @@ memory = {{ capacity = "1G", channels = 1, channel_gbps = 100.0, latency_ns = 10
         let mut nominal = fitted.core.caches.clone();
         nominal[1].size = sim::machine::Bytes(2 << 20);
         nominal[1].assoc = 16;
-        let curve: Vec<Point> = std::fs::read_to_string(dir.join("host.curve-huge.csv"))
+        let curve: Vec<Point> = std::fs::read_to_string(dir.join("xeon-vm-2026-12-05-huge.csv"))
             .unwrap()
             .lines()
             .skip(1)
