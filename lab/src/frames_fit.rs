@@ -50,18 +50,16 @@ fn chase(n: usize, seed: u64) -> Vec<u32> {
     walk
 }
 
-/// Mean |ln(model / host)| of `spec` over `points`, and the model's ns.
-fn error(spec: &MachineSpec, points: &[Point], line: u64) -> Result<(f64, Vec<f64>), ReplayError> {
+/// Mean |ln(model / host)| of `spec` over `points`.
+fn error(spec: &MachineSpec, points: &[Point], line: u64) -> Result<f64, ReplayError> {
     let m = sim::Machine::new(spec.clone()).map_err(ReplayError::Machine)?;
     let mut sum = 0.0;
-    let mut ns = Vec::with_capacity(points.len());
     for (k, p) in points.iter().enumerate() {
         let lines = (p.bytes / line).max(2) as usize;
         let x = walk_ns(&m, &[], &chase(lines, 1000 + k as u64))?;
         sum += (x / p.ns).ln().abs();
-        ns.push(x);
     }
-    Ok((sum / points.len().max(1) as f64, ns))
+    Ok(sum / points.len().max(1) as f64)
 }
 
 /// `fitted` (the machine with the chase's levels applied, identity
@@ -92,8 +90,8 @@ pub fn fit(
             note: "physical frames: not fitted (no chase points or no private levels)".into(),
         });
     }
-    let (e_id, _) = error(fitted, &points, line)?;
-    let (e_rnd, _) = error(&random, &points, line)?;
+    let e_id = error(fitted, &points, line)?;
+    let e_rnd = error(&random, &points, line)?;
     let keep_random = e_rnd < e_id;
     let sizes = |s: &MachineSpec| {
         s.core
@@ -149,7 +147,7 @@ memory = {{ capacity = "1G", channels = 1, channel_gbps = 100.0, latency_ns = 10
     }
 
     /// The "host": `truth` walking chases (other orders than the fit's)
-    /// at four sizes a doubling from 32 KiB to 4 MiB.
+    /// at two sizes a doubling from 32 KiB to 4 MiB.
     fn host_curve(truth: &MachineSpec) -> Vec<Point> {
         let m = sim::Machine::new(truth.clone()).unwrap();
         (0..=14)
@@ -174,7 +172,14 @@ memory = {{ capacity = "1G", channels = 1, channel_gbps = 100.0, latency_ns = 10
         let truth = spec("random", 4);
         let nominal = truth.core.caches.clone();
         let fitted = spec("identity", 3);
-        let f = fit(&fitted, &nominal, &host_curve(&truth)).unwrap();
+        assert_random(
+            &fit(&fitted, &nominal, &host_curve(&truth)).unwrap(),
+            &nominal,
+        );
+    }
+
+    /// The fit chose random frames and gave the private levels `nominal`.
+    fn assert_random(f: &FramesFit, nominal: &[CacheSpec]) {
         assert_eq!(
             f.spec.frames,
             sim::frames::FrameMapping::Random,
@@ -203,27 +208,9 @@ memory = {{ capacity = "1G", channels = 1, channel_gbps = 100.0, latency_ns = 10
         let mut nominal = fitted.core.caches.clone();
         nominal[1].size = sim::machine::Bytes(2 << 20);
         nominal[1].assoc = 16;
-        let curve: Vec<Point> = std::fs::read_to_string(dir.join("xeon-vm-2026-12-05-huge.csv"))
-            .unwrap()
-            .lines()
-            .skip(1)
-            .map(|l| {
-                let f: Vec<f64> = l.split(',').map(|x| x.parse().unwrap()).collect();
-                Point {
-                    bytes: f[0] as u64,
-                    ns: f[1],
-                    spread: f[2],
-                }
-            })
-            .collect();
-        let f = fit(&fitted, &nominal, &curve).unwrap();
-        assert_eq!(
-            f.spec.frames,
-            sim::frames::FrameMapping::Random,
-            "{}",
-            f.note
-        );
-        assert_eq!(f.spec.core.caches, nominal);
+        let text = std::fs::read_to_string(dir.join("xeon-vm-2026-12-05-huge.csv")).unwrap();
+        let curve = live::calibrate::read_curve_csv(&text).expect("curve fixture");
+        assert_random(&fit(&fitted, &nominal, &curve).unwrap(), &nominal);
     }
 
     /// A host that steps exactly at its L2's size (caches indexed as the

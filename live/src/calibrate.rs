@@ -235,6 +235,23 @@ fn curve_at(curve: &[Point], bytes: u64) -> f64 {
         .map_or(0.0, |p| p.ns)
 }
 
+/// The points of a curve file as `live calibrate` writes it
+/// (`bytes,ns,spread[,...]` after a header line); `None` if a line does
+/// not read so.
+pub fn read_curve_csv(text: &str) -> Option<Vec<Point>> {
+    text.lines()
+        .skip(1)
+        .map(|l| {
+            let mut f = l.split(',');
+            Some(Point {
+                bytes: f.next()?.parse().ok()?,
+                ns: f.next()?.parse().ok()?,
+                spread: f.next()?.parse().ok()?,
+            })
+        })
+        .collect()
+}
+
 fn round2(x: f64) -> f64 {
     (x * 100.0).round() / 100.0
 }
@@ -600,18 +617,7 @@ mod tests {
         // L1D, 1.25 MiB L2, 48 MiB L3); the ramp after L2 (page colouring) is
         // a 3-point stretch that must not count as a level.
         let text = include_str!("../../tests/fixtures/curves/vm-l2-1.25M-llc-48M.csv");
-        let curve: Vec<Point> = text
-            .lines()
-            .skip(1)
-            .map(|l| {
-                let v: Vec<f64> = l.split(',').map(|x| x.parse().unwrap()).collect();
-                Point {
-                    bytes: v[0] as u64,
-                    ns: v[1],
-                    spread: v[2],
-                }
-            })
-            .collect();
+        let curve = read_curve_csv(text).expect("curve fixture");
         let l = levels(&curve, 0.4);
         let ns: Vec<f64> = l.iter().map(|x| x.ns).collect();
         assert_eq!(l.len(), 5, "{l:?}");

@@ -176,9 +176,13 @@ impl Engine<'_> {
             let invalidations = self.stats.counters.invalidations;
             let (lat, served) = self.access(core, &a, t, pc);
             let posted = self.cfg.posted_stores && a.kind == Kind::Store;
-            let lat = match self.cores[core].level_ps.first() {
-                Some(&l1) if posted => lat.min(l1),
-                _ => lat,
+            let lat = if posted {
+                self.cores[core]
+                    .level_ps
+                    .first()
+                    .map_or(lat, |&l1| lat.min(l1))
+            } else {
+                lat
             };
             let done = t.saturating_add(lat);
             if done > HORIZON_PS {
