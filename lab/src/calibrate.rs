@@ -308,7 +308,7 @@ pub fn machine(
             .join(", ")
     )];
     notes.extend(pages_note);
-    let nominal = spec.core.caches.clone();
+    let nominal = spec.clone();
     notes.extend(map_levels(&mut spec, m));
     // The chase the levels came from decides the frames (`frames_fit`).
     let chased: Vec<Point> = match &m.huge {

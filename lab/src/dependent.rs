@@ -103,15 +103,28 @@ impl<'a> DependentReplay<'a> {
 /// first half warming the caches and training the prefetchers, the second
 /// timed.
 pub fn walk_ns(m: &sim::Machine, prefetch: &[String], lines: &[u32]) -> Result<f64, ReplayError> {
+    let (warm, timed) = lines.split_at(lines.len() / 2);
+    walk_split_ns(m, prefetch, warm, timed)
+}
+
+/// ns per load of the model walking the lines of `timed` as loads after
+/// those of `warm` (untimed).
+pub fn walk_split_ns(
+    m: &sim::Machine,
+    prefetch: &[String],
+    warm: &[u32],
+    timed: &[u32],
+) -> Result<f64, ReplayError> {
     // Built-in prefetcher specs only (a calibration's model): no file to note.
     let mut r = DependentReplay::new(m, prefetch, m.spec.core.mlp as usize, &InputLog::default())?;
-    let acc: Vec<Access> = lines
-        .iter()
-        .map(|&l| Access::new(0, traces::Kind::Load, 0x4000_0000 + l as u64 * 64, 8))
-        .collect();
-    let (warm, timed) = acc.split_at(acc.len() / 2);
-    r.run(warm)?;
-    let (n, ns) = r.run(timed)?;
+    let acc = |lines: &[u32]| -> Vec<Access> {
+        lines
+            .iter()
+            .map(|&l| Access::new(0, traces::Kind::Load, 0x4000_0000 + l as u64 * 64, 8))
+            .collect()
+    };
+    r.run(&acc(warm))?;
+    let (n, ns) = r.run(&acc(timed))?;
     Ok(if n == 0 { 0.0 } else { ns / n as f64 })
 }
 

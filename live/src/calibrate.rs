@@ -202,7 +202,7 @@ pub fn levels(curve: &[Point], jump: f64) -> Vec<Level> {
 /// nearest the step, ties to the ways nearer the nominal. Nearest, not
 /// below: rounding every level down made the model's caches up to half
 /// the measured size (the held-out set of issue 29).
-fn effective_geometry(size: u64, assoc: u32, line: u64, step: u64) -> (u64, u32) {
+pub fn effective_geometry(size: u64, assoc: u32, line: u64, step: u64) -> (u64, u32) {
     let sets = (size / (assoc as u64 * line)).max(1);
     let ways = (step + sets * line / 2) / (sets * line);
     if ways >= 2 {
