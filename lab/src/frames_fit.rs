@@ -92,19 +92,20 @@ fn error(ns: &[f64], points: &[Point]) -> f64 {
 /// Steps a doubling of the LLC candidates' sizes is cut into.
 const LLC_STEPS_PER_DOUBLING: f64 = 4.0;
 
-/// Step of the LLC latency's search (ns).
-const LLC_LATENCY_STEP: f64 = 0.1;
-
-/// `spec`'s LLC, fitted by simulation to the chase `points`: the geometry
-/// the plateau rule gave (first, kept on a tie) and valid geometries of
-/// the nominal LLC `nominal` (size, ways) from just past the largest
-/// private level to the largest chase point, four a doubling; for each,
-/// the latency between the private levels' and memory's that brings the
-/// walks nearest the host. The chase is one dependent load at a time with
-/// no prefetchers, so a walk's ns is linear in the LLC's latency: two runs
-/// a geometry give it at every latency. Returns the walks of the machine
+/// `spec`'s LLC, fitted by simulation to the chase `points`. Geometries:
+/// the one the plateau rule gave (first, kept on a tie), and valid
+/// geometries of the nominal LLC `nominal` (size, ways) on a grid of four
+/// a doubling from just past the largest private level to the largest
+/// chase point or the nominal size, whichever is less — every other one
+/// of the grid, then the two beside the best (the plateau's counts as its
+/// nearest). Latencies: every tenth of a nanosecond strictly between the
+/// private levels' and memory's, and the plateau's own if it lies there.
+/// The chase is one dependent load at a time with no prefetchers, so a
+/// walk's ns is linear in the LLC's latency: two runs a geometry give it
+/// at every latency. A geometry the machine rejects (a PLRU LLC with
+/// ways not a power of two) is skipped. Returns the walks of the machine
 /// kept (run again, not interpolated) and a note; `spec` is left as it is
-/// when it has no LLC.
+/// when it or `nominal` has no LLC.
 fn fit_llc(
     spec: &mut MachineSpec,
     nominal: Option<(u64, u32)>,
@@ -112,39 +113,50 @@ fn fit_llc(
 ) -> Result<(Vec<f64>, String), ReplayError> {
     let line = spec.line_size;
     let (Some(plateau), Some((size, assoc))) = (llc(spec).cloned(), nominal) else {
-        return Ok((walks(spec, points, line)?, "no LLC".into()));
+        return Ok((walks(spec, points, line)?, "LLC not fitted".into()));
     };
+    // The walks run on node 0's first core.
     let memory = spec
         .nodes
-        .iter()
-        .find_map(|n| n.memory.as_ref().map(|m| m.latency_ns))
-        .unwrap_or(plateau.latency_ns);
+        .first()
+        .and_then(|n| n.memory.as_ref())
+        .map_or(plateau.latency_ns, |m| m.latency_ns);
     let private = spec.core.caches.iter();
-    let lo_ns = private.clone().map(|c| c.latency_ns).fold(0.0, f64::max) + LLC_LATENCY_STEP;
+    let lo_ns = private.clone().map(|c| c.latency_ns).fold(0.0, f64::max);
     let lo_bytes = private.map(|c| c.size.0).max().unwrap_or(line);
-    let hi_bytes = points.last().map_or(0, |p| p.bytes).min(size);
-    // Candidate k is the geometry nearest lo_bytes · 2^(k/4), k ≥ 1.
+    let hi_bytes = points.iter().map(|p| p.bytes).max().unwrap_or(0).min(size);
+    // Grid point k is the geometry nearest lo_bytes · 2^(k/4), k ≥ 1.
     let target = |k: u32| (lo_bytes as f64 * 2f64.powf(k as f64 / LLC_STEPS_PER_DOUBLING)) as u64;
     let geometry = |k: u32| -> Option<(u64, u32)> {
         let g = live::calibrate::effective_geometry(size, assoc, line, target(k));
         (k >= 1 && target(k) <= hi_bytes && g.0 > lo_bytes).then_some(g)
     };
-    let mut latencies = vec![plateau.latency_ns];
-    let mut l = lo_ns;
-    while l < memory {
-        latencies.push((l * 10.0).round() / 10.0);
-        l += LLC_LATENCY_STEP;
+    let inside = |ns: f64| ns > lo_ns && ns < memory;
+    let mut latencies: Vec<f64> = ((lo_ns * 10.0).floor() as i64 + 1
+        ..(memory * 10.0).ceil() as i64)
+        .map(|t| t as f64 / 10.0)
+        .filter(|&ns| inside(ns))
+        .collect();
+    if inside(plateau.latency_ns) {
+        latencies.insert(0, plateau.latency_ns);
     }
     let (x0, x1) = (lo_ns, memory.max(lo_ns + 1.0));
-    // The least error of a geometry over the latencies, and its latency.
-    let eval = |(bytes, ways): (u64, u32)| -> Result<(f64, f64), ReplayError> {
+    // The least error of a geometry over the latencies, and its latency;
+    // `None` if the machine rejects the geometry.
+    let eval = |(bytes, ways): (u64, u32)| -> Result<Option<(f64, f64)>, ReplayError> {
         let at = |lat: f64| {
             let mut s = spec.clone();
             set_llc(&mut s, bytes, ways, lat);
             walks(&s, points, line)
         };
-        let (a, b) = (at(x0)?, at(x1)?);
-        let mut best = (f64::INFINITY, plateau.latency_ns);
+        let (a, b) = match (at(x0), at(x1)) {
+            (Ok(a), Ok(b)) => (a, b),
+            (Err(ReplayError::Machine(_)), _) | (_, Err(ReplayError::Machine(_))) => {
+                return Ok(None);
+            }
+            (Err(e), _) | (_, Err(e)) => return Err(e),
+        };
+        let mut best: Option<(f64, f64)> = None;
         for &lat in &latencies {
             let ns: Vec<f64> = a
                 .iter()
@@ -152,49 +164,68 @@ fn fit_llc(
                 .map(|(a, b)| a + (b - a) * (lat - x0) / (x1 - x0))
                 .collect();
             let e = error(&ns, points);
-            if e < best.0 {
-                best = (e, lat);
+            if best.is_none_or(|(be, _)| e < be) {
+                best = Some((e, lat));
             }
         }
         Ok(best)
     };
-    // (error, size, ways, latency), the least kept, the first on a tie:
-    // the plateau's geometry, then every other k, then the two beside the
-    // best of those.
-    let mut tried = vec![(plateau.size.0, plateau.assoc)];
-    let (e, lat) = eval(tried[0])?;
-    let mut best = (e, tried[0].0, tried[0].1, lat);
-    let mut best_k = None;
-    let mut try_k = |k: u32, best_k: &mut Option<u32>| -> Result<(), ReplayError> {
-        let Some(g) = geometry(k).filter(|g| !tried.contains(g)) else {
+    let plateau_g = (plateau.size.0, plateau.assoc);
+    // The plateau's geometry as it is (its latency too): the fallback.
+    let kept = walks(spec, points, line)?;
+    let mut best = (error(&kept, points), plateau_g, plateau.latency_ns);
+    // Each geometry tried once, in order; the least error kept, the first
+    // on a tie.
+    let mut tried: Vec<(u64, u32)> = Vec::new();
+    let try_g = |g: (u64, u32),
+                 best: &mut (f64, (u64, u32), f64),
+                 tried: &mut Vec<(u64, u32)>|
+     -> Result<(), ReplayError> {
+        if tried.contains(&g) {
             return Ok(());
-        };
+        }
         tried.push(g);
-        let (e, lat) = eval(g)?;
-        if e < best.0 {
-            best = (e, g.0, g.1, lat);
-            *best_k = Some(k);
+        if let Some((e, lat)) = eval(g)?
+            && e < best.0
+        {
+            *best = (e, g, lat);
         }
         Ok(())
     };
+    try_g(plateau_g, &mut best, &mut tried)?;
     let mut k = 2;
     while target(k - 1) <= hi_bytes {
-        try_k(k, &mut best_k)?;
+        if let Some(g) = geometry(k) {
+            try_g(g, &mut best, &mut tried)?;
+        }
         k += 2;
     }
-    if let Some(k) = best_k {
-        try_k(k - 1, &mut best_k)?;
-        try_k(k + 1, &mut best_k)?;
+    // The grid point nearest the best geometry so far, and its two
+    // neighbours.
+    let near = (1..=k)
+        .filter_map(|k| geometry(k).map(|g| (k, g)))
+        .min_by_key(|(_, g)| g.0.abs_diff(best.1.0));
+    if let Some((k, _)) = near {
+        for k in [k.saturating_sub(1), k, k + 1] {
+            if let Some(g) = geometry(k) {
+                try_g(g, &mut best, &mut tried)?;
+            }
+        }
     }
-    let candidates = tried;
-    let (_, bytes, ways, lat) = best;
+    let count = tried.len();
+    let (_, (bytes, ways), lat) = best;
+    if (bytes, ways, lat) == (plateau_g.0, plateau_g.1, plateau.latency_ns) {
+        return Ok((
+            kept,
+            format!(
+                "LLC kept as the plateau rule gave it, {bytes} B {ways}-way at {lat} ns (nearest of {count} geometries fitted by simulation)"
+            ),
+        ));
+    }
     set_llc(spec, bytes, ways, lat);
     let note = format!(
-        "LLC {bytes} B {ways}-way at {lat} ns (fitted by simulation over {} geometries; the plateau rule's {} B {}-way at {} ns)",
-        candidates.len(),
-        plateau.size.0,
-        plateau.assoc,
-        plateau.latency_ns
+        "LLC {bytes} B {ways}-way at {lat} ns (fitted by simulation over {count} geometries; the plateau rule's {} B {}-way at {} ns)",
+        plateau.size.0, plateau.assoc, plateau.latency_ns
     );
     Ok((walks(spec, points, line)?, note))
 }
@@ -407,6 +438,20 @@ memory = {{ capacity = "1G", channels = 1, channel_gbps = 100.0, latency_ns = 10
         let f = fit(&plateau, &nominal, &host_curve_at(&truth, 4)).unwrap();
         assert_eq!(f.spec, truth, "{}", f.note);
         assert!(f.error < 1e-9, "{}", f.note);
+    }
+
+    /// The same with the host's LLC between the grid points the first
+    /// pass tries (1.25 MiB 10-way, the grid's ninth point), found by the
+    /// second pass beside the best of the first.
+    #[test]
+    fn an_llc_between_the_first_pass_points_is_found() {
+        let mut truth = spec("identity", 4);
+        set_llc(&mut truth, 1280 << 10, 10, 30.0);
+        let mut plateau = truth.clone();
+        set_llc(&mut plateau, 2 << 20, 16, 40.0);
+        let nominal = spec("identity", 4);
+        let f = fit(&plateau, &nominal, &host_curve_at(&truth, 8)).unwrap();
+        assert_eq!(f.spec, truth, "{}", f.note);
     }
 
     #[test]
