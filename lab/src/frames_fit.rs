@@ -454,6 +454,20 @@ memory = {{ capacity = "1G", channels = 1, channel_gbps = 100.0, latency_ns = 10
         assert_eq!(f.spec, truth, "{}", f.note);
     }
 
+    /// With scattered frames too: a host with random frames and a 1 MiB
+    /// 8-way LLC at 30 ns, read as an L2 of 3 ways and an LLC of 2 MiB
+    /// 16-way at 40 ns, gets its frames, L2 and LLC back.
+    #[test]
+    fn the_llc_is_fitted_with_scattered_frames() {
+        let mut truth = spec("random", 4);
+        set_llc(&mut truth, 1 << 20, 8, 30.0);
+        let mut plateau = spec("identity", 3);
+        set_llc(&mut plateau, 2 << 20, 16, 40.0);
+        let nominal = spec("random", 4);
+        let f = fit(&plateau, &nominal, &host_curve_at(&truth, 4)).unwrap();
+        assert_eq!(f.spec, truth, "{}", f.note);
+    }
+
     #[test]
     fn the_chase_is_one_cycle_through_every_line() {
         let w = chase(1000, 7);
