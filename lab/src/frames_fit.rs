@@ -142,8 +142,12 @@ fn fit_llc(
     }
     let (x0, x1) = (lo_ns, memory.max(lo_ns + 1.0));
     // The least error of a geometry over the latencies, and its latency;
-    // `None` if the machine rejects the geometry.
+    // `None` if the machine rejects the geometry or no latency lies
+    // between the private levels' and memory's.
     let eval = |(bytes, ways): (u64, u32)| -> Result<Option<(f64, f64)>, ReplayError> {
+        if latencies.is_empty() {
+            return Ok(None);
+        }
         let at = |lat: f64| {
             let mut s = spec.clone();
             set_llc(&mut s, bytes, ways, lat);
@@ -425,47 +429,43 @@ memory = {{ capacity = "1G", channels = 1, channel_gbps = 100.0, latency_ns = 10
         assert_eq!(f.spec, truth, "{}", f.note);
     }
 
-    /// A host whose LLC is 1 MiB 8-way at 30 ns where the plateau rule
-    /// read 2 MiB 16-way at 40 ns: the fit finds the host's LLC, and
-    /// keeps the frames.
-    #[test]
-    fn the_llc_is_fitted_to_the_chase() {
-        let mut truth = spec("identity", 4);
-        set_llc(&mut truth, 1 << 20, 8, 30.0);
-        let mut plateau = truth.clone();
+    /// A host made of `spec(frames, 4)` with its LLC `(bytes, ways)` at
+    /// 30 ns, whose chase (`per_doubling` sizes a doubling) the plateau
+    /// rule read as identity frames, an L2 of `l2_ways` ways and an LLC of
+    /// 2 MiB 16-way at 40 ns: the fit must give the host back exactly.
+    fn assert_llc_found(frames: &str, llc: (u64, u32), l2_ways: u32, per_doubling: u32) {
+        let mut truth = spec(frames, 4);
+        set_llc(&mut truth, llc.0, llc.1, 30.0);
+        let mut plateau = spec("identity", l2_ways);
         set_llc(&mut plateau, 2 << 20, 16, 40.0);
-        let nominal = spec("identity", 4);
-        let f = fit(&plateau, &nominal, &host_curve_at(&truth, 4)).unwrap();
+        let f = fit(
+            &plateau,
+            &spec(frames, 4),
+            &host_curve_at(&truth, per_doubling),
+        )
+        .unwrap();
         assert_eq!(f.spec, truth, "{}", f.note);
         assert!(f.error < 1e-9, "{}", f.note);
     }
 
-    /// The same with the host's LLC between the grid points the first
-    /// pass tries (1.25 MiB 10-way, the grid's ninth point), found by the
-    /// second pass beside the best of the first.
+    /// A 1 MiB 8-way LLC, a point of the first pass's grid.
     #[test]
-    fn an_llc_between_the_first_pass_points_is_found() {
-        let mut truth = spec("identity", 4);
-        set_llc(&mut truth, 1280 << 10, 10, 30.0);
-        let mut plateau = truth.clone();
-        set_llc(&mut plateau, 2 << 20, 16, 40.0);
-        let nominal = spec("identity", 4);
-        let f = fit(&plateau, &nominal, &host_curve_at(&truth, 8)).unwrap();
-        assert_eq!(f.spec, truth, "{}", f.note);
+    fn the_llc_is_fitted_to_the_chase() {
+        assert_llc_found("identity", (1 << 20, 8), 4, 4);
     }
 
-    /// With scattered frames too: a host with random frames and a 1 MiB
-    /// 8-way LLC at 30 ns, read as an L2 of 3 ways and an LLC of 2 MiB
-    /// 16-way at 40 ns, gets its frames, L2 and LLC back.
+    /// A 1.25 MiB 10-way LLC (the grid's ninth point), which the first
+    /// pass skips and the second finds beside the best of the first.
+    #[test]
+    fn an_llc_between_the_first_pass_points_is_found() {
+        assert_llc_found("identity", (1280 << 10, 10), 4, 8);
+    }
+
+    /// With scattered frames, and an L2 read as 3 ways: the frames, the
+    /// L2 and the LLC found together.
     #[test]
     fn the_llc_is_fitted_with_scattered_frames() {
-        let mut truth = spec("random", 4);
-        set_llc(&mut truth, 1 << 20, 8, 30.0);
-        let mut plateau = spec("identity", 3);
-        set_llc(&mut plateau, 2 << 20, 16, 40.0);
-        let nominal = spec("random", 4);
-        let f = fit(&plateau, &nominal, &host_curve_at(&truth, 4)).unwrap();
-        assert_eq!(f.spec, truth, "{}", f.note);
+        assert_llc_found("random", (1 << 20, 8), 3, 4);
     }
 
     #[test]
