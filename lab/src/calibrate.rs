@@ -242,6 +242,8 @@ pub fn measure(
         .filter(|(_, b)| *b >= 64 * 64)
         .collect();
     fp.levels = live::fingerprint::level_walks(&sets, o.loads.min(200_000), o.repeats, 0xF2)?;
+    // The TLBs: one line a page, the data in L1 or L2 (`tlb_fit`).
+    fp.pages = live::fingerprint::page_walks(o.loads.min(200_000), o.repeats, 0xF3)?;
     m.fingerprint = fp;
     Ok(m)
 }
@@ -310,6 +312,21 @@ pub fn machine(
     notes.extend(pages_note);
     let nominal = spec.clone();
     notes.extend(map_levels(&mut spec, m));
+    // The TLBs first, so that the LLC fitted to the chase and memory's
+    // latency are what is left once translation is paid (`tlb_fit`).
+    let tlb = crate::tlb_fit::fit(&spec, &m.fingerprint.pages)?;
+    notes.push(tlb.note);
+    if let Some(t) = tlb.tlb {
+        for mem in spec.nodes.iter_mut().filter_map(|n| n.memory.as_mut()) {
+            let chased = mem.latency_ns;
+            mem.latency_ns = tenth((chased - t.walk_ns).max(0.1));
+            notes.push(format!(
+                "memory latency {:.1} ns: the chase's {chased:.1} ns less a walk's {:.1} ns (its pages outnumber the STLB's entries)",
+                mem.latency_ns, t.walk_ns
+            ));
+        }
+        spec.core.tlb = Some(t);
+    }
     // The chase the levels came from decides the frames (`frames_fit`).
     let chased: Vec<Point> = match &m.huge {
         Some(h) => h.iter().map(|h| h.0).collect(),

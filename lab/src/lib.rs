@@ -83,6 +83,7 @@ pub mod sweep;
 pub mod task_files;
 pub mod tasks;
 pub mod timeline;
+pub mod tlb_fit;
 pub mod train;
 pub mod validate;
 pub mod workers;

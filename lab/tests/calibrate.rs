@@ -75,6 +75,7 @@ fn measurements(huge: Option<Vec<(Point, f64)>>) -> Measurements {
             pairs: None,
             levels: vec![],
             ramps: vec![],
+            pages: vec![],
         },
     }
 }
@@ -116,6 +117,70 @@ fn measurements_map_onto_the_machine_by_hand_arithmetic() {
             .any(|n| n == "streaming read, 3 thread(s): 25.0 GB/s")
     );
     assert_eq!(c.levels.len(), 4);
+}
+
+/// Page walks that show TLBs: `[core.tlb]` is fitted to them
+/// (`lab::tlb_fit`), and memory's latency becomes the chase's less a walk
+/// (a random chase over memory walks on every load). The "host" is the
+/// machine calibrated without page walks, given a TLB, on the walks.
+#[test]
+fn page_walks_give_a_tlb_and_memory_less_a_walk() {
+    let t = xeon();
+    let spec = live::sysfs::to_machine(&t, "host-calibrated").unwrap();
+    let plain = machine(spec.clone(), &t, &measurements(None), None, "x.prefetch.json").unwrap();
+    let mut truth = plain.machine.spec.clone();
+    // The fit walks with random frames (`tlb_fit`), as a host scatters them.
+    truth.frames = sim::frames::FrameMapping::Random;
+    truth.core.tlb = Some(sim::spec::TlbSpec {
+        page_size: 4096,
+        levels: vec![
+            sim::spec::TlbLevelSpec {
+                name: "DTLB".into(),
+                entries: 64,
+                assoc: 4,
+                latency_ns: 0.0,
+            },
+            sim::spec::TlbLevelSpec {
+                name: "STLB".into(),
+                entries: 1024,
+                assoc: 8,
+                latency_ns: 2.0,
+            },
+        ],
+        walk_ns: 15.0,
+    });
+    let host = sim::Machine::new(truth).unwrap();
+    let mut m = measurements(None);
+    m.fingerprint.pages = live::fingerprint::PAGE_WALK_PAGES
+        .iter()
+        .map(|&p| {
+            let order = live::fingerprint::page_order(p, 7 + p as u64);
+            let warm: Vec<u32> = order.iter().cycle().take(2 * order.len()).copied().collect();
+            let timed: Vec<u32> = order.iter().cycle().take(order.len().max(64)).copied().collect();
+            (p, lab::dependent::walk_split_ns(&host, &[], &warm, &timed).unwrap())
+        })
+        .collect();
+    let c = machine(spec, &t, &m, None, "x.prefetch.json").unwrap();
+    let s = &c.machine.spec;
+    let tlb = s.core.tlb.as_ref().expect("a TLB");
+    assert_eq!(
+        (tlb.levels[0].entries, tlb.levels[1].entries, tlb.levels[1].latency_ns, tlb.walk_ns),
+        (64, 1024, 2.0, 15.0),
+        "{:#?}",
+        s.sources
+    );
+    // 90 ns by the chase, less the walk's 15.
+    assert_eq!(s.nodes[0].memory.as_ref().unwrap().latency_ns, 75.0);
+    assert!(s.sources.iter().any(|n| n.starts_with("[core.tlb] fitted by simulation")));
+    assert!(plain.machine.spec.core.tlb.is_none());
+    assert!(
+        plain
+            .machine
+            .spec
+            .sources
+            .iter()
+            .any(|n| n == "no page walks recorded: no [core.tlb] fitted")
+    );
 }
 
 #[test]

@@ -137,6 +137,11 @@ pub struct Fingerprint {
     /// `live calibrate` fits the model's confirmation count to them.
     #[serde(default)]
     pub ramps: Vec<(u32, f64)>,
+    /// (pages, ns per load) of the page walks ([`page_walks`]): one line
+    /// on each of N pages. Not read by the verdict; `live calibrate` fits
+    /// the model's data TLBs to them (`lab::tlb_fit`).
+    #[serde(default)]
+    pub pages: Vec<(u32, f64)>,
 }
 
 /// The stride walks at one working set (ns per load).
@@ -339,7 +344,45 @@ pub fn fingerprint(
         pairs: Some(pairs),
         levels: Vec::new(),
         ramps,
+        pages: Vec::new(),
     })
+}
+
+/// The page counts of [`page_walks`]: past a first-level DTLB's reach (64–
+/// 128 entries on recent cores) and a second level's (1 536–4 096), four
+/// to eight points a doubling around them.
+pub const PAGE_WALK_PAGES: [u32; 22] = [
+    8, 16, 32, 48, 64, 80, 96, 112, 128, 160, 192, 256, 384, 512, 768, 1024, 1536, 2048, 3072,
+    4096, 6144, 8192,
+];
+
+/// A page walk's cyclic order (line indices): one line on each of `pages`
+/// 4 KiB pages, the pages in a random cycle, page p's line at p mod 64 in
+/// it. The lines spread over a 64-set L1's sets, so up to 768 pages the
+/// data stays in a 48 KiB L1 and up to 8 192 (512 KiB) in an L2, while the
+/// translations outgrow the TLBs: what the walk costs beyond the 8-page
+/// walk is translation.
+pub fn page_order(pages: u32, seed: u64) -> Vec<u32> {
+    crate::calibrate::random_cycle(pages as usize, seed)
+        .into_iter()
+        .map(|p| p * 64 + p % 64)
+        .collect()
+}
+
+/// The page walks ([`page_order`] for each of [`PAGE_WALK_PAGES`]) in
+/// huge pages, as `validate` replays traces: on a VM whose hypervisor
+/// backs the guest's huge pages with 4 KiB pages they still pay for 4 KiB
+/// translations (`docs/live.md`, "Address translation in this VM").
+pub fn page_walks(loads: u64, repeats: usize, seed: u64) -> Result<Vec<(u32, f64)>, LiveError> {
+    let most = PAGE_WALK_PAGES[PAGE_WALK_PAGES.len() - 1] as usize;
+    let mut buf = PageBuf::huge(most * 4096)?;
+    let orders: Vec<_> = PAGE_WALK_PAGES
+        .map(|n| move || page_order(n, seed ^ n as u64))
+        .to_vec();
+    let orders: Vec<&dyn Fn() -> Vec<u32>> =
+        orders.iter().map(|f| f as &dyn Fn() -> Vec<u32>).collect();
+    let ns = walk_rounds(&mut buf, &orders, loads, repeats);
+    Ok(PAGE_WALK_PAGES.iter().copied().zip(ns).collect())
 }
 
 /// The walks of [`STRIDES`] and a random chase at each `(level, bytes)`
@@ -886,6 +929,7 @@ mod tests {
             }),
             levels: Vec::new(),
             ramps: Vec::new(),
+            pages: Vec::new(),
         }
     }
 

@@ -81,6 +81,19 @@ impl Tlb {
         self.levels.len()
     }
 
+    /// Where `addr`'s page would be found, changing no state: a
+    /// prefetch's translation (`timing::prefetch`).
+    pub fn peek(&self, addr: u64) -> Found {
+        let page = addr >> self.page_bits;
+        if page == self.last_page {
+            return 0;
+        }
+        self.levels
+            .iter()
+            .position(|l| l.contains(page))
+            .unwrap_or(self.levels.len())
+    }
+
     /// The same shape (levels and their geometries) as `other`: a restored
     /// state fits this machine.
     pub fn fits(&self, other: &Tlb) -> bool {

@@ -77,7 +77,9 @@ pub fn validate(a: ValidateArgs) -> Result<()> {
         .nodes
         .iter()
         .find_map(|n| n.memory.as_ref())
-        .map_or(0.0, |x| x.latency_ns);
+        .map_or(0.0, |x| x.latency_ns)
+        // A random load over memory also walks the page tables.
+        + m.spec.core.tlb.as_ref().map_or(0.0, |t| t.walk_ns);
     println!(
         "memory latency: {memory_model_ns:.1} ns in the machine file; \"memory ns\" is the host's just before → just after each trace's live runs; \"live ns\" the median of {} live runs, \"live min..max\" their least and greatest",
         a.live_runs

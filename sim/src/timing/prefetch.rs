@@ -159,6 +159,16 @@ impl Engine<'_> {
         {
             return;
         }
+        // The request is translated before it issues, at the cost of where
+        // the demand would find its page; it fills no TLB level (a demand's
+        // translation does). Without it a page-crossing prefetch hid every
+        // walk of a strided walk over memory behind its flight, where the
+        // host's prefetcher must translate first (`docs/live.md`, "The
+        // TLBs fitted to page walks").
+        let t = t + self.cores[core]
+            .tlb
+            .as_ref()
+            .map_or(0, |tlb| self.tlb_ps[tlb.peek(vline << self.line_bits)]);
         // The request passes the levels below: their prefetchers see it (as
         // ChampSim's L2 prefetcher sees the L1's prefetch requests).
         for j in 0..self.pf.len() {
