@@ -177,7 +177,11 @@ fn a_prefetch_is_translated_and_a_demand_overlaps_its_wait() {
     assert_eq!(s.tlb.expect("tlb").walks, 2);
     let p = plain.prefetch.expect("prefetch stats");
     assert_eq!((p.useful, p.late), (1, 1), "the second load waits: {p:?}");
-    assert_eq!(with - without, 13_600, "the first load's walk, and 3.6 ns of the prefetch's");
+    assert_eq!(
+        with - without,
+        13_600,
+        "the first load's walk, and 3.6 ns of the prefetch's"
+    );
 }
 
 /// A prefetch into the page just translated costs no translation: the

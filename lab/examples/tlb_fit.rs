@@ -16,7 +16,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let walks: Vec<(u32, f64)> = match a.get(2) {
         Some(fp) => {
             let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(fp)?)?;
-            let f: live::fingerprint::Fingerprint = serde_json::from_value(v["fingerprint"].clone())?;
+            let f: live::fingerprint::Fingerprint =
+                serde_json::from_value(v["fingerprint"].clone())?;
             f.pages
         }
         None => {

@@ -77,7 +77,12 @@ fn second_level(entries: u32, latency_ns: f64) -> TlbLevelSpec {
 /// and TLBs hits or misses the same way every cycle.
 fn split(order: &[u32]) -> (Vec<u32>, Vec<u32>) {
     let cycles = 64usize.div_ceil(order.len()).max(1);
-    let warm = order.iter().cycle().take(2 * order.len()).copied().collect();
+    let warm = order
+        .iter()
+        .cycle()
+        .take(2 * order.len())
+        .copied()
+        .collect();
     let timed = order
         .iter()
         .cycle()
@@ -127,7 +132,11 @@ fn engine_walks(spec: &MachineSpec, orders: &[Vec<u32>]) -> Result<Vec<f64>, Rep
 
 /// Mean |ln(model / host)|.
 fn error(model: &[f64], host: &[f64]) -> f64 {
-    let sum: f64 = model.iter().zip(host).map(|(m, h)| (m / h).ln().abs()).sum();
+    let sum: f64 = model
+        .iter()
+        .zip(host)
+        .map(|(m, h)| (m / h).ln().abs())
+        .sum();
     sum / host.len().max(1) as f64
 }
 

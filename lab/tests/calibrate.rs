@@ -127,7 +127,14 @@ fn measurements_map_onto_the_machine_by_hand_arithmetic() {
 fn page_walks_give_a_tlb_and_memory_less_a_walk() {
     let t = xeon();
     let spec = live::sysfs::to_machine(&t, "host-calibrated").unwrap();
-    let plain = machine(spec.clone(), &t, &measurements(None), None, "x.prefetch.json").unwrap();
+    let plain = machine(
+        spec.clone(),
+        &t,
+        &measurements(None),
+        None,
+        "x.prefetch.json",
+    )
+    .unwrap();
     let mut truth = plain.machine.spec.clone();
     // The fit walks with random frames (`tlb_fit`), as a host scatters them.
     truth.frames = sim::frames::FrameMapping::Random;
@@ -155,23 +162,45 @@ fn page_walks_give_a_tlb_and_memory_less_a_walk() {
         .iter()
         .map(|&p| {
             let order = live::fingerprint::page_order(p, 7 + p as u64);
-            let warm: Vec<u32> = order.iter().cycle().take(2 * order.len()).copied().collect();
-            let timed: Vec<u32> = order.iter().cycle().take(order.len().max(64)).copied().collect();
-            (p, lab::dependent::walk_split_ns(&host, &[], &warm, &timed).unwrap())
+            let warm: Vec<u32> = order
+                .iter()
+                .cycle()
+                .take(2 * order.len())
+                .copied()
+                .collect();
+            let timed: Vec<u32> = order
+                .iter()
+                .cycle()
+                .take(order.len().max(64))
+                .copied()
+                .collect();
+            (
+                p,
+                lab::dependent::walk_split_ns(&host, &[], &warm, &timed).unwrap(),
+            )
         })
         .collect();
     let c = machine(spec, &t, &m, None, "x.prefetch.json").unwrap();
     let s = &c.machine.spec;
     let tlb = s.core.tlb.as_ref().expect("a TLB");
     assert_eq!(
-        (tlb.levels[0].entries, tlb.levels[1].entries, tlb.levels[1].latency_ns, tlb.walk_ns),
+        (
+            tlb.levels[0].entries,
+            tlb.levels[1].entries,
+            tlb.levels[1].latency_ns,
+            tlb.walk_ns
+        ),
         (64, 1024, 2.0, 15.0),
         "{:#?}",
         s.sources
     );
     // 90 ns by the chase, less the walk's 15.
     assert_eq!(s.nodes[0].memory.as_ref().unwrap().latency_ns, 75.0);
-    assert!(s.sources.iter().any(|n| n.starts_with("[core.tlb] fitted by simulation")));
+    assert!(
+        s.sources
+            .iter()
+            .any(|n| n.starts_with("[core.tlb] fitted by simulation"))
+    );
     assert!(plain.machine.spec.core.tlb.is_none());
     assert!(
         plain

@@ -19,7 +19,10 @@
 //! In the engine the translation delays the access: a prefetched line
 //! still in flight is waited for from when the translation ends, while the
 //! queues are charged at the issue time, as for every level's latency; a
-//! load that waited for its translation holds a miss slot.
+//! load that waited for its translation holds a miss slot. A prefetch is
+//! delayed by the cost of its page where a lookup would find it
+//! ([`Tlb::peek`]) and changes no level: without that, a prefetch across
+//! a page hid the demand's walk behind its own flight.
 
 use serde::{Deserialize, Serialize};
 
