@@ -41,7 +41,7 @@ if "memory_model_ns" in first:
     now = [float(m["mean_ns"]["memory_now_ns"]) for m in cal.values()]
     print(
         f"\nhost memory latency during the live runs: {min(now):.0f}–{max(now):.0f} ns; "
-        f"in the machine file (calibration): {float(first['memory_model_ns']):.0f} ns"
+        f"in the machine file (calibration; memory and a page walk if it has a TLB): {float(first['memory_model_ns']):.0f} ns"
     )
 within = sum(1 for e in abs_cal if e <= 15.0)
 print(

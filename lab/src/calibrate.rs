@@ -249,7 +249,7 @@ pub fn measure(
 }
 
 /// The chase sweep's levels mapped onto `spec`'s caches and memory: from
-/// the huge-page sweep when there is one (the model has no TLB), else from
+/// the huge-page sweep when there is one (as validate replays), else from
 /// the 4 KiB one. Returns the notes.
 fn map_levels(spec: &mut MachineSpec, m: &Measurements) -> Vec<String> {
     let levels4k = levels(&m.curve);
@@ -271,7 +271,8 @@ fn map_levels(spec: &mut MachineSpec, m: &Measurements) -> Vec<String> {
                 .collect::<Vec<_>>()
                 .join(", ")
         ),
-        "the machine's levels come from the huge-page sweep (the model has no TLB; validate replays in huge pages)".to_string(),
+        "the machine's levels come from the huge-page sweep (validate replays in huge pages)"
+            .to_string(),
     ];
     notes.extend(live::calibrate::apply_huge(spec, &hc, &hl));
     notes
@@ -317,13 +318,35 @@ pub fn machine(
     let tlb = crate::tlb_fit::fit(&spec, &m.fingerprint.pages)?;
     notes.push(tlb.note);
     if let Some(t) = tlb.tlb {
+        // The chase's memory plateau walks on every load when its pages
+        // outnumber the last level's entries; memory's own latency is
+        // then what is left, unless that would not lie above every cache's.
+        let reach = t
+            .levels
+            .last()
+            .map_or(0, |l| l.entries as u64 * t.page_size);
+        let biggest = m.curve.last().map_or(0, |p| p.bytes);
+        let slowest_cache = spec
+            .core
+            .caches
+            .iter()
+            .chain(spec.nodes.iter().filter_map(|n| n.llc.as_ref()))
+            .map(|c| c.latency_ns)
+            .fold(0.0, f64::max);
         for mem in spec.nodes.iter_mut().filter_map(|n| n.memory.as_mut()) {
             let chased = mem.latency_ns;
-            mem.latency_ns = tenth((chased - t.walk_ns).max(0.1));
-            notes.push(format!(
-                "memory latency {:.1} ns: the chase's {chased:.1} ns less a walk's {:.1} ns (its pages outnumber the STLB's entries)",
-                mem.latency_ns, t.walk_ns
-            ));
+            let net = tenth(chased - t.walk_ns);
+            if biggest > reach && net > slowest_cache {
+                mem.latency_ns = net;
+                notes.push(format!(
+                    "memory latency {net:.1} ns: the chase's {chased:.1} ns less a walk's {:.1} ns (its {biggest} B outnumber the STLB's reach of {reach} B)",
+                    t.walk_ns
+                ));
+            } else {
+                notes.push(format!(
+                    "memory latency kept at the chase's {chased:.1} ns (its {biggest} B against the STLB's reach of {reach} B; less a walk it would be {net:.1} ns, the slowest cache {slowest_cache:.1} ns)"
+                ));
+            }
         }
         spec.core.tlb = Some(t);
     }

@@ -48,6 +48,9 @@ const SECOND: [u32; 10] = [256, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 81
 const SECOND_MAX_TENTHS: u32 = 100;
 const WALK_MAX_TENTHS: u32 = 600;
 
+/// The most pages a walk may have (its lines' indices fit a `u32`).
+const MAX_PAGES: u32 = 1 << 20;
+
 /// Bytes a translation covers: 4 KiB, the walks' page.
 const PAGE: u64 = 4096;
 
@@ -146,7 +149,7 @@ pub fn fit(spec: &MachineSpec, walks: &[(u32, f64)]) -> Result<TlbFit, ReplayErr
     let walks: Vec<(u32, f64)> = walks
         .iter()
         .copied()
-        .filter(|&(p, ns)| p >= 2 && ns.is_finite() && ns > 0.0)
+        .filter(|&(p, ns)| (2..=MAX_PAGES).contains(&p) && ns.is_finite() && ns > 0.0)
         .collect();
     if walks.len() < 4 {
         return Ok(TlbFit {
@@ -231,8 +234,15 @@ pub fn fit(spec: &MachineSpec, walks: &[(u32, f64)]) -> Result<TlbFit, ReplayErr
             error: none,
         });
     }
+    let edge = if s == SECOND_MAX_TENTHS || w == WALK_MAX_TENTHS {
+        "; a latency at the edge of the grid tried"
+    } else if e2 == SECOND[SECOND.len() - 1] {
+        "; the walks never outgrow the largest STLB tried, so its walk latency is not measured"
+    } else {
+        ""
+    };
     let note = format!(
-        "[core.tlb] fitted by simulation to the {measured}, with the TLB {}: DTLB {} entries {}-way, STLB {} entries {}-way at {:.1} ns, walks {:.1} ns (mean |ln(model/host)| {err:.3}; {none:.3} with none)",
+        "[core.tlb] fitted by simulation to the {measured}, with the TLB {}: DTLB {} entries {}-way, STLB {} entries {}-way at {:.1} ns, walks {:.1} ns (mean |ln(model/host)| {err:.3}; {none:.3} with none{edge})",
         shown(&kept),
         tlb.levels[0].entries,
         tlb.levels[0].assoc,

@@ -194,7 +194,8 @@ pub struct Ask<'a> {
     pub cpu: u32,
     pub live_runs: usize,
     pub overheads: &'a Overhead,
-    /// The machine file's memory latency (ns).
+    /// A random load over memory by the machine file (ns): memory's
+    /// latency, plus a page walk when it has `[core.tlb]`.
     pub memory_model_ns: f64,
     pub log: &'a crate::InputLog,
 }

@@ -358,10 +358,10 @@ pub const PAGE_WALK_PAGES: [u32; 22] = [
 
 /// A page walk's cyclic order (line indices): one line on each of `pages`
 /// 4 KiB pages, the pages in a random cycle, page p's line at p mod 64 in
-/// it. The lines spread over a 64-set L1's sets, so up to 768 pages the
-/// data stays in a 48 KiB L1 and up to 8 192 (512 KiB) in an L2, while the
-/// translations outgrow the TLBs: what the walk costs beyond the 8-page
-/// walk is translation.
+/// it. The lines spread evenly over a 64-set L1's sets, so up to 768 pages
+/// the data stays in a 48 KiB L1 and up to 8 192 (512 KiB) in an L2 of
+/// 1 MiB or more, while the translations outgrow the TLBs: what the walk
+/// costs beyond the 8-page walk and its data's level is translation.
 pub fn page_order(pages: u32, seed: u64) -> Vec<u32> {
     crate::calibrate::random_cycle(pages as usize, seed)
         .into_iter()

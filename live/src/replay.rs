@@ -111,7 +111,7 @@ pub struct LiveResult {
 /// Replays `records` (data accesses; instruction fetches are skipped) with
 /// trace thread `t` pinned to `cpus[t % cpus.len()]`, after `warm` passes
 /// that are not timed; in transparent huge pages when `huge` (as `live
-/// calibrate --huge-pages` measures: the model has no TLB).
+/// calibrate --huge-pages` measures).
 pub fn replay(
     records: &[Access],
     cpus: &[u32],

@@ -90,7 +90,8 @@ pub struct CoreSpec {
 /// holds pays nothing more (that hit is part of the L1D's latency; the
 /// first level's `latency_ns` must be 0); found first at level *i* it pays
 /// that level's `latency_ns`; found nowhere it pays `walk_ns`. A prefetch
-/// waits for the same cost before it issues but fills no level.
+/// into another page than its trigger's arrives later by the same cost
+/// and fills no level.
 /// Instruction fetches are not translated.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

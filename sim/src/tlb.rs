@@ -19,10 +19,11 @@
 //! In the engine the translation delays the access: a prefetched line
 //! still in flight is waited for from when the translation ends, while the
 //! queues are charged at the issue time, as for every level's latency; a
-//! load that waited for its translation holds a miss slot. A prefetch is
-//! delayed by the cost of its page where a lookup would find it
-//! ([`Tlb::peek`]) and changes no level: without that, a prefetch across
-//! a page hid the demand's walk behind its own flight.
+//! load that waited for its translation holds a miss slot. A prefetch
+//! into another page than its trigger's arrives later by the cost of its
+//! page where a lookup would find it ([`Tlb::peek`]), charged to the queues
+//! at its issue time like a demand, and changes no level: without that, a
+//! prefetch across a page hid the demand's walk behind its own flight.
 
 use serde::{Deserialize, Serialize};
 
@@ -95,6 +96,11 @@ impl Tlb {
             .iter()
             .position(|l| l.contains(page))
             .unwrap_or(self.levels.len())
+    }
+
+    /// Whether `a` and `b` lie in one page (one translation).
+    pub fn same_page(&self, a: u64, b: u64) -> bool {
+        a >> self.page_bits == b >> self.page_bits
     }
 
     /// The same shape (levels and their geometries) as `other`: a restored

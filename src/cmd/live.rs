@@ -66,8 +66,8 @@ pub struct CalibrateArgs {
     /// Require the sweep in transparent huge pages (an error where the host
     /// does not offer them). Without this flag or --no-huge-pages, the
     /// sweep runs in huge pages whenever the host offers them (madvise;
-    /// .curve-huge.csv), and the machine's levels come from it (the model
-    /// has no TLB; validate replays in huge pages): the validated path.
+    /// .curve-huge.csv), and the machine's levels come from it (validate
+    /// replays in huge pages): the validated path.
     #[arg(long, conflicts_with = "no_huge_pages")]
     pub huge_pages: bool,
     /// Calibrate in 4 KiB pages only, even where huge pages are offered

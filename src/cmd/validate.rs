@@ -81,7 +81,7 @@ pub fn validate(a: ValidateArgs) -> Result<()> {
         // A random load over memory also walks the page tables.
         + m.spec.core.tlb.as_ref().map_or(0.0, |t| t.walk_ns);
     println!(
-        "memory latency: {memory_model_ns:.1} ns in the machine file; \"memory ns\" is the host's just before → just after each trace's live runs; \"live ns\" the median of {} live runs, \"live min..max\" their least and greatest",
+        "memory latency: {memory_model_ns:.1} ns in the machine file (memory, and a page walk if it has a TLB); \"memory ns\" is the host's just before → just after each trace's live runs; \"live ns\" the median of {} live runs, \"live min..max\" their least and greatest",
         a.live_runs
     );
     let mut rows = Vec::new();
@@ -130,7 +130,7 @@ pub fn validate(a: ValidateArgs) -> Result<()> {
     }
     if let Some((first, last, lo, hi)) = lab::validate::memory_drift(&rows) {
         println!(
-            "host memory latency during the run: {first:.1} ns at the start, {last:.1} ns at the end ({:+.1}%), {lo:.1}..{hi:.1} ns in all; {memory_model_ns:.1} ns in the machine file",
+            "host memory latency during the run: {first:.1} ns at the start, {last:.1} ns at the end ({:+.1}%), {lo:.1}..{hi:.1} ns in all; {memory_model_ns:.1} ns in the machine file (memory, and a page walk if it has a TLB)",
             100.0 * (last - first) / first
         );
     }

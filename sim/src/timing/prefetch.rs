@@ -129,7 +129,7 @@ impl Engine<'_> {
         let cost = self.pf[k].p.take_cost_ps();
         self.pf[k].stats.predict_cost_ps += cost;
         for &target in &want {
-            self.issue_prefetch(k, core, target, t);
+            self.issue_prefetch(k, core, target, seen.addr, t);
         }
         self.pf_bufs.push(want);
         cost
@@ -139,7 +139,14 @@ impl Engine<'_> {
     /// (and the levels below it) unless it is already there, in flight, or
     /// modified in another core; from a cache, within the fills in flight
     /// the prefetcher allows from it.
-    pub(super) fn issue_prefetch(&mut self, k: usize, core: usize, vline: u64, t: u64) {
+    pub(super) fn issue_prefetch(
+        &mut self,
+        k: usize,
+        core: usize,
+        vline: u64,
+        trigger: u64,
+        t: u64,
+    ) {
         let line = self.frames.line(vline, self.line_bits);
         let lvl = self.pf[k].level;
         if self.cores[core].levels[..=lvl]
@@ -159,16 +166,22 @@ impl Engine<'_> {
         {
             return;
         }
-        // The request is translated before it issues, at the cost of where
-        // the demand would find its page; it fills no TLB level (a demand's
-        // translation does). Without it a page-crossing prefetch hid every
-        // walk of a strided walk over memory behind its flight, where the
-        // host's prefetcher must translate first (`docs/live.md`, "The
-        // TLBs fitted to page walks").
-        let t = t + self.cores[core]
-            .tlb
-            .as_ref()
-            .map_or(0, |tlb| self.tlb_ps[tlb.peek(vline << self.line_bits)]);
+        // The request is translated before its line can come (`Tlb::peek`:
+        // at the cost of where a lookup would find the page, filling no
+        // level) unless it stays in the page of the access that triggered
+        // it, whose translation is paid. The queues and fill slots are
+        // charged at the issue time, as for a demand; the translation
+        // delays the line's arrival. Without it a page-crossing prefetch
+        // hid every walk of a strided walk over memory behind its flight
+        // (`docs/live.md`, "The TLBs fitted to page walks").
+        let translate = self.cores[core].tlb.as_ref().map_or(0, |tlb| {
+            let addr = vline << self.line_bits;
+            if tlb.same_page(addr, trigger) {
+                0
+            } else {
+                self.tlb_ps[tlb.peek(addr)]
+            }
+        });
         // The request passes the levels below: their prefetchers see it (as
         // ChampSim's L2 prefetcher sees the L1's prefetch requests).
         for j in 0..self.pf.len() {
@@ -188,7 +201,7 @@ impl Engine<'_> {
                     self.evicted_private(core, i, v.block, v.dirty, t);
                 }
             }
-            let ready = self.prefetch_ready(t, latency);
+            let ready = self.prefetch_ready(t, latency + translate);
             self.pf[k].lines.insert(line, (ready, core as u16));
             return;
         }
@@ -224,7 +237,7 @@ impl Engine<'_> {
             l
         };
         if self.cfg.prefetch_queue.is_some() && !self.mem.functional {
-            self.pf[k].inflight[core].push(Reverse(t.saturating_add(latency)));
+            self.pf[k].inflight[core].push(Reverse(t.saturating_add(latency + translate)));
         }
         self.pf[k].stats.issued += 1;
         self.pf[k].stats.extra_bytes += 1 << self.line_bits;
@@ -235,7 +248,7 @@ impl Engine<'_> {
                 self.evicted_private(core, i, v.block, v.dirty, t);
             }
         }
-        let ready = self.prefetch_ready(t, latency);
+        let ready = self.prefetch_ready(t, latency + translate);
         self.pf[k].lines.insert(line, (ready, core as u16));
     }
 
