@@ -146,6 +146,20 @@ fn a_load_waiting_for_its_translation_holds_the_core() {
     assert!(slower >= 6.0 * 10.0 + 24.0 * 2.0, "{slower} ns");
 }
 
+/// Two loads at `addrs` with four misses allowed in flight and the
+/// next-line prefetcher at the L1D, with the TLB and without: (with,
+/// without) total latency ps and summaries.
+fn next_line_pair(addrs: [u64; 2]) -> ((u128, sim::Summary), (u128, sim::Summary)) {
+    let cfg = Config {
+        mlp: Some(4),
+        prefetch_level: 0,
+        ..Config::default()
+    };
+    let loads = addrs.map(|a| Record::access(0, Kind::Load, a, 8));
+    let run = |tlb| run(&machine(tlb), cfg.clone(), Some("next-line"), &loads);
+    (run(true), run(false))
+}
+
 /// A prefetch into another page is translated, and a line still in flight
 /// from a prefetch is waited for from when the demand's translation ends.
 /// Two loads, four misses allowed in flight: the last line of page 0, then
@@ -160,18 +174,7 @@ fn a_load_waiting_for_its_translation_holds_the_core() {
 /// translation fills no TLB level: the second load still walks.
 #[test]
 fn a_prefetch_is_translated_and_a_demand_overlaps_its_wait() {
-    let cfg = Config {
-        mlp: Some(4),
-        prefetch_level: 0,
-        ..Config::default()
-    };
-    let loads = [
-        Record::access(0, Kind::Load, 4096 - 64, 8),
-        Record::access(0, Kind::Load, 4096, 8),
-    ];
-    let run = |tlb| run(&machine(tlb), cfg.clone(), Some("next-line"), &loads);
-    let (with, s) = run(true);
-    let (without, plain) = run(false);
+    let ((with, s), (without, plain)) = next_line_pair([4096 - 64, 4096]);
     assert_eq!(s.tlb.expect("tlb").walks, 2);
     let p = plain.prefetch.expect("prefetch stats");
     assert_eq!((p.useful, p.late), (1, 1), "the second load waits: {p:?}");
@@ -187,18 +190,7 @@ fn a_prefetch_is_translated_and_a_demand_overlaps_its_wait() {
 /// Only the first load's walk adds.
 #[test]
 fn a_prefetch_into_a_held_page_costs_no_translation() {
-    let cfg = Config {
-        mlp: Some(4),
-        prefetch_level: 0,
-        ..Config::default()
-    };
-    let loads = [
-        Record::access(0, Kind::Load, 0, 8),
-        Record::access(0, Kind::Load, 64, 8),
-    ];
-    let run = |tlb| run(&machine(tlb), cfg.clone(), Some("next-line"), &loads);
-    let (with, s) = run(true);
-    let (without, plain) = run(false);
+    let ((with, s), (without, plain)) = next_line_pair([0, 64]);
     assert_eq!(s.tlb.expect("tlb").walks, 1);
     let p = plain.prefetch.expect("prefetch stats");
     assert_eq!(p.useful, 1, "{p:?}");
