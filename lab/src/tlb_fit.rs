@@ -95,22 +95,24 @@ fn split(order: &[u32]) -> (Vec<u32>, Vec<u32>) {
     (warm, timed)
 }
 
-/// (second-level hits, walks, loads) of the timed part of `order`'s walk
-/// through a TLB of `first` and `second` entries alone.
-fn counts(first: u32, second: u32, order: &[u32]) -> (u64, u64, u64) {
+/// A walk's lines, warming and timed ([`split`]).
+type Split = (Vec<u32>, Vec<u32>);
+
+/// (second-level hits, walks, loads) of the timed part of a walk through
+/// a TLB of `first` and `second` entries alone.
+fn counts(first: u32, second: u32, (warm, timed): &Split) -> (u64, u64, u64) {
     let spec = TlbSpec {
         page_size: PAGE,
         levels: vec![first_level(first), second_level(second, 1.0)],
         walk_ns: 1.0,
     };
     let mut tlb = sim::tlb::Tlb::new(&spec);
-    let (warm, timed) = split(order);
     let at = |l: u32| BASE + l as u64 * 64;
-    for &l in &warm {
+    for &l in warm {
         tlb.lookup(at(l));
     }
     let (mut hits, mut walks) = (0, 0);
-    for &l in &timed {
+    for &l in timed {
         match tlb.lookup(at(l)) {
             0 => {}
             1 => hits += 1,
@@ -120,16 +122,13 @@ fn counts(first: u32, second: u32, order: &[u32]) -> (u64, u64, u64) {
     (hits, walks, timed.len() as u64)
 }
 
-/// The engine's ns per load on each order (threads of their own).
-fn engine_walks(spec: &MachineSpec, orders: &[Vec<u32>]) -> Result<Vec<f64>, ReplayError> {
+/// The engine's ns per load on each walk (threads of their own).
+fn engine_walks(spec: &MachineSpec, walks: &[Split]) -> Result<Vec<f64>, ReplayError> {
     use rayon::prelude::*;
     let m = sim::Machine::new(spec.clone()).map_err(ReplayError::Machine)?;
-    orders
+    walks
         .par_iter()
-        .map(|o| {
-            let (warm, timed) = split(o);
-            walk_split_ns(&m, &[], &warm, &timed)
-        })
+        .map(|(warm, timed)| walk_split_ns(&m, &[], warm, timed))
         .collect()
 }
 
@@ -166,9 +165,9 @@ pub fn fit(spec: &MachineSpec, walks: &[(u32, f64)]) -> Result<TlbFit, ReplayErr
     let mut bare = spec.clone();
     bare.core.tlb = None;
     bare.frames = sim::frames::FrameMapping::Random;
-    let orders: Vec<Vec<u32>> = walks
+    let orders: Vec<Split> = walks
         .iter()
-        .map(|&(p, _)| live::fingerprint::page_order(p, 0xF3 ^ p as u64))
+        .map(|&(p, _)| split(&live::fingerprint::page_order(p, 0xF3 ^ p as u64)))
         .collect();
     let host: Vec<f64> = walks.iter().map(|w| w.1).collect();
     let base = engine_walks(&bare, &orders)?;
@@ -303,9 +302,9 @@ memory = { capacity = "1G", channels = 1, channel_gbps = 100.0, latency_ns = 100
     /// the fit's.
     fn host(truth: &MachineSpec) -> Vec<(u32, f64)> {
         let pages = live::fingerprint::PAGE_WALK_PAGES;
-        let orders: Vec<Vec<u32>> = pages
+        let orders: Vec<Split> = pages
             .iter()
-            .map(|&p| live::fingerprint::page_order(p, 0x5EED + p as u64))
+            .map(|&p| split(&live::fingerprint::page_order(p, 0x5EED + p as u64)))
             .collect();
         let ns = engine_walks(truth, &orders).unwrap();
         pages.iter().copied().zip(ns).collect()
