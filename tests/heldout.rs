@@ -153,3 +153,85 @@ fn held_out_families_come_from_a_seed_and_avoid_the_walked_strides() {
         .collect();
     assert_ne!(other, lines, "another seed draws other strides");
 }
+
+/// `bench/heldout_runs.py` on `runs` (paths relative to the crate): its
+/// summary lines, those after the table.
+fn judged(runs: &[&std::path::Path], judge: Option<i32>) -> Vec<String> {
+    let mut c = Command::new("python3");
+    c.arg("bench/heldout_runs.py").args(runs);
+    if let Some(k) = judge {
+        c.args(["--judge", &k.to_string()]);
+    }
+    let o = c.current_dir(env!("CARGO_MANIFEST_DIR")).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = String::from_utf8(o.stdout).unwrap();
+    let (_, summary) = out.split_once("\n\n").expect("a table, then the summary");
+    summary.lines().map(str::to_string).collect()
+}
+
+/// Three runs of two traces, counted by hand. `a`: live 10, 11, 12, the
+/// judged (last) run simulated 11.5 — −4.2 % of its own 12, inside the
+/// range [10, 12]; 1.2× apart. `b`: live 10, 20, 15, simulated 9 — −40 %
+/// of its own 15 (beyond 30 %), −10 % of the range's least (within 15 %);
+/// 2× apart, beyond 1.86×. A trace missing from one run is left out.
+#[test]
+fn runs_are_judged_against_their_own_median_and_their_range() {
+    let dir = tempfile::tempdir().unwrap();
+    let head = "trace,metric,sim,live,live_min,live_max,runs,error_pct\n";
+    let run = |name: &str, a: f64, b: f64, sim_a: f64, sim_b: f64, extra: bool| {
+        let p = dir.path().join(name);
+        let mut text = format!(
+            "{head}a,mean_ns,{sim_a},{a},0,0,3,0\na,p50_ns,1,1,0,0,3,0\nb,mean_ns,{sim_b},{b},0,0,3,0\n"
+        );
+        if extra {
+            text += "c,mean_ns,1,1,0,0,3,0\n";
+        }
+        std::fs::write(&p, text).unwrap();
+        p
+    };
+    let runs = [
+        run("r1.csv", 10.0, 10.0, 99.0, 99.0, true),
+        run("r2.csv", 11.0, 20.0, 99.0, 99.0, false),
+        run("r3.csv", 12.0, 15.0, 11.5, 9.0, true),
+    ];
+    let paths: Vec<&std::path::Path> = runs.iter().map(|p| p.as_path()).collect();
+    assert_eq!(
+        judged(&paths, None),
+        [
+            "judged: the sim column of r3; 3 runs, 2 traces (1 not in every run, left out: c)",
+            "own run: 1 of 2 within 15%, 1 beyond 30%",
+            "range of the runs: 2 of 2 within 15%, 0 beyond 30%",
+            "runs differ by more than 1.35x: 1 of 2; by more than 1.86x: 1 of 2",
+            "a fixed prediction within 15% of every run: possible for at most 1 of 2; within 30% of every run: at most 1 of 2",
+        ]
+    );
+    // Judging the first run's sim column (99 against 10 and [10, 12]).
+    assert_eq!(
+        judged(&paths, Some(0))[1..3],
+        [
+            "own run: 0 of 2 within 15%, 2 beyond 30%",
+            "range of the runs: 0 of 2 within 15%, 2 beyond 30%",
+        ]
+    );
+}
+
+/// The recorded runs of the held-out traces on this project's VM
+/// (`tests/fixtures/heldout-runs`, one `validate.csv` per default-path
+/// run): every summary line the script prints for them is quoted in
+/// `docs/live.md`, so the documented counts are the script's.
+#[test]
+fn the_recorded_runs_give_the_documented_counts() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let fixtures = root.join("tests/fixtures/heldout-runs");
+    let mut runs: Vec<std::path::PathBuf> = std::fs::read_dir(&fixtures)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    runs.sort();
+    assert!(runs.len() >= 5, "{runs:?}");
+    let docs = std::fs::read_to_string(root.join("docs/live.md")).unwrap();
+    let paths: Vec<&std::path::Path> = runs.iter().map(|p| p.as_path()).collect();
+    for line in judged(&paths, None) {
+        assert!(docs.contains(&line), "docs/live.md does not quote: {line}");
+    }
+}
