@@ -1,12 +1,15 @@
 //! Each node's feature cache: a 16-way set-associative LRU over item
 //! blocks, as [`crate::cache::Cache`] with [`crate::cache::Replacement::Lru`]
 //! would keep it (same sets, same victims), in the layout a request's 32
-//! lookups want: a set's 16 tags are 32-bit words on one aligned host line,
-//! compared four at a time into a bit mask (no per-way branch to
-//! mispredict), and its recency order is one packed word: fewer bytes
-//! than the general cache's (4.5 a slot against 10), which is what made it
-//! faster (`docs/performance.md`). Only what the request model asks is
-//! here: look up and fill in one pass, test, fill, flush.
+//! lookups want: a set's 16 tags are compared at once into a bit mask (no
+//! per-way branch to mispredict), and its recency order is one packed
+//! word. When every tag fits 16 bits (the seed's 100 000 items on 8
+//! shards do) a set's tags and order share one aligned host line, so a
+//! lookup misses the host's cache once, not twice; else the tags are
+//! 32-bit words filling a line and the orders lie apart. Fewer bytes than
+//! the general cache's is what made it faster (`docs/performance.md`).
+//! Only what the request model asks is here: look up and fill in one
+//! pass, test, fill, flush.
 
 use crate::cache::move_to_front;
 
@@ -19,20 +22,107 @@ const EMPTY: u32 = 0;
 /// The packed order of a fresh set: way 0 most recent, way 15 least.
 const FRESH_ORDER: u64 = 0xFEDC_BA98_7654_3210;
 
-/// One set's tags, on one host line.
+/// One set's 16-bit tags and its order, on one host line.
 #[derive(Clone, Copy, Debug)]
 #[repr(C, align(64))]
-struct Tags([u32; WAYS]);
+struct Narrow {
+    tags: [u16; WAYS],
+    order: u64,
+}
+
+/// One set's 32-bit tags, on one host line.
+#[derive(Clone, Copy, Debug)]
+#[repr(C, align(64))]
+struct Wide([u32; WAYS]);
+
+/// The sets, in the narrowest layout their tags fit.
+#[derive(Clone, Debug)]
+enum Sets {
+    Narrow(Vec<Narrow>),
+    /// Per set, the tags; and the ways' recency packed four bits each,
+    /// most recent in the low nibble (as the general cache packs it).
+    Wide {
+        tags: Vec<Wide>,
+        order: Vec<u64>,
+    },
+}
 
 /// A node's feature cache.
 #[derive(Clone, Debug)]
 pub(super) struct FeatureCache {
-    tags: Vec<Tags>,
-    /// Per set, the ways' recency packed four bits each, most recent in the
-    /// low nibble (as the general cache packs it).
-    order: Vec<u64>,
+    sets: Sets,
     set_mask: u64,
     set_bits: u32,
+}
+
+/// The way a lookup takes — a hit's, else the lowest empty, else the
+/// least recent — and the set's order with it made most recent; by
+/// conditional moves, no branch on the outcome.
+#[inline(always)]
+fn pick(hit: u32, empty: u32, order: u64) -> (usize, u64) {
+    let pick = if hit != 0 { hit } else { empty };
+    let way = if pick != 0 {
+        pick.trailing_zeros() as u64
+    } else {
+        order >> (4 * (WAYS - 1))
+    };
+    (way as usize, move_to_front(order, way))
+}
+
+/// The ways of a narrow set holding `tag`, one bit each.
+#[inline(always)]
+fn matches_narrow(tags: &[u16; WAYS], tag: u16) -> u32 {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: SSE2 is part of the x86-64 baseline; the two aligned loads
+    // read the 32 bytes of `tags`, which start a 64-byte-aligned `Narrow`.
+    unsafe {
+        use std::arch::x86_64::*;
+        let key = _mm_set1_epi16(tag as i16);
+        let p = tags.as_ptr() as *const __m128i;
+        let e0 = _mm_cmpeq_epi16(_mm_load_si128(p), key);
+        let e1 = _mm_cmpeq_epi16(_mm_load_si128(p.add(1)), key);
+        // A saturating pack keeps each lane's all-ones or zero: one byte a
+        // way, in way order, whose top bits make the mask.
+        _mm_movemask_epi8(_mm_packs_epi16(e0, e1)) as u32
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let mut m = 0u32;
+        for (w, &t) in tags.iter().enumerate() {
+            m |= ((t == tag) as u32) << w;
+        }
+        m
+    }
+}
+
+/// The ways of a wide set holding `tag`, one bit each.
+#[inline(always)]
+fn matches_wide(tags: &Wide, tag: u32) -> u32 {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: SSE2 is part of the x86-64 baseline; the four aligned
+    // loads read the 64 bytes of `tags`, a 64-byte-aligned array.
+    unsafe {
+        use std::arch::x86_64::*;
+        let key = _mm_set1_epi32(tag as i32);
+        let p = tags.0.as_ptr() as *const __m128i;
+        let e0 = _mm_cmpeq_epi32(_mm_load_si128(p), key);
+        let e1 = _mm_cmpeq_epi32(_mm_load_si128(p.add(1)), key);
+        let e2 = _mm_cmpeq_epi32(_mm_load_si128(p.add(2)), key);
+        let e3 = _mm_cmpeq_epi32(_mm_load_si128(p.add(3)), key);
+        // Saturating packs keep each lane's all-ones or zero: one byte a
+        // way, in way order, whose top bits make the mask.
+        let lo = _mm_packs_epi32(e0, e1);
+        let hi = _mm_packs_epi32(e2, e3);
+        _mm_movemask_epi8(_mm_packs_epi16(lo, hi)) as u32
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let mut m = 0u32;
+        for (w, &t) in tags.0.iter().enumerate() {
+            m |= ((t == tag) as u32) << w;
+        }
+        m
+    }
 }
 
 impl FeatureCache {
@@ -43,13 +133,27 @@ impl FeatureCache {
     pub fn new(sets: u64, max_block: u64) -> Option<FeatureCache> {
         debug_assert!(sets.is_power_of_two());
         let set_bits = sets.trailing_zeros();
-        if max_block >> set_bits >= u32::MAX as u64 {
+        let top_tag = max_block >> set_bits;
+        let n = sets as usize;
+        let sets = if top_tag < u16::MAX as u64 {
+            Sets::Narrow(vec![
+                Narrow {
+                    tags: [EMPTY as u16; WAYS],
+                    order: FRESH_ORDER,
+                };
+                n
+            ])
+        } else if top_tag < u32::MAX as u64 {
+            Sets::Wide {
+                tags: vec![Wide([EMPTY; WAYS]); n],
+                order: vec![FRESH_ORDER; n],
+            }
+        } else {
             return None;
-        }
+        };
         Some(FeatureCache {
-            tags: vec![Tags([EMPTY; WAYS]); sets as usize],
-            order: vec![FRESH_ORDER; sets as usize],
-            set_mask: sets - 1,
+            sets,
+            set_mask: n as u64 - 1,
             set_bits,
         })
     }
@@ -63,49 +167,27 @@ impl FeatureCache {
         )
     }
 
-    /// The ways of `tags` holding `tag`, one bit each.
-    #[inline(always)]
-    fn matches(tags: &Tags, tag: u32) -> u32 {
-        #[cfg(target_arch = "x86_64")]
-        // SAFETY: SSE2 is part of the x86-64 baseline; the four aligned
-        // loads read the 64 bytes of `tags`, a 64-byte-aligned array.
-        unsafe {
-            use std::arch::x86_64::*;
-            let key = _mm_set1_epi32(tag as i32);
-            let p = tags.0.as_ptr() as *const __m128i;
-            let e0 = _mm_cmpeq_epi32(_mm_load_si128(p), key);
-            let e1 = _mm_cmpeq_epi32(_mm_load_si128(p.add(1)), key);
-            let e2 = _mm_cmpeq_epi32(_mm_load_si128(p.add(2)), key);
-            let e3 = _mm_cmpeq_epi32(_mm_load_si128(p.add(3)), key);
-            // Saturating packs keep each lane's all-ones or zero: one byte
-            // a way, in way order, whose top bits make the mask.
-            let lo = _mm_packs_epi32(e0, e1);
-            let hi = _mm_packs_epi32(e2, e3);
-            _mm_movemask_epi8(_mm_packs_epi16(lo, hi)) as u32
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        {
-            let mut m = 0u32;
-            for (w, &t) in tags.0.iter().enumerate() {
-                m |= ((t == tag) as u32) << w;
-            }
-            m
-        }
-    }
-
     /// Hints the host to fetch `block`'s set. Changes nothing.
     #[inline(always)]
     pub fn prefetch(&self, block: u64) {
         let (i, _) = self.place(block);
-        traces::hint::prefetch(&self.tags[i].0[0]);
-        traces::hint::prefetch(&self.order[i]);
+        match &self.sets {
+            Sets::Narrow(v) => traces::hint::prefetch(&v[i]),
+            Sets::Wide { tags, order } => {
+                traces::hint::prefetch(&tags[i]);
+                traces::hint::prefetch(&order[i]);
+            }
+        }
     }
 
     /// True if `block` is resident (no state change).
     #[inline]
     pub fn contains(&self, block: u64) -> bool {
         let (i, tag) = self.place(block);
-        Self::matches(&self.tags[i], tag) != 0
+        match &self.sets {
+            Sets::Narrow(v) => matches_narrow(&v[i].tags, tag as u16) != 0,
+            Sets::Wide { tags, .. } => matches_wide(&tags[i], tag) != 0,
+        }
     }
 
     /// Looks `block` up: a hit makes it most recent and returns true; a
@@ -117,19 +199,24 @@ impl FeatureCache {
     #[inline]
     pub fn access(&mut self, block: u64) -> bool {
         let (i, tag) = self.place(block);
-        let tags = &mut self.tags[i];
-        let hit = Self::matches(tags, tag);
-        let empty = Self::matches(tags, EMPTY);
-        let order = &mut self.order[i];
-        let pick = if hit != 0 { hit } else { empty };
-        let way = if pick != 0 {
-            pick.trailing_zeros() as u64
-        } else {
-            *order >> (4 * (WAYS - 1))
-        };
-        tags.0[way as usize] = tag;
-        *order = move_to_front(*order, way);
-        hit != 0
+        match &mut self.sets {
+            Sets::Narrow(v) => {
+                let set = &mut v[i];
+                let hit = matches_narrow(&set.tags, tag as u16);
+                let (way, order) = pick(hit, matches_narrow(&set.tags, EMPTY as u16), set.order);
+                set.tags[way] = tag as u16;
+                set.order = order;
+                hit != 0
+            }
+            Sets::Wide { tags, order } => {
+                let set = &mut tags[i];
+                let hit = matches_wide(set, tag);
+                let (way, o) = pick(hit, matches_wide(set, EMPTY), order[i]);
+                set.0[way] = tag;
+                order[i] = o;
+                hit != 0
+            }
+        }
     }
 
     /// Places `block` if absent (a preload's fill); a resident block is
@@ -143,7 +230,16 @@ impl FeatureCache {
 
     /// Empties the cache (a background job's flush).
     pub fn clear(&mut self) {
-        self.tags.fill(Tags([EMPTY; WAYS]));
+        match &mut self.sets {
+            Sets::Narrow(v) => v.iter_mut().for_each(|s| s.tags = [EMPTY as u16; WAYS]),
+            Sets::Wide { tags, .. } => tags.fill(Wide([EMPTY; WAYS])),
+        }
+    }
+
+    /// True if the sets are the one-line layout of 16-bit tags.
+    #[cfg(test)]
+    fn narrow(&self) -> bool {
+        matches!(self.sets, Sets::Narrow(_))
     }
 }
 
@@ -155,22 +251,27 @@ mod tests {
 
     /// The oracle is the general cache the engine used before: the same
     /// hits, and the same contents after every step, on a stream that
-    /// overflows sets, refills after flushes and preloads; once with small
-    /// block numbers, once with blocks over all 8 sets whose tags reach
-    /// `u32::MAX`, the largest this cache takes.
+    /// overflows sets, refills after flushes and preloads; with small
+    /// block numbers, with blocks over all 8 sets whose tags reach
+    /// `u16::MAX` (the largest of the one-line layout) and with blocks
+    /// whose tags reach `u32::MAX` (the largest this cache takes).
     #[test]
     fn keeps_what_the_general_lru_cache_keeps() {
         let sets = 8u64;
-        let top = u32::MAX as u64 - 1;
+        let spread = |top: u64, step: u64| -> Vec<u64> {
+            (0..400u64)
+                .map(|k| ((top - k * step) << 3) | (k % 8))
+                .collect()
+        };
         let small: Vec<u64> = (1..=400).collect();
-        let wide: Vec<u64> = (0..400u64)
-            .map(|k| ((top - k * 7_000_001) << 3) | (k % 8))
-            .collect();
-        for blocks in [small, wide] {
+        let narrow = spread(u16::MAX as u64 - 1, 131);
+        let wide = spread(u32::MAX as u64 - 1, 7_000_001);
+        for (blocks, one_line) in [(small, true), (narrow, true), (wide, false)] {
             let g = Geometry::new(sets * WAYS as u64 * 64, WAYS as u32, 64).unwrap();
             let mut general = Cache::new(g, Replacement::Lru, 0);
             let max = *blocks.iter().max().unwrap();
             let mut ours = FeatureCache::new(sets, max).unwrap();
+            assert_eq!(ours.narrow(), one_line, "max block {max}");
             let mut x = 12345u64;
             for step in 0..200_000u64 {
                 x = x
@@ -204,9 +305,13 @@ mod tests {
         }
     }
 
-    /// Blocks whose tags would not fit 32 bits are refused, not aliased.
+    /// Blocks whose tags would not fit 32 bits are refused, not aliased;
+    /// tags up to 16 bits take the one-line layout.
     #[test]
     fn refuses_blocks_beyond_32_bit_tags() {
+        let narrow = ((u16::MAX as u64 - 1) << 3) | 7;
+        assert!(FeatureCache::new(8, narrow).unwrap().narrow());
+        assert!(!FeatureCache::new(8, narrow + 1).unwrap().narrow());
         let fits = ((u32::MAX as u64 - 1) << 3) | 7;
         assert!(FeatureCache::new(8, fits).is_some());
         assert!(FeatureCache::new(8, fits + 1).is_none());

@@ -740,20 +740,33 @@ impl<'a> ServeEngine<'a> {
             let cache = &mut self.caches[node];
             // Without a branch on the outcome (a request's hits and misses
             // are a coin toss to the host): adding 0.0 leaves a sum as it is.
+            // The sums stay in registers for the request (a sum kept in
+            // memory made each item wait for the last one's store), added
+            // to in the same order as ever: the same bits.
+            let same = home == node;
+            let (mut at_node, mut at_home, mut addr) =
+                (from_node[node], from_node[home], batch_addr);
             for &item in &items[start..end] {
                 let block = item as u64 * shards + s as u64 + 1;
-                batch_addr += item as f64 * item_bytes / 1e6;
+                addr += item as f64 * item_bytes / 1e6;
                 let hit = cache.access(block);
                 let (hit_b, home_b, far_b) = match (hit, item < f.resident) {
                     (true, _) => (item_bytes, 0.0, 0.0),
                     (false, true) => (0.0, item_bytes, 0.0),
                     (false, false) => (0.0, 0.0, item_bytes),
                 };
-                from_node[node] += hit_b;
-                from_node[home] += home_b;
+                at_node += hit_b;
+                if same {
+                    at_node += home_b;
+                } else {
+                    at_home += home_b;
+                }
                 far += far_b;
                 misses += !hit as u32;
             }
+            batch_addr = addr;
+            from_node[home] = at_home;
+            from_node[node] = at_node;
             let looked = (end - start) as u32;
             batch_lookups += looked as u64;
             batch_hits += (looked - misses) as u64;
