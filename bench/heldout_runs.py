@@ -36,12 +36,28 @@ REACH_30 = (1 + BEYOND) / (1 - BEYOND)
 
 
 def read_run(path):
-    """{trace: (sim, live)} of a validate.csv's mean_ns rows."""
+    """{trace: (sim, live)} of a validate.csv's mean_ns rows; a one-line
+    error for a file that cannot be read, a trace twice, or a mean that is
+    not a positive number."""
     rows = {}
-    with open(path, newline="") as f:
-        for r in csv.DictReader(f):
-            if r.get("metric") == "mean_ns":
-                rows[r["trace"]] = (float(r["sim"]), float(r["live"]))
+    try:
+        with open(path, newline="") as f:
+            for line, r in enumerate(csv.DictReader(f), start=2):
+                if r.get("metric") != "mean_ns":
+                    continue
+                t = r.get("trace")
+                try:
+                    sim, live = float(r["sim"]), float(r["live"])
+                except (KeyError, TypeError, ValueError):
+                    sys.exit(f"heldout_runs.py: {path}: line {line}: no sim and live numbers")
+                if t in rows:
+                    sys.exit(f"heldout_runs.py: {path}: line {line}: trace {t} a second time")
+                if not (live > 0 and sim >= 0):
+                    sys.exit(f"heldout_runs.py: {path}: line {line}: trace {t}: live {live} and sim {sim}"
+                             " (want live > 0, sim >= 0)")
+                rows[t] = (sim, live)
+    except OSError as e:
+        sys.exit(f"heldout_runs.py: {path}: {e.strerror}")
     if not rows:
         sys.exit(f"heldout_runs.py: {path}: no mean_ns rows")
     return rows
@@ -62,6 +78,8 @@ def main(argv=None):
     ap.add_argument("--judge", type=int, default=-1,
                     help="index of the run whose sim column is judged (default: the last)")
     a = ap.parse_args(argv)
+    if not -len(a.runs) <= a.judge < len(a.runs):
+        sys.exit(f"heldout_runs.py: --judge {a.judge}: there are {len(a.runs)} runs (0 to {len(a.runs) - 1})")
     runs = [read_run(p) for p in a.runs]
     labels = [os.path.splitext(os.path.basename(p))[0] for p in a.runs]
     if len(set(labels)) < len(labels):
@@ -78,7 +96,7 @@ def main(argv=None):
         live = [r[t][1] for r in runs]
         sim, mine = judged[t]
         lo, hi = min(live), max(live)
-        ratio = hi / lo if lo > 0 else float("inf")
+        ratio = hi / lo
         e_own = (sim - mine) / mine
         e_rng = range_error(sim, lo, hi)
         own[0] += abs(e_own) <= WITHIN

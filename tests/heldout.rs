@@ -235,3 +235,32 @@ fn the_recorded_runs_give_the_documented_counts() {
         assert!(docs.contains(&line), "docs/live.md does not quote: {line}");
     }
 }
+
+/// A run that names a trace twice is refused in one line that names the
+/// file and the line, with exit status 1 and nothing on standard output.
+#[test]
+fn a_trace_twice_in_a_run_is_a_one_line_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("run.csv");
+    std::fs::write(
+        &p,
+        "trace,metric,sim,live\na,mean_ns,1,2\nb,mean_ns,1,2\na,mean_ns,1,3\n",
+    )
+    .unwrap();
+    let o = Command::new("python3")
+        .arg("bench/heldout_runs.py")
+        .arg(&p)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert!(o.stdout.is_empty());
+    let err = String::from_utf8(o.stderr).unwrap();
+    assert_eq!(
+        err,
+        format!(
+            "heldout_runs.py: {}: line 4: trace a a second time\n",
+            p.display()
+        )
+    );
+}

@@ -53,6 +53,8 @@ pub(super) struct FeatureCache {
     sets: Sets,
     set_mask: u64,
     set_bits: u32,
+    /// The largest block the tags were sized for.
+    max_block: u64,
 }
 
 /// The way a lookup takes — a hit's, else the lowest empty, else the
@@ -155,12 +157,17 @@ impl FeatureCache {
             sets,
             set_mask: n as u64 - 1,
             set_bits,
+            max_block,
         })
     }
 
     /// `block`'s set and its tag there.
     #[inline(always)]
     fn place(&self, block: u64) -> (usize, u32) {
+        debug_assert!(
+            block <= self.max_block,
+            "block {block} past the tags' width"
+        );
         (
             (block & self.set_mask) as usize,
             (block >> self.set_bits) as u32 + 1,

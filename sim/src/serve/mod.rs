@@ -740,9 +740,8 @@ impl<'a> ServeEngine<'a> {
             let cache = &mut self.caches[node];
             // Without a branch on the outcome (a request's hits and misses
             // are a coin toss to the host): adding 0.0 leaves a sum as it is.
-            // The sums stay in registers for the request (a sum kept in
-            // memory made each item wait for the last one's store), added
-            // to in the same order as ever: the same bits.
+            // The sums stay in registers (in memory, each item waited for
+            // the last one's store), and come out the same, bit for bit.
             let same = home == node;
             let (mut at_node, mut at_home, mut addr) =
                 (from_node[node], from_node[home], batch_addr);
@@ -750,17 +749,13 @@ impl<'a> ServeEngine<'a> {
                 let block = item as u64 * shards + s as u64 + 1;
                 addr += item as f64 * item_bytes / 1e6;
                 let hit = cache.access(block);
-                let (hit_b, home_b, far_b) = match (hit, item < f.resident) {
-                    (true, _) => (item_bytes, 0.0, 0.0),
-                    (false, true) => (0.0, item_bytes, 0.0),
-                    (false, false) => (0.0, 0.0, item_bytes),
+                let (node_b, home_b, far_b) = match (hit, item < f.resident, same) {
+                    (true, _, _) | (false, true, true) => (item_bytes, 0.0, 0.0),
+                    (false, true, false) => (0.0, item_bytes, 0.0),
+                    (false, false, _) => (0.0, 0.0, item_bytes),
                 };
-                at_node += hit_b;
-                if same {
-                    at_node += home_b;
-                } else {
-                    at_home += home_b;
-                }
+                at_node += node_b;
+                at_home += home_b;
                 far += far_b;
                 misses += !hit as u32;
             }
