@@ -3,21 +3,26 @@
 //! calibration's fingerprint walks (`live::fingerprint::STRIDES`).
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::process::Command;
+use std::ffi::OsStr;
+use std::process::{Command, Output};
 
-fn families(seed: u32, dir: &std::path::Path) -> String {
-    let o = Command::new("python3")
-        .args([
-            "bench/heldout.py",
-            "--dry-run",
-            "--seed",
-            &seed.to_string(),
-            "--out",
-        ])
-        .arg(dir)
+/// `python3 SCRIPT ARGS…` run from the crate's root.
+fn python<A: AsRef<OsStr>>(script: &str, args: impl IntoIterator<Item = A>) -> Output {
+    Command::new("python3")
+        .arg(script)
+        .args(args)
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()
-        .unwrap();
+        .unwrap()
+}
+
+fn families(seed: u32, dir: &std::path::Path) -> String {
+    let seed = seed.to_string();
+    let args = ["--dry-run", "--seed", &seed, "--out"].map(OsStr::new);
+    let o = python(
+        "bench/heldout.py",
+        args.into_iter().chain([dir.as_os_str()]),
+    );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     std::fs::read_to_string(dir.join("families.csv")).unwrap()
 }
@@ -157,12 +162,12 @@ fn held_out_families_come_from_a_seed_and_avoid_the_walked_strides() {
 /// `bench/heldout_runs.py` on `runs` (paths relative to the crate): its
 /// summary lines, those after the table.
 fn judged(runs: &[&std::path::Path], judge: Option<i32>) -> Vec<String> {
-    let mut c = Command::new("python3");
-    c.arg("bench/heldout_runs.py").args(runs);
-    if let Some(k) = judge {
-        c.args(["--judge", &k.to_string()]);
-    }
-    let o = c.current_dir(env!("CARGO_MANIFEST_DIR")).output().unwrap();
+    let judge = judge.map(|k| ["--judge".to_string(), k.to_string()]);
+    let args = runs
+        .iter()
+        .map(|p| p.as_os_str().to_owned())
+        .chain(judge.into_iter().flatten().map(Into::into));
+    let o = python("bench/heldout_runs.py", args);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let out = String::from_utf8(o.stdout).unwrap();
     let (_, summary) = out.split_once("\n\n").expect("a table, then the summary");
@@ -247,12 +252,7 @@ fn a_trace_twice_in_a_run_is_a_one_line_error() {
         "trace,metric,sim,live\na,mean_ns,1,2\nb,mean_ns,1,2\na,mean_ns,1,3\n",
     )
     .unwrap();
-    let o = Command::new("python3")
-        .arg("bench/heldout_runs.py")
-        .arg(&p)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .unwrap();
+    let o = python("bench/heldout_runs.py", [&p]);
     assert_eq!(o.status.code(), Some(1));
     assert!(o.stdout.is_empty());
     let err = String::from_utf8(o.stderr).unwrap();

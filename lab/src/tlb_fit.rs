@@ -165,19 +165,19 @@ pub fn fit(spec: &MachineSpec, walks: &[(u32, f64)]) -> Result<TlbFit, ReplayErr
     let mut bare = spec.clone();
     bare.core.tlb = None;
     bare.frames = sim::frames::FrameMapping::Random;
-    let orders: Vec<Split> = walks
+    let splits: Vec<Split> = walks
         .iter()
         .map(|&(p, _)| split(&live::fingerprint::page_order(p, 0xF3 ^ p as u64)))
         .collect();
     let host: Vec<f64> = walks.iter().map(|w| w.1).collect();
-    let base = engine_walks(&bare, &orders)?;
+    let base = engine_walks(&bare, &splits)?;
     let none = error(&base, &host);
     // (error, first, second, second-level tenths, walk tenths)
     let mut best: Option<(f64, u32, u32, u32, u32)> = None;
     let mut model = vec![0.0; host.len()];
     for &e1 in &FIRST {
         for &e2 in SECOND.iter().filter(|&&e2| e2 >= 4 * e1) {
-            let c: Vec<(f64, f64)> = orders
+            let c: Vec<(f64, f64)> = splits
                 .iter()
                 .map(|o| {
                     let (h, w, n) = counts(e1, e2, o);
@@ -208,7 +208,7 @@ pub fn fit(spec: &MachineSpec, walks: &[(u32, f64)]) -> Result<TlbFit, ReplayErr
     };
     let mut with = bare.clone();
     with.core.tlb = Some(tlb.clone());
-    let kept = engine_walks(&with, &orders)?;
+    let kept = engine_walks(&with, &splits)?;
     let err = error(&kept, &host);
     let shown = |ns: &[f64]| {
         walks
@@ -302,11 +302,11 @@ memory = { capacity = "1G", channels = 1, channel_gbps = 100.0, latency_ns = 100
     /// the fit's.
     fn host(truth: &MachineSpec) -> Vec<(u32, f64)> {
         let pages = live::fingerprint::PAGE_WALK_PAGES;
-        let orders: Vec<Split> = pages
+        let splits: Vec<Split> = pages
             .iter()
             .map(|&p| split(&live::fingerprint::page_order(p, 0x5EED + p as u64)))
             .collect();
-        let ns = engine_walks(truth, &orders).unwrap();
+        let ns = engine_walks(truth, &splits).unwrap();
         pages.iter().copied().zip(ns).collect()
     }
 

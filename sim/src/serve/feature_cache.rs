@@ -71,6 +71,15 @@ fn pick(hit: u32, empty: u32, order: u64) -> (usize, u64) {
     (way as usize, move_to_front(order, way))
 }
 
+/// The ways of `tags` holding `tag`, one bit each, way by way (where
+/// there is no SSE2).
+#[cfg(not(target_arch = "x86_64"))]
+fn ways_holding<T: PartialEq>(tags: &[T; WAYS], tag: T) -> u32 {
+    tags.iter()
+        .enumerate()
+        .fold(0, |m, (w, t)| m | ((*t == tag) as u32) << w)
+}
+
 /// The ways of a narrow set holding `tag`, one bit each.
 #[inline(always)]
 fn matches_narrow(tags: &[u16; WAYS], tag: u16) -> u32 {
@@ -89,11 +98,7 @@ fn matches_narrow(tags: &[u16; WAYS], tag: u16) -> u32 {
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
-        let mut m = 0u32;
-        for (w, &t) in tags.iter().enumerate() {
-            m |= ((t == tag) as u32) << w;
-        }
-        m
+        ways_holding(tags, tag)
     }
 }
 
@@ -119,11 +124,7 @@ fn matches_wide(tags: &Wide, tag: u32) -> u32 {
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
-        let mut m = 0u32;
-        for (w, &t) in tags.0.iter().enumerate() {
-            m |= ((t == tag) as u32) << w;
-        }
-        m
+        ways_holding(&tags.0, tag)
     }
 }
 
